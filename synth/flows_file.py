@@ -1,6 +1,8 @@
-"""`flows.yaml`: named runs of recipes (recipe, dataset name, parameters), validated strictly.
+"""`flows.yaml`: named runs of recipes (recipe, dataset name, parameters) and the models they may
+use, validated strictly.
 
 `synth generate --flow NAME` runs one; scheduling and deployment of the same entries build on this.
+Models are declared once by name (`models:`), and recipes refer to them by role.
 """
 
 from pathlib import Path
@@ -11,6 +13,7 @@ from pydantic import Field, ValidationError
 
 from synth.config import FrozenConfig
 from synth.errors import ConfigError, NotFoundError
+from synth.llm.models import ModelSpec
 
 
 class FlowEntry(FrozenConfig):
@@ -21,7 +24,8 @@ class FlowEntry(FrozenConfig):
 
 
 class FlowsFile(FrozenConfig):
-    flows: dict[str, FlowEntry]
+    flows: dict[str, FlowEntry] = Field(default_factory=dict)
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
 
 
 def load_flows(path: Path) -> FlowsFile:

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,6 +18,10 @@ class Settings(BaseSettings):
     home: Path = Field(default=Path("synth-data"), description="Data root: catalog, datasets, caches.")
     catalog: Path | None = Field(default=None, description="Catalog file; default <home>/synth.duckdb.")
     lock_timeout_s: float = Field(default=30.0, ge=0, description="How long to wait for a busy catalog.")
+    models_dir: Path | None = Field(default=None, description="Converted model folders; default <home>/models.")
+    api_key: SecretStr | None = Field(
+        default=None, description="Key for OpenAI-compatible endpoints (SYNTH_API_KEY); a model's api_key_env overrides it."
+    )
 
     @property
     def catalog_path(self) -> Path:
@@ -30,3 +34,11 @@ class Settings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return (self.home / "cache").absolute()
+
+    @property
+    def models_path(self) -> Path:
+        return (self.models_dir or self.home / "models").absolute()
+
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.cache_dir / "llm.sqlite"

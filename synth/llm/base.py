@@ -1,0 +1,24 @@
+"""The one protocol every backend implements."""
+
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+from synth.llm.types import ChatRequest, ChatResponse, LLMFailure
+
+
+class LLMBackend(ABC):
+    """Answers batches of chat requests. Callers hand over many requests at once (or call
+    concurrently); the backend decides how to batch or pipeline them. A request that cannot be
+    answered comes back as an LLMFailure in its slot, never as an exception for the whole batch."""
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """Identity of the model for cache keys and lineage (name plus weights or endpoint model)."""
+
+    @abstractmethod
+    async def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMFailure]:
+        """One result per request, in order."""
+
+    async def aclose(self) -> None:
+        """Release engines, connections and threads."""

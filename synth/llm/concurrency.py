@@ -1,0 +1,128 @@
+"""Adaptive concurrency for remote model servers, and load spread over replicas.
+
+The limiter is AIMD, as TCP congestion control and Netflix's concurrency-limits do it: an overload
+signal (429, 503, a timeout) halves the number of requests allowed in flight; every `limit`
+successes add one back, up to the configured ceiling. So a run slows down when the server says so
+instead of dying, and speeds up again when it recovers.
+"""
+
+import asyncio
+import random
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+
+class AdaptiveLimiter:
+    """Async context manager admitting at most `limit` holders, first come first served.
+
+    Waiters queue as futures and a release wakes exactly one, so thousands of queued requests
+    cost nothing while they wait (a Condition with notify_all wakes them all on every release).
+    """
+
+    def __init__(self, ceiling: int, floor: int = 1, initial: int | None = None):
+        if ceiling < 1 or floor < 1 or floor > ceiling:
+            raise ValueError(f"need 1 <= floor <= ceiling, got floor={floor} ceiling={ceiling}")
+        self.ceiling = ceiling
+        self.floor = floor
+        self.limit = float(initial if initial is not None else ceiling)
+        self.in_flight = 0
+        self.cuts = 0
+        self._last_cut = float("-inf")
+        self._waiters: deque[asyncio.Future] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __aenter__(self) -> "AdaptiveLimiter":
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a later asyncio.run starts afresh; the learned limit carries over
+            self._loop, self.in_flight, self._waiters = loop, 0, deque()
+        if not self._waiters and self.in_flight < int(self.limit):
+            self.in_flight += 1
+            return self
+        waiter = loop.create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # the slot was taken for us by _wake
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < int(self.limit):
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(None)
+
+    def on_success(self) -> None:
+        """Additive increase: one more slot per `limit` successes."""
+        self.limit = min(float(self.ceiling), self.limit + 1.0 / max(self.limit, 1.0))
+        self._wake()
+
+    def on_overload(self, started_at: float) -> None:
+        """Multiplicative decrease, once per round: requests sent before the last cut (their
+        overload was already answered by it) do not cut again. `started_at` is time.monotonic()."""
+        if started_at < self._last_cut:
+            return
+        self.limit = max(float(self.floor), self.limit / 2)
+        self._last_cut = time.monotonic()
+        self.cuts += 1
+
+
+@dataclass
+class Endpoint:
+    url: str
+    in_flight: int = 0
+    failures_in_a_row: int = 0
+    cooldown_until: float = 0.0
+    served: int = 0
+
+
+@dataclass
+class EndpointPool:
+    """Picks the replica with the fewest requests in flight, skipping those cooling down after
+    connection failures or 5xx answers (cool-down doubles per failure in a row, up to `max_cooldown_s`)."""
+
+    urls: list[str]
+    base_cooldown_s: float = 1.0
+    max_cooldown_s: float = 30.0
+    endpoints: list[Endpoint] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not self.urls:
+            raise ValueError("an endpoint pool needs at least one URL")
+        self.endpoints = [Endpoint(url.rstrip("/")) for url in self.urls]
+
+    def pick(self) -> tuple[Endpoint, float]:
+        """(endpoint, seconds to wait before using it): zero unless every replica is cooling down."""
+        now = time.monotonic()
+        ready = [endpoint for endpoint in self.endpoints if endpoint.cooldown_until <= now]
+        if ready:
+            fewest = min(endpoint.in_flight for endpoint in ready)
+            return random.choice([endpoint for endpoint in ready if endpoint.in_flight == fewest]), 0.0
+        soonest = min(self.endpoints, key=lambda endpoint: endpoint.cooldown_until)
+        return soonest, soonest.cooldown_until - now
+
+    def succeeded(self, endpoint: Endpoint) -> None:
+        endpoint.failures_in_a_row = 0
+        endpoint.served += 1
+
+    def failed(self, endpoint: Endpoint) -> None:
+        endpoint.failures_in_a_row += 1
+        delay = min(self.max_cooldown_s, self.base_cooldown_s * 2 ** (endpoint.failures_in_a_row - 1))
+        endpoint.cooldown_until = time.monotonic() + delay if len(self.endpoints) > 1 else 0.0
+
+
+def backoff_delay(attempt: int, base_s: float, cap_s: float, retry_after_s: float | None = None) -> float:
+    """Exponential backoff with full jitter (AWS architecture blog), never shorter than Retry-After."""
+    delay = random.uniform(0, min(cap_s, base_s * 2 ** (attempt - 1)))
+    return max(delay, retry_after_s or 0.0)

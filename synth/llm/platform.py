@@ -1,0 +1,52 @@
+"""Process set-up for running vLLM here: CPU compatibility and quiet, offline defaults.
+
+Everything is set only where the user has not set it, and only for vLLM's own processes.
+"""
+
+import importlib.util
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+_CPU_COMPAT = Path(__file__).resolve().parent / "cpu_compat"
+_VISION_PACKAGES = ("torchvision", "torchaudio", "torchcodec")
+
+
+def _cuda_build(package: str) -> bool:
+    """Whether an installed package is a CUDA build, read from its version file without importing it."""
+    spec = importlib.util.find_spec(package) if package not in sys.modules else None
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    version_file = Path(list(spec.submodule_search_locations)[0]) / "version.py"
+    text = version_file.read_text() if version_file.exists() else ""
+    return "+cu" in text
+
+
+@cache
+def torch_has_cuda() -> bool:
+    import torch
+
+    return torch.version.cuda is not None and torch.cuda.is_available()
+
+
+def prepare_vllm_process() -> None:
+    """Call before importing vllm."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("VLLM_HOST_IP", "127.0.0.1")
+    if torch_has_cuda():
+        return
+    cpus = os.cpu_count() or 1
+    # The engine core in this process, not a spawned one: on a CPU the two would share the same
+    # cores anyway, and a spawned child re-imports the caller's __main__ (breaking unguarded scripts).
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{cpus - 1}")
+    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+    if any(_cuda_build(package) for package in _VISION_PACKAGES):
+        for package in _VISION_PACKAGES:
+            sys.modules.setdefault(package, None)
+        paths = [str(_CPU_COMPAT)] + [path for path in os.environ.get("PYTHONPATH", "").split(os.pathsep) if path]
+        os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
