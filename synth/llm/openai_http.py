@@ -17,6 +17,7 @@ import time
 from typing import Any, Sequence
 
 import aiohttp
+from pydantic import SecretStr
 
 from synth.llm.base import LLMBackend
 from synth.llm.concurrency import AdaptiveLimiter, EndpointPool, backoff_delay
@@ -66,7 +67,7 @@ class OpenAICompatibleBackend(LLMBackend):
         self.backoff_cap_s = backoff_cap_s
         self.retries: dict[str, int] = {}
         """Retried faults by reason, for the run summary."""
-        self._api_key = api_key
+        self._api_key = SecretStr(api_key) if api_key else None  # masked in repr, vars and tracebacks
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_timeout_s)
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
 
@@ -81,7 +82,7 @@ class OpenAICompatibleBackend(LLMBackend):
         """One connection pool per event loop (a session must not cross loops)."""
         loop = asyncio.get_running_loop()
         if loop not in self._sessions:
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+            headers = {"Authorization": f"Bearer {self._api_key.get_secret_value()}"} if self._api_key else {}
             self._sessions[loop] = aiohttp.ClientSession(
                 headers=headers, timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             )

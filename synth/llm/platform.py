@@ -6,6 +6,7 @@ Everything is set only where the user has not set it, and only for vLLM's own pr
 import importlib.util
 import os
 import sys
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -36,6 +37,10 @@ def prepare_vllm_process() -> None:
     os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("VLLM_HOST_IP", "127.0.0.1")
+    # vLLM's start-up chatter (dozens of INFO/WARNING lines) drowns synth's own progress;
+    # VLLM_LOGGING_LEVEL=INFO brings it back.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"vllm\.")
     if torch_has_cuda():
         return
     cpus = os.cpu_count() or 1

