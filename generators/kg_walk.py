@@ -10,10 +10,12 @@ second, so frequent relations (profession, genre) do not crowd out the rest.
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from pydantic import Field
 
 from synth.config import FrozenConfig
-from synth.kg.graph import FORWARD, KnowledgeGraph
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.schemas import Hop
 
 
@@ -32,14 +34,23 @@ class Walk:
 
 
 class RandomWalker:
+    """Walks in node numbers over the graph's arrays (the hot path); hops come back as ids.
+
+    Draws are made in sorted order (seeds, (relation, direction) options, neighbours), so a seed
+    reproduces the same walks on the same snapshot.
+    """
+
     def __init__(self, kg: KnowledgeGraph, config: WalkConfig, rng: random.Random):
         self.kg = kg
         self.config = config
         self.rng = rng
-        self.seeds = sorted(
-            node for node in kg.graph.nodes
-            if config.min_seed_degree <= kg.degree(node) <= config.max_seed_degree and node in kg.entities
-        )
+        degrees = kg.degrees
+        seeds = np.flatnonzero((degrees >= config.min_seed_degree) & (degrees <= config.max_seed_degree) & kg.named)
+        self.seeds = seeds.tolist()
+        self.steppable = (degrees <= config.max_degree) & kg.named
+        """Nodes a walk may step onto: named, and not hubs."""
+        self._visited = np.zeros(kg.num_nodes, dtype=bool)
+        """Nodes on the walk in progress (reset after each walk)."""
         if not self.seeds:
             raise ValueError(
                 f"no seed entities with {config.min_seed_degree}..{config.max_seed_degree} edges; widen walk.min_seed_degree/max_seed_degree"
@@ -47,32 +58,39 @@ class RandomWalker:
 
     def walk(self, hops: int) -> Walk | None:
         """One walk of exactly `hops` edges, or None when it reached a dead end."""
+        kg = self.kg
         current = self.rng.choice(self.seeds)
-        entities, path, used_relations = [current], [], set()
-        for _ in range(hops):
-            step = self._step(current, set(entities), used_relations)
-            if step is None:
-                return None
-            relation, direction, neighbor = step
-            head, tail = (current, neighbor) if direction == FORWARD else (neighbor, current)
-            path.append(Hop(head=head, relation=relation, tail=tail, direction=direction))
-            entities.append(neighbor)
-            used_relations.add(relation)
-            current = neighbor
-        return Walk(tuple(entities), tuple(path))
+        nodes, path, used_relations = [current], [], set()
+        self._visited[current] = True
+        try:
+            for _ in range(hops):
+                step = self._step(current, used_relations)
+                if step is None:
+                    return None
+                relation, direction, neighbor = step
+                head, tail = (current, neighbor) if direction == FORWARD else (neighbor, current)
+                path.append(Hop(head=kg.node_ids[head], relation=kg.relation_ids[relation], tail=kg.node_ids[tail], direction=direction))
+                nodes.append(neighbor)
+                self._visited[neighbor] = True
+                used_relations.add(relation)
+                current = neighbor
+        finally:
+            self._visited[nodes] = False
+        return Walk(tuple(kg.node_ids[node] for node in nodes), tuple(path))
 
-    def _step(self, current: str, visited: set[str], used_relations: set[str]) -> tuple[str, str, str] | None:
-        options = [
-            (relation, direction) for relation, direction in self.kg.incident(current)
-            if not (self.config.distinct_relations and relation in used_relations)
-        ]
-        self.rng.shuffle(options)
-        for relation, direction in options:
-            neighbors = [
-                neighbor for neighbor in self.kg.neighbors(current, relation, direction)
-                if neighbor not in visited and neighbor in self.kg.entities
-                and self.kg.degree(neighbor) <= self.config.max_degree
+    def _step(self, current: int, used_relations: set[int]) -> tuple[int, str, int] | None:
+        options = []  # (relation, direction, run) in (relation, direction) order
+        for direction in (FORWARD, INVERSE):
+            relations, first_run = self.kg.index(direction).runs(current)
+            options += [
+                (relation, direction, first_run + offset) for offset, relation in enumerate(relations)
+                if not (self.config.distinct_relations and relation in used_relations)
             ]
-            if neighbors:
-                return relation, direction, self.rng.choice(sorted(neighbors))
+        options.sort()
+        self.rng.shuffle(options)
+        for relation, direction, run in options:
+            neighbors = self.kg.index(direction).run_neighbors(run)
+            neighbors = neighbors[self.steppable[neighbors] & ~self._visited[neighbors]]
+            if len(neighbors):
+                return relation, direction, int(neighbors[self.rng.randrange(len(neighbors))])
         return None

@@ -6,7 +6,6 @@ module balances hop counts, stops at `n` items (or the attempt budget), and repo
 
 import random
 from collections import Counter
-from pathlib import Path
 
 from pydantic import Field, field_validator
 
@@ -21,7 +20,7 @@ from synth.generators.base import Rejection
 from synth.generators.kg_walk import WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
-from synth.kg.snapshot import load_snapshot
+from synth.kg.snapshot import load_kg
 from synth.schemas import FunnelStage
 
 
@@ -29,7 +28,10 @@ class Config(FrozenConfig):
     n: int = Field(default=50, ge=1, description="Items to publish.")
     seed: int = Field(default=0, description="Same seed and config reproduce the same items.")
     hops: list[int] = Field(default=[2, 3, 4], description="Chain lengths; the published mix is balanced across them.")
-    kg: Path | None = Field(default=None, description="Knowledge-graph snapshot folder; default: the bundled FB15k-237.")
+    kg: str | None = Field(
+        default=None,
+        description="Knowledge graph: the name of one imported with `synth kg import`, a snapshot folder or .duckdb file; default: the bundled FB15k-237.",
+    )
     exclude_relations: list[str] = Field(
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
         description="Relations never used: Freebase curation hints and duplicates of other relations.",
@@ -54,7 +56,7 @@ class Config(FrozenConfig):
 
 def run(config: Config, context: RunContext) -> RecipeResult:
     context.progress.log("loading the knowledge graph ...")
-    kg = load_snapshot(config.kg, config.exclude_relations)
+    kg = load_kg(config.kg, context.settings.kg_path, config.exclude_relations)
     try:
         generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed)
     except ValueError as error:

@@ -40,5 +40,10 @@ class Settings(BaseSettings):
         return (self.models_dir or self.home / "models").absolute()
 
     @property
+    def kg_path(self) -> Path:
+        """Imported knowledge graphs, one DuckDB file each."""
+        return (self.home / "kg").absolute()
+
+    @property
     def llm_cache_path(self) -> Path:
         return self.cache_dir / "llm.sqlite"

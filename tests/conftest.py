@@ -61,5 +61,19 @@ def make_item():
     return _make_item
 
 
+@pytest.fixture
+def run_cli(capsys):
+    """Run `synth ARGS...` in-process: (exit code, stdout, stderr)."""
+    from synth.cli.main import main
+
+    def run(*args):
+        with pytest.raises(SystemExit) as exit_info:
+            main(list(args))
+        captured = capsys.readouterr()
+        return exit_info.value.code or 0, captured.out, captured.err
+
+    return run
+
+
 def pytest_configure(config):
     os.environ.setdefault("PYTHONHASHSEED", "0")

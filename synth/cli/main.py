@@ -12,6 +12,7 @@ from synth import __version__
 from synth.cli.datasets import datasets
 from synth.cli.export import export
 from synth.cli.generate import generate
+from synth.cli.kg import kg
 from synth.cli.models import models
 from synth.cli.recipes import recipes
 from synth.cli.sql import sql
@@ -32,6 +33,7 @@ cli.add_command(sql)
 cli.add_command(export)
 cli.add_command(recipes)
 cli.add_command(models)
+cli.add_command(kg)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,82 +1,250 @@
-"""A knowledge-graph snapshot: networkx for the interface, plus relation-keyed adjacency for hot loops.
+"""A knowledge-graph snapshot: compact arrays for the hot paths, networkx on demand.
 
 Walkers and uniqueness checks ask "which entities are linked to X by relation R in direction D?"
-millions of times; scanning a hub's networkx adjacency for that is slow, so a per-node,
-per-relation index is built once next to the graph.
+millions of times. Python dicts or a networkx MultiDiGraph answer that at roughly a kilobyte per
+edge; here each direction is a CSR index (entity -> runs of one relation -> neighbours) in int32
+numpy arrays, about 24 bytes per edge, so a 5M-edge graph fits in a few hundred MB. Entities and
+relations are numbered in sorted id order, so every listing below is in a stable, sorted order.
+`kg.graph` builds the networkx MultiDiGraph the first time someone asks for it.
 """
 
-from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import cached_property
+from typing import Iterable, Sequence
 
 import networkx as nx
+import numpy as np
 
 from synth.schemas import Entity, Relation, Step, Triple
 
 FORWARD, INVERSE = "forward", "inverse"
 
 
+@dataclass(frozen=True)
+class Adjacency:
+    """One direction of the graph in CSR form, grouped by relation.
+
+    For entity i, runs `run_ptr[i]:run_ptr[i+1]` each hold one relation `run_rel[r]` whose
+    neighbours are `neighbors[run_start[r]:run_start[r+1]]` (sorted).
+    """
+
+    run_ptr: np.ndarray
+    run_rel: np.ndarray
+    run_start: np.ndarray
+    neighbors: np.ndarray
+
+    @classmethod
+    def build(cls, source: np.ndarray, relation: np.ndarray, target: np.ndarray, num_nodes: int) -> "Adjacency":
+        order = np.lexsort((target, relation, source))
+        source, relation, target = source[order], relation[order], target[order]
+        if len(source):
+            same_run = (source[1:] == source[:-1]) & (relation[1:] == relation[:-1])
+            keep = np.ones(len(source), dtype=bool)
+            keep[1:] = ~(same_run & (target[1:] == target[:-1]))  # the same triple twice
+            source, relation, target = source[keep], relation[keep], target[keep]
+            new_run = np.ones(len(source), dtype=bool)
+            new_run[1:] = (source[1:] != source[:-1]) | (relation[1:] != relation[:-1])
+            starts = np.flatnonzero(new_run)
+        else:
+            starts = np.zeros(0, dtype=np.int64)
+        run_source = source[starts]
+        run_ptr = np.zeros(num_nodes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(run_source, minlength=num_nodes), out=run_ptr[1:])
+        run_start = np.append(starts, len(source)).astype(np.int64)
+        return cls(run_ptr, relation[starts].astype(np.int32), run_start, target.astype(np.int32))
+
+    def runs(self, node: int) -> tuple[list[int], int]:
+        """(relations leaving `node`, index of its first run): run i holds relations[i - first]."""
+        lo, hi = int(self.run_ptr[node]), int(self.run_ptr[node + 1])
+        return self.run_rel[lo:hi].tolist(), lo
+
+    def run_neighbors(self, run: int) -> np.ndarray:
+        return self.neighbors[self.run_start[run]:self.run_start[run + 1]]
+
+    def lookup(self, node: int, relation: int) -> np.ndarray:
+        lo, hi = int(self.run_ptr[node]), int(self.run_ptr[node + 1])
+        position = lo + int(np.searchsorted(self.run_rel[lo:hi], relation))
+        if position < hi and self.run_rel[position] == relation:
+            return self.run_neighbors(position)
+        return self.neighbors[:0]
+
+    @property
+    def nbytes(self) -> int:
+        return self.run_ptr.nbytes + self.run_rel.nbytes + self.run_start.nbytes + self.neighbors.nbytes
+
+
 @dataclass
 class KnowledgeGraph:
     entities: dict[str, Entity]
+    """Named entities (an entity without a row here is still a node, named by its id)."""
     relations: dict[str, Relation]
     snapshot: str
-    graph: nx.MultiDiGraph = field(repr=False)
-    _out: dict[str, dict[str, list[str]]] = field(repr=False, default_factory=dict)
-    _in: dict[str, dict[str, list[str]]] = field(repr=False, default_factory=dict)
+    node_ids: list[str] = field(repr=False)
+    """Entity id of each node number, sorted."""
+    relation_ids: list[str] = field(repr=False)
+    """Relation id of each relation number, sorted."""
+    out_index: Adjacency = field(repr=False)
+    in_index: Adjacency = field(repr=False)
+
+    # ---- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(
+        cls, heads: Sequence[str], relations_of_triples: Sequence[str], tails: Sequence[str],
+        entities: dict[str, Entity], relations: dict[str, Relation], snapshot: str,
+    ) -> "KnowledgeGraph":
+        """Build from parallel columns of ids (lists or pyarrow string arrays); a repeated triple counts once."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        heads, rels, tails = (pa.array(column, type=pa.string()) if not isinstance(column, (pa.Array, pa.ChunkedArray)) else column
+                              for column in (heads, relations_of_triples, tails))
+        nodes = pc.unique(pa.chunked_array([*_chunks(heads), *_chunks(tails)], type=pa.string()))
+        nodes = nodes.take(pc.sort_indices(nodes))
+        relation_values = pc.unique(pa.chunked_array(_chunks(rels), type=pa.string()))
+        relation_values = relation_values.take(pc.sort_indices(relation_values))
+        head_index = _numbers(heads, nodes)
+        tail_index = _numbers(tails, nodes)
+        relation_index = _numbers(rels, relation_values)
+        node_count = len(nodes)
+        return cls(
+            entities=entities,
+            relations=relations,
+            snapshot=snapshot,
+            node_ids=nodes.to_pylist(),
+            relation_ids=relation_values.to_pylist(),
+            out_index=Adjacency.build(head_index, relation_index, tail_index, node_count),
+            in_index=Adjacency.build(tail_index, relation_index, head_index, node_count),
+        )
 
     @classmethod
     def from_triples(
         cls, triples: Iterable[Triple], entities: dict[str, Entity], relations: dict[str, Relation], snapshot: str
     ) -> "KnowledgeGraph":
-        graph = nx.MultiDiGraph()
-        outgoing: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        incoming: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for triple in triples:
-            graph.add_edge(triple.head, triple.tail, key=triple.relation)
-            outgoing[triple.head][triple.relation].append(triple.tail)
-            incoming[triple.tail][triple.relation].append(triple.head)
-        return cls(
-            entities=entities,
-            relations=relations,
-            snapshot=snapshot,
-            graph=graph,
-            _out={node: dict(by_relation) for node, by_relation in outgoing.items()},
-            _in={node: dict(by_relation) for node, by_relation in incoming.items()},
+        triples = list(triples)
+        return cls.from_arrays(
+            [triple.head for triple in triples], [triple.relation for triple in triples], [triple.tail for triple in triples],
+            entities, relations, snapshot,
         )
+
+    # ---- numbering ------------------------------------------------------------------------------
+
+    @cached_property
+    def node_index(self) -> dict[str, int]:
+        return {node: number for number, node in enumerate(self.node_ids)}
+
+    @cached_property
+    def relation_index(self) -> dict[str, int]:
+        return {relation: number for number, relation in enumerate(self.relation_ids)}
+
+    @cached_property
+    def degrees(self) -> np.ndarray:
+        """Edges per node, both directions (int64)."""
+        out_degree = np.zeros(len(self.node_ids), dtype=np.int64)
+        in_degree = np.zeros(len(self.node_ids), dtype=np.int64)
+        for index, degree in ((self.out_index, out_degree), (self.in_index, in_degree)):
+            run_sizes = np.diff(index.run_start)
+            run_owner = np.repeat(np.arange(len(self.node_ids)), np.diff(index.run_ptr))
+            np.add.at(degree, run_owner, run_sizes)
+        return out_degree + in_degree
+
+    @cached_property
+    def named(self) -> np.ndarray:
+        """Whether each node has an entity row (a name), as a boolean mask."""
+        return np.fromiter((node in self.entities for node in self.node_ids), dtype=bool, count=len(self.node_ids))
+
+    def index(self, direction: str) -> Adjacency:
+        return self.out_index if direction == FORWARD else self.in_index
+
+    # ---- queries by id --------------------------------------------------------------------------
 
     def name(self, entity_id: str) -> str:
         entity = self.entities.get(entity_id)
         return entity.name if entity else entity_id
 
     def degree(self, entity_id: str) -> int:
-        return self.graph.degree(entity_id) if entity_id in self.graph else 0
+        node = self.node_index.get(entity_id)
+        return int(self.degrees[node]) if node is not None else 0
 
     def neighbors(self, entity_id: str, relation: str, direction: str) -> list[str]:
-        """Entities reached from `entity_id` over `relation` (forward: as head; inverse: as tail)."""
-        index = self._out if direction == FORWARD else self._in
-        return index.get(entity_id, {}).get(relation, [])
+        """Entities reached from `entity_id` over `relation` (forward: as head; inverse: as tail), sorted."""
+        node, rel = self.node_index.get(entity_id), self.relation_index.get(relation)
+        if node is None or rel is None:
+            return []
+        return [self.node_ids[number] for number in self.index(direction).lookup(node, rel).tolist()]
 
     def incident(self, entity_id: str) -> list[tuple[str, str]]:
-        """Every (relation, direction) that leaves `entity_id`, in a stable order."""
-        pairs = [(relation, FORWARD) for relation in self._out.get(entity_id, {})]
-        pairs += [(relation, INVERSE) for relation in self._in.get(entity_id, {})]
+        """Every (relation, direction) that leaves `entity_id`, sorted."""
+        node = self.node_index.get(entity_id)
+        if node is None:
+            return []
+        pairs = [(self.relation_ids[rel], FORWARD) for rel in self.out_index.runs(node)[0]]
+        pairs += [(self.relation_ids[rel], INVERSE) for rel in self.in_index.runs(node)[0]]
         return sorted(pairs)
 
     def follow(self, anchor: str, steps: Iterable[Step]) -> set[str]:
         """All entities reachable from `anchor` by `steps`, intermediates unconstrained."""
-        frontier = {anchor}
+        node = self.node_index.get(anchor)
+        if node is None:
+            return set()
+        frontier = np.array([node], dtype=np.int32)
         for step in steps:
-            frontier = {
-                neighbor for entity in frontier for neighbor in self.neighbors(entity, step.relation, step.direction)
-            }
-            if not frontier:
+            rel = self.relation_index.get(step.relation)
+            if rel is None:
+                return set()
+            index = self.index(step.direction)
+            reached = [index.lookup(int(current), rel) for current in frontier.tolist()]
+            frontier = np.unique(np.concatenate(reached)) if reached else frontier[:0]
+            if not len(frontier):
                 break
-        return frontier
+        return {self.node_ids[number] for number in frontier.tolist()}
 
     def has_edge(self, head: str, relation: str, tail: str) -> bool:
-        return self.graph.has_edge(head, tail, key=relation)
+        node, rel, target = self.node_index.get(head), self.relation_index.get(relation), self.node_index.get(tail)
+        if node is None or rel is None or target is None:
+            return False
+        neighbors = self.out_index.lookup(node, rel)
+        position = int(np.searchsorted(neighbors, target))
+        return position < len(neighbors) and int(neighbors[position]) == target
+
+    def triples(self) -> Iterable[tuple[str, str, str]]:
+        """Every (head, relation, tail), sorted."""
+        index = self.out_index
+        for node in range(len(self.node_ids)):
+            for run in range(int(index.run_ptr[node]), int(index.run_ptr[node + 1])):
+                relation = self.relation_ids[int(index.run_rel[run])]
+                for tail in index.run_neighbors(run).tolist():
+                    yield self.node_ids[node], relation, self.node_ids[tail]
 
     @property
     def num_triples(self) -> int:
-        return self.graph.number_of_edges()
+        return len(self.out_index.neighbors)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the adjacency arrays (not the id strings or entity records)."""
+        return self.out_index.nbytes + self.in_index.nbytes
+
+    @cached_property
+    def graph(self) -> nx.MultiDiGraph:
+        """The graph as a networkx MultiDiGraph (edge key = relation), built on first use: for
+        analysis with networkx's algorithms; the walkers use the arrays."""
+        graph = nx.MultiDiGraph()
+        graph.add_nodes_from(self.node_ids)
+        graph.add_edges_from((head, tail, relation) for head, relation, tail in self.triples())
+        return graph
+
+
+def _chunks(column) -> list:
+    return list(column.chunks) if hasattr(column, "chunks") else [column]
+
+
+def _numbers(column, values) -> np.ndarray:
+    import pyarrow.compute as pc
+
+    return pc.index_in(column, value_set=values).to_numpy(zero_copy_only=False).astype(np.int32)
+

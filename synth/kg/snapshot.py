@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, TextIO
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
-from synth.schemas import Entity, Relation, Triple
+from synth.schemas import Entity, Relation
 
 BUNDLED = "fb15k237"
 
@@ -59,13 +59,25 @@ def load_snapshot(folder: Path | str | None = None, exclude_relations: Iterable[
         for row in _rows(folder, "entities.tsv")
     }
     excluded = set(exclude_relations)
-    triples = [
-        Triple(head=row["head"], relation=row["relation"], tail=row["tail"])
-        for row in _rows(folder, "triples.tsv")
-        if row["relation"] not in excluded
-    ]
-    unknown = sorted({triple.relation for triple in triples} - set(relations))
+    heads, relation_column, tails = [], [], []
+    for row in _rows(folder, "triples.tsv"):
+        if row["relation"] not in excluded:
+            heads.append(row["head"])
+            relation_column.append(row["relation"])
+            tails.append(row["tail"])
+    unknown = sorted(set(relation_column) - set(relations))
     if unknown:
         raise ConfigError(f"{folder}: relations without phrases in relations.tsv: {', '.join(unknown[:5])}; add a row for each")
     snapshot = manifest.get("snapshot_id") or folder.name
-    return KnowledgeGraph.from_triples(triples, entities, relations, snapshot)
+    return KnowledgeGraph.from_arrays(heads, relation_column, tails, entities, relations, snapshot)
+
+
+def load_kg(reference: str | Path | None, kg_dir: Path, exclude_relations: Iterable[str] = ()) -> KnowledgeGraph:
+    """The graph `kg=` names: None for the bundled default, a snapshot folder, a .duckdb file, or
+    the name of a graph imported with `synth kg import`."""
+    from synth.kg.store import load_graph, resolve_kg
+
+    path = resolve_kg(reference, kg_dir)
+    if path is not None and path.is_file():
+        return load_graph(path, exclude_relations)
+    return load_snapshot(path, exclude_relations)

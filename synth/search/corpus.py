@@ -54,7 +54,7 @@ class KGCorpus:
         return documents
 
     def documents(self) -> Iterator[Document]:
-        for entity_id in sorted(self.kg.graph.nodes):
+        for entity_id in self.kg.node_ids:
             yield from self.entity_documents(entity_id)
 
     def document(self, doc_id: str) -> Document | None:

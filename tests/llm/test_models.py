@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from synth.cli.main import main
 from synth.errors import ConfigError
 from synth.flows_file import load_flows
 from synth.llm import embedded
@@ -35,11 +34,6 @@ def write(tmp_path, text: str):
     return path
 
 
-def run_cli(capsys, *args):
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    return exit_info.value.code or 0, captured.out, captured.err
 
 
 def test_declared_models_are_the_builtins_plus_the_flows_file(tmp_path):
@@ -105,8 +99,8 @@ def test_missing_embedded_weights_say_how_to_fetch_them(tmp_path, monkeypatch):
     assert not (tmp_path / "models" / embedded.SMOLLM2).exists()
 
 
-def test_models_list_shows_declared_models(capsys, tmp_path):
-    code, out, _ = run_cli(capsys, "models", "list", "--flows-file", str(write(tmp_path, FLOWS)), "--json")
+def test_models_list_shows_declared_models(run_cli, tmp_path):
+    code, out, _ = run_cli("models", "list", "--flows-file", str(write(tmp_path, FLOWS)), "--json")
     assert code == 0
     rows = {row["name"]: row for row in json.loads(out)}
     assert rows["served"]["endpoints"] == "http://127.0.0.1:8000/v1, http://127.0.0.1:8001/v1"
@@ -115,12 +109,12 @@ def test_models_list_shows_declared_models(capsys, tmp_path):
     assert rows["fake"]["status"] == "dry-run replies"
 
 
-def test_models_ask_answers_and_the_second_time_from_the_cache(capsys, tmp_path):
+def test_models_ask_answers_and_the_second_time_from_the_cache(run_cli, tmp_path):
     schema = '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}'
-    code, out, err = run_cli(capsys, "models", "ask", "Who?", "--model", "fake", "--json-schema", schema)
+    code, out, err = run_cli("models", "ask", "Who?", "--model", "fake", "--json-schema", schema)
     assert code == 0 and json.loads(out) == {"answer": "fake"}
     assert "fake:dry-run" in err and "cached" not in err
-    code, out, err = run_cli(capsys, "models", "ask", "Who?", "--model", "fake", "--json-schema", schema, "--json")
+    code, out, err = run_cli("models", "ask", "Who?", "--model", "fake", "--json-schema", schema, "--json")
     assert code == 0 and json.loads(out)["cached"] is True
 
 
@@ -132,8 +126,8 @@ def test_models_ask_answers_and_the_second_time_from_the_cache(capsys, tmp_path)
         (["--model", "fake", "--json-schema", "[1]"], "--json-schema must be a JSON object"),
     ],
 )
-def test_models_ask_bad_input_is_one_line(capsys, args, message):
-    code, _, err = run_cli(capsys, "models", "ask", "hello", *args)
+def test_models_ask_bad_input_is_one_line(run_cli, args, message):
+    code, _, err = run_cli("models", "ask", "hello", *args)
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1, err
 
 

@@ -1,0 +1,244 @@
+"""`synth kg import`: triples (+ optional entity and relation tables) into a DuckDB snapshot file.
+
+Every input line is accounted for: imported, a duplicate, or a problem reported with its file and
+line number and counted by reason. A triples file with no valid line is an error. Relations
+without a row in the relation table get phrases read from their ids (marked `auto`).
+"""
+
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from synth.errors import ConfigError
+from synth.kg.phrases import auto_phrases
+from synth.kg.readers import ENTITIES, RELATIONS, TRIPLES, Problem, read_rows
+from synth.kg.store import SUFFIX, snapshot_path
+
+BATCH_ROWS = 200_000
+"""Rows buffered in Python before they go to DuckDB, so memory stays flat on huge files."""
+SHOWN_PROBLEMS = 10
+
+
+@dataclass
+class ImportSource:
+    triples: Path
+    entities: Path | None = None
+    relations: Path | None = None
+    format: str = "auto"
+    """auto (from the file name: .tsv, .csv, .jsonl, else sniffed), tsv, csv, jsonl or sniff."""
+    delimiter: str | None = None
+    columns: tuple[str, ...] | None = None
+    """Order of the triple fields in files without a header, e.g. ("head", "tail", "relation")."""
+
+    @classmethod
+    def from_folder(cls, folder: Path, **options) -> "ImportSource":
+        """A folder in synth's own layout (triples.tsv[.gz], entities.tsv[.gz], relations.tsv[.gz])."""
+        def find(stem: str) -> Path | None:
+            return next((folder / name for name in (f"{stem}.tsv", f"{stem}.tsv.gz") if (folder / name).exists()), None)
+
+        triples = find("triples")
+        if triples is None:
+            raise ConfigError(f"{folder} has no triples.tsv or triples.tsv.gz; pass --triples FILE instead")
+        return cls(triples=triples, entities=find("entities"), relations=find("relations"), **options)
+
+
+@dataclass
+class ImportReport:
+    name: str
+    snapshot_id: str = ""
+    path: str = ""
+    lines: Counter = field(default_factory=Counter)
+    """Rows read per kind: triples, entities, relations."""
+    problems: Counter = field(default_factory=Counter)
+    """(kind, reason) -> count."""
+    examples: list[Problem] = field(default_factory=list)
+    triples: int = 0
+    duplicate_triples: int = 0
+    entities: int = 0
+    unnamed_entities: int = 0
+    """Nodes of a triple without an entity row; they are named by their id."""
+    relations: int = 0
+    auto_phrased_relations: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name, "snapshot_id": self.snapshot_id, "path": self.path,
+            "triples": self.triples, "duplicate_triples": self.duplicate_triples,
+            "entities": self.entities, "unnamed_entities": self.unnamed_entities,
+            "relations": self.relations, "auto_phrased_relations": self.auto_phrased_relations,
+            "lines_read": dict(self.lines),
+            "problems": {f"{kind}/{reason}": count for (kind, reason), count in sorted(self.problems.items())},
+            "problem_examples": [{"file": p.file, "line": p.line, "reason": p.reason, "text": p.text} for p in self.examples],
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def import_graph(name: str, source: ImportSource, kg_dir: Path, replace: bool = False, log=print) -> ImportReport:
+    """Read `source` and write the snapshot `name`; returns what was imported and what was not."""
+    import duckdb
+
+    _check_name(name)
+    target = snapshot_path(kg_dir, name)
+    if target.exists() and not replace:
+        raise ConfigError(f"a knowledge graph named {name!r} is already imported ({target}); pass --replace to overwrite it")
+    kg_dir.mkdir(parents=True, exist_ok=True)
+    staging = kg_dir / f".{name}.{os.getpid()}{SUFFIX}.partial"
+    staging.unlink(missing_ok=True)
+    report, started = ImportReport(name=name), time.perf_counter()
+    try:
+        with duckdb.connect(str(staging)) as connection:
+            _create_tables(connection)
+            _load_triples(connection, source, report, log)
+            if source.entities is not None:
+                _load_table(connection, "entities", source.entities, ENTITIES, source, report)
+            if source.relations is not None:
+                _load_table(connection, "relations", source.relations, RELATIONS, source, report)
+            _finish(connection, name, source, report)
+        report.seconds = time.perf_counter() - started
+        staging.replace(target)
+    finally:
+        staging.unlink(missing_ok=True)
+    report.path = str(target)
+    return report
+
+
+def _check_name(name: str) -> None:
+    if not name or not all(character.isalnum() or character in "-_." for character in name) or name.startswith("."):
+        raise ConfigError(f"knowledge-graph name {name!r} must be letters, digits, '-', '_' or '.', e.g. wikidata-small")
+
+
+def _create_tables(connection) -> None:
+    connection.execute("create table raw_triples (head varchar, relation varchar, tail varchar)")
+    connection.execute("create table raw_entities (id varchar, name varchar, description varchar, line integer)")
+    connection.execute("create table raw_relations (id varchar, forward varchar, inverse varchar, head_type varchar, tail_type varchar, line integer)")
+
+
+def _note(report: ImportReport, kind: str, problem: Problem) -> None:
+    report.problems[(kind, problem.reason)] += 1
+    if len(report.examples) < SHOWN_PROBLEMS:
+        report.examples.append(problem)
+
+
+def _load_triples(connection, source: ImportSource, report: ImportReport, log) -> None:
+    import pyarrow as pa
+
+    columns = {"head": [], "relation": [], "tail": []}
+
+    def flush() -> None:
+        batch = pa.table({key: pa.array(values, type=pa.string()) for key, values in columns.items()})  # noqa: F841
+        connection.execute("insert into raw_triples select * from batch")
+        for values in columns.values():
+            values.clear()
+
+    for result in read_rows(source.triples, TRIPLES, source.format, source.delimiter, source.columns):
+        if isinstance(result, Problem):
+            _note(report, "triples", result)
+            continue
+        _, row = result
+        report.lines["triples"] += 1
+        columns["head"].append(row["head"])
+        columns["relation"].append(row["relation"])
+        columns["tail"].append(row["tail"])
+        if len(columns["head"]) >= BATCH_ROWS:
+            flush()
+            log(f"  {report.lines['triples']:,} triples read ...")
+    flush()
+    if report.lines["triples"] == 0:
+        bad = sum(count for (kind, _), count in report.problems.items() if kind == "triples")
+        first = report.examples[0] if report.examples else None
+        hint = f"; line {first.line}: {first.reason}: {first.text!r}" if first else ""
+        raise ConfigError(
+            f"{source.triples}: no valid triple in {bad} non-blank lines{hint}; "
+            "expected head, relation, tail per line (set --format, --delimiter or --columns to match the file)"
+        )
+
+
+def _load_table(connection, table: str, path: Path, layout, source: ImportSource, report: ImportReport) -> None:
+    import pyarrow as pa
+
+    fields = list(layout.fields)
+    rows: dict[str, list] = {name: [] for name in fields + ["line"]}
+    for result in read_rows(path, layout, source.format if source.format == "jsonl" else "auto", source.delimiter):
+        if isinstance(result, Problem):
+            _note(report, table, result)
+            continue
+        number, row = result
+        report.lines[table] += 1
+        for name in fields:
+            rows[name].append(row.get(name) or None)
+        rows["line"].append(number)
+    batch = pa.table({name: pa.array(values, type=pa.int32() if name == "line" else pa.string()) for name, values in rows.items()})  # noqa: F841
+    connection.execute(f"insert into raw_{table} select * from batch")
+
+
+def _finish(connection, name: str, source: ImportSource, report: ImportReport) -> None:
+    connection.execute("create table triples as select distinct head, relation, tail from raw_triples order by all")
+    report.triples = connection.execute("select count(*) from triples").fetchone()[0]
+    report.duplicate_triples = report.lines["triples"] - report.triples
+
+    # Entities: the first row for an id wins; later ones are reported as duplicates.
+    duplicates = connection.execute(
+        "select id, line from (select id, line, row_number() over (partition by id order by line) as n from raw_entities) where n > 1"
+    ).fetchall()
+    for entity_id, line in duplicates:
+        _note(report, "entities", Problem(str(source.entities), line, "duplicate_id", entity_id))
+    connection.execute(
+        "create table entities as select id, name, coalesce(description, '') as description "
+        "from (select *, row_number() over (partition by id order by line) as n from raw_entities) where n = 1 order by id"
+    )
+    report.entities = connection.execute("select count(*) from entities").fetchone()[0]
+    report.unnamed_entities = connection.execute(
+        "select count(*) from (select head as id from triples union select tail from triples) nodes "
+        "anti join entities using (id)"
+    ).fetchone()[0]
+
+    # Relations: phrases from the table where given, read from the id otherwise.
+    given = {
+        row[0]: row[1:] for row in connection.execute(
+            "select id, forward, inverse, head_type, tail_type from "
+            "(select *, row_number() over (partition by id order by line) as n from raw_relations) where n = 1"
+        ).fetchall()
+    }
+    used = [row[0] for row in connection.execute("select distinct relation from triples order by 1").fetchall()]
+    relation_rows = []
+    for relation in used:
+        forward, inverse, head_type, tail_type = given.get(relation, (None, None, None, None))
+        auto_forward, auto_inverse = auto_phrases(relation)
+        source_kind = "table" if forward and inverse else ("partial" if forward or inverse else "auto")
+        report.auto_phrased_relations += source_kind != "table"
+        relation_rows.append((relation, forward or auto_forward, inverse or auto_inverse, head_type or "", tail_type or "", source_kind))
+    connection.execute(
+        "create table relations (id varchar primary key, forward varchar not null, inverse varchar not null, "
+        "head_type varchar, tail_type varchar, phrase_source varchar)"
+    )
+    connection.executemany("insert into relations values (?, ?, ?, ?, ?, ?)", relation_rows)
+    report.relations = len(relation_rows)
+    for table in ("raw_triples", "raw_entities", "raw_relations"):
+        connection.execute(f"drop table {table}")
+
+    # The snapshot id is a hash of the content, independent of line order.
+    digest = connection.execute(
+        "select (select bit_xor(hash(head, relation, tail)) from triples), "
+        "(select bit_xor(hash(id, name, description)) from entities), "
+        "(select bit_xor(hash(id, forward, inverse)) from relations)"
+    ).fetchone()
+    from synth.hashing import content_hash
+
+    report.snapshot_id = f"{name}-{content_hash([str(part) for part in digest], length=16)}"
+    counts = {"triples": report.triples, "entities": report.entities, "relations": report.relations,
+              "duplicate_triples": report.duplicate_triples, "unnamed_entities": report.unnamed_entities,
+              "auto_phrased_relations": report.auto_phrased_relations,
+              "problems": {f"{kind}/{reason}": count for (kind, reason), count in report.problems.items()}}
+    sources = {"triples": str(source.triples), "entities": str(source.entities) if source.entities else None,
+               "relations": str(source.relations) if source.relations else None}
+    connection.execute(
+        "create table snapshot (name varchar, snapshot_id varchar, imported_at timestamptz, sources varchar, counts varchar)"
+    )
+    connection.execute("insert into snapshot values (?, ?, ?, ?, ?)",
+                       [name, report.snapshot_id, datetime.now(timezone.utc), json.dumps(sources), json.dumps(counts)])
+    connection.execute("checkpoint")

@@ -1,0 +1,84 @@
+"""Imported knowledge graphs: one DuckDB file per snapshot under `$SYNTH_HOME/kg/`.
+
+Tables `triples(head, relation, tail)`, `entities(id, name, description)`,
+`relations(id, forward, inverse, head_type, tail_type, phrase_source)` and a one-row `snapshot`
+(name, snapshot id, import time, sources, counts). One file per snapshot, not tables in the
+catalog, because DuckDB allows one writer per file: importing a graph never blocks a run that
+publishes, and any number of runs may read a graph at once. A file is written under a temporary
+name and renamed into place, so a snapshot exists whole or not at all.
+"""
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from synth.errors import ConfigError, NotFoundError
+from synth.kg.graph import KnowledgeGraph
+from synth.schemas import Entity, Relation
+
+SUFFIX = ".duckdb"
+
+
+def snapshot_path(kg_dir: Path, name: str) -> Path:
+    return kg_dir / f"{name}{SUFFIX}"
+
+
+def list_snapshots(kg_dir: Path) -> list[dict]:
+    """The `snapshot` row of every imported graph, by name."""
+    rows = []
+    for path in sorted(kg_dir.glob(f"*{SUFFIX}")) if kg_dir.is_dir() else []:
+        rows.append(read_meta(path))
+    return rows
+
+
+def read_meta(path: Path) -> dict:
+    import duckdb
+
+    with duckdb.connect(str(path), read_only=True) as connection:
+        name, snapshot_id, imported_at, sources, counts = connection.execute(
+            "select name, snapshot_id, imported_at, sources, counts from snapshot"
+        ).fetchone()
+    return {"name": name, "snapshot_id": snapshot_id, "imported_at": imported_at,
+            "sources": json.loads(sources), "counts": json.loads(counts), "path": str(path)}
+
+
+def load_graph(path: Path, exclude_relations: Iterable[str] = ()) -> KnowledgeGraph:
+    """An imported snapshot as a KnowledgeGraph (minus `exclude_relations`)."""
+    import duckdb
+
+    if not path.is_file():
+        raise NotFoundError(f"no imported knowledge graph at {path}; see `synth kg list`, or import one with `synth kg import`")
+    excluded = sorted(set(exclude_relations))
+    with duckdb.connect(str(path), read_only=True) as connection:
+        snapshot_id = connection.execute("select snapshot_id from snapshot").fetchall()[0][0]
+        triples = connection.sql(
+            "select head, relation, tail from triples where not list_contains($excluded, relation)", params={"excluded": excluded}
+        ).to_arrow_table()
+        entity_rows = connection.execute("select id, name, description from entities").fetchall()
+        relation_rows = connection.execute("select id, forward, inverse, head_type, tail_type from relations").fetchall()
+    # Rows were validated on import; model_construct skips re-validating millions of them.
+    entities = {row[0]: Entity.model_construct(id=row[0], name=row[1], description=row[2] or "", aliases=[]) for row in entity_rows}
+    relations = {
+        row[0]: Relation.model_construct(id=row[0], forward=row[1], inverse=row[2], head_type=row[3] or "", tail_type=row[4] or "")
+        for row in relation_rows
+    }
+    return KnowledgeGraph.from_arrays(
+        triples.column("head"), triples.column("relation"), triples.column("tail"), entities, relations, snapshot_id
+    )
+
+
+def resolve_kg(reference: str | Path | None, kg_dir: Path) -> Path | None:
+    """What `kg=` names: None (the bundled graph), a snapshot folder or .duckdb file, or an imported name."""
+    if reference is None or str(reference) == "":
+        return None
+    path = Path(reference)
+    if path.exists():
+        return path
+    candidate = snapshot_path(kg_dir, str(reference))
+    if candidate.is_file():
+        return candidate
+    known = ", ".join(row["name"] for row in list_snapshots(kg_dir)) or "none"
+    raise ConfigError(
+        f"knowledge graph {str(reference)!r} is neither a path nor an imported graph (imported: {known}); "
+        "import it with `synth kg import NAME --triples FILE`"
+    )

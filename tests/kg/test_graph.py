@@ -1,0 +1,50 @@
+"""The compact KnowledgeGraph answers like the plain graph it stands for."""
+
+import random
+
+import networkx as nx
+
+from synth.generators.kg_walk import RandomWalker, WalkConfig
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.schemas import Entity, Relation, Step
+
+TRIPLES = [("b", "r1", "c"), ("a", "r1", "c"), ("a", "r2", "b"), ("a", "r1", "c"), ("c", "r2", "a"), ("a", "r1", "b")]
+
+
+def graph() -> KnowledgeGraph:
+    relations = {name: Relation(id=name, forward=f"{name}s", inverse=f"is {name} of") for name in ("r1", "r2")}
+    entities = {name: Entity(id=name, name=name.upper()) for name in ("a", "b")}
+    heads, rels, tails = zip(*TRIPLES)
+    return KnowledgeGraph.from_arrays(list(heads), list(rels), list(tails), entities, relations, "t")
+
+
+def test_lookups_are_sorted_and_duplicates_count_once():
+    kg = graph()
+    assert kg.num_triples == 5 and kg.node_ids == ["a", "b", "c"]
+    assert kg.neighbors("a", "r1", FORWARD) == ["b", "c"]
+    assert kg.neighbors("c", "r1", INVERSE) == ["a", "b"]
+    assert kg.neighbors("a", "r9", FORWARD) == [] and kg.neighbors("zz", "r1", FORWARD) == []
+    assert kg.incident("a") == [("r1", FORWARD), ("r2", FORWARD), ("r2", INVERSE)]
+    assert [kg.degree(node) for node in "abc"] == [4, 3, 3]
+    assert kg.has_edge("c", "r2", "a") and not kg.has_edge("a", "r2", "c")
+    assert kg.follow("a", [Step(relation="r1", direction=FORWARD), Step(relation="r2", direction=FORWARD)]) == {"a"}
+    assert kg.name("c") == "c" and kg.name("a") == "A"
+    assert list(kg.named) == [True, True, False]
+
+
+def test_the_networkx_view_holds_the_same_edges():
+    kg = graph()
+    assert isinstance(kg.graph, nx.MultiDiGraph)
+    assert sorted(kg.graph.edges(keys=True)) == sorted({(head, tail, relation) for head, relation, tail in TRIPLES})
+    assert sorted(kg.triples()) == sorted(set(TRIPLES))
+
+
+def test_walks_respect_hubs_names_and_distinct_relations():
+    kg = graph()
+    walker = RandomWalker(kg, WalkConfig(min_seed_degree=1, max_seed_degree=10, max_degree=10), random.Random(0))
+    for _ in range(50):
+        walk = walker.walk(1)
+        assert walk is not None and set(walk.entities) <= {"a", "b"}  # c has no name: never stepped onto
+        assert kg.has_edge(walk.hops[0].head, walk.hops[0].relation, walk.hops[0].tail)
+    assert walker.walk(3) is None  # only two named nodes: a 3-hop walk without repeats cannot exist
+    assert not walker._visited.any()  # reset after every walk, finished or not
