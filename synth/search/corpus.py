@@ -4,12 +4,17 @@ Each entity gets passages: its description, then one sentence per outgoing edge
 ("{head} {forward} {tail}."), `FACTS_PER_PASSAGE` sentences per passage so hub entities do not
 produce one enormous document. The passage that states an edge is the edge's evidence; ids
 (`{entity_id}#{n}`) are stable for a given snapshot because facts are sorted before chunking.
+`Corpus` holds the documents retrievers index, from a graph or from a Search-R1 JSONL file.
 """
 
+import hashlib
+import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
+from pathlib import Path
+from typing import Iterable, Iterator
 
+from synth.errors import ConfigError
 from synth.kg.graph import FORWARD, KnowledgeGraph
 from synth.schemas import Document
 
@@ -67,3 +72,82 @@ class KGCorpus:
     @cached_property
     def size(self) -> int:
         return sum(1 for _ in self.documents())
+
+
+class Corpus:
+    """Documents in a fixed order with lookup by id: what retrievers index and `open` reads.
+
+    Built from a knowledge graph (one passage per entity and chunk of its facts) or read from a
+    Search-R1 JSONL file (`{"id", "contents"}` with `contents` = `"Title"\\ntext`).
+    """
+
+    def __init__(self, documents: Iterable[Document], name: str):
+        self.documents = list(documents)
+        self.name = name
+        self.positions = {document.id: position for position, document in enumerate(self.documents)}
+        if len(self.positions) != len(self.documents):
+            seen: set[str] = set()
+            repeated = next(document.id for document in self.documents if document.id in seen or seen.add(document.id))
+            raise ConfigError(f"corpus {name}: document id {repeated!r} occurs more than once; ids must be unique")
+
+    @classmethod
+    def from_kg(cls, kg: KnowledgeGraph) -> "Corpus":
+        return cls(KGCorpus(kg).documents(), name=f"kg:{kg.snapshot}")
+
+    @classmethod
+    def from_jsonl(cls, path: Path) -> "Corpus":
+        """A Search-R1 corpus file; a bad line is an error naming its line number."""
+        from synth.kg.readers import open_text
+
+        documents = []
+        with open_text(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    title, text = split_contents(str(row["contents"]))
+                    documents.append(Document(id=str(row["id"]), title=title or str(row["id"]), text=text))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+                    raise ConfigError(
+                        f"{path}:{number}: not a Search-R1 corpus line ({type(error).__name__}); "
+                        'expected {"id": ..., "contents": "\\"Title\\"\\ntext"}'
+                    ) from None
+        if not documents:
+            raise ConfigError(f"{path}: the corpus has no documents")
+        return cls(documents, name=f"jsonl:{path.name}")
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def get(self, doc_id: str) -> Document | None:
+        position = self.positions.get(doc_id)
+        return self.documents[position] if position is not None else None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Hash of every id, title and text in order: the key of the indexes built on this corpus."""
+        digest = hashlib.sha256()
+        for document in self.documents:
+            digest.update(f"{document.id}\x1f{document.title}\x1f{document.text}\x1e".encode())
+        return digest.hexdigest()[:16]
+
+    def write_jsonl(self, path: Path) -> int:
+        """Write the corpus in Search-R1's format (for its retrieval server or indexers)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.partial")
+        with open(partial, "w", encoding="utf-8") as handle:
+            for document in self.documents:
+                handle.write(json.dumps({"id": document.id, "contents": search_r1_contents(document)}, ensure_ascii=False) + "\n")
+        partial.replace(path)
+        return len(self.documents)
+
+
+def search_r1_contents(document: Document) -> str:
+    return f'"{document.title}"\n{document.text}'
+
+
+def split_contents(contents: str) -> tuple[str, str]:
+    """Search-R1 `contents` -> (title, text): the first line, unquoted, is the title."""
+    first, _, rest = contents.partition("\n")
+    return first.strip().strip('"'), rest.strip()

@@ -1,0 +1,100 @@
+"""`synth search`: query the corpus, build its indexes, serve it Search-R1-style, export it."""
+
+from pathlib import Path
+
+import click
+
+from synth.cli.options import json_option, load_settings
+
+RETRIEVER_CHOICES = ["bm25", "dense", "hybrid"]
+
+
+def world_options(function):
+    function = click.option("--corpus", "corpus_file", type=click.Path(path_type=Path),
+                            help="A Search-R1 corpus JSONL ({\"id\", \"contents\"}) instead of a graph's corpus.")(function)
+    function = click.option("--kg", help="Graph whose corpus to use: an imported name, folder or .duckdb (default: bundled).")(function)
+    return function
+
+
+def retriever_option(function):
+    return click.option("--retriever", type=click.Choice(RETRIEVER_CHOICES), default="bm25", show_default=True,
+                        help="BM25 (bm25s), dense (sentence-transformers) or their reciprocal-rank fusion.")(function)
+
+
+def _open(settings, kg, corpus_file, retriever):
+    from synth.search.retrieval import open_retriever
+    from synth.search.world import load_corpus, search_cache
+
+    corpus = load_corpus(settings, kg, corpus_file)
+    return corpus, open_retriever(retriever, corpus, search_cache(settings), log=lambda line: click.echo(line, err=True))
+
+
+@click.group()
+def search() -> None:
+    """The corpus agents search: one document per entity and chunk of its facts, or your own."""
+
+
+@search.command()
+@click.argument("query")
+@click.option("--k", type=click.IntRange(1, 100), default=5, show_default=True, help="How many documents.")
+@world_options
+@retriever_option
+@json_option
+def query(query, k, kg, corpus_file, retriever, as_json) -> None:
+    """Search the corpus and print the top documents as agents see them.
+
+    Example: synth search query "Which film did Robert Altman produce?" --retriever hybrid
+    """
+    from synth.cli.render import print_json
+    from synth.search.tools import render_documents
+
+    corpus, index = _open(load_settings(), kg, corpus_file, retriever)
+    [hits] = index.search([query], k)
+    documents = [corpus.documents[hit.position] for hit in hits]
+    if as_json:
+        print_json([{**document.model_dump(), "score": hit.score} for document, hit in zip(documents, hits)])
+    else:
+        click.echo(render_documents(documents) or "No results.")
+
+
+@search.command()
+@world_options
+@click.option("--retriever", "retrievers", type=click.Choice(RETRIEVER_CHOICES), multiple=True,
+              help="Which indexes to build (repeatable; default: bm25 and dense).")
+def index(kg, corpus_file, retrievers) -> None:
+    """Build (or find cached) the corpus indexes now, and print how long each took."""
+    import time
+
+    settings = load_settings()
+    for name in retrievers or ("bm25", "dense"):
+        started = time.perf_counter()
+        corpus, _ = _open(settings, kg, corpus_file, name)
+        click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} documents, corpus {corpus.fingerprint})")
+
+
+@search.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (loopback by default).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0 picks a free one).")
+@world_options
+@retriever_option
+def serve(host, port, kg, corpus_file, retriever) -> None:
+    """Serve the retriever over HTTP in Search-R1's shape: POST /retrieve {"queries", "topk", "return_scores"}.
+
+    Point Search-R1's or verl's search tool at http://HOST:PORT/retrieve to train on the very
+    corpus the data was made from. Stop with Ctrl-C.
+    """
+    from synth.search.server import serve as run_server
+
+    corpus, index = _open(load_settings(), kg, corpus_file, retriever)
+    run_server(corpus, index, retriever, host, port, on_ready=lambda line: click.echo(line, err=True))
+
+
+@search.command()
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Output .jsonl file.")
+@world_options
+def export(out, kg, corpus_file) -> None:
+    """Write the corpus as Search-R1 JSONL ({"id", "contents": "\\"Title\\"\\ntext"}) for other retrievers."""
+    from synth.search.world import load_corpus
+
+    corpus = load_corpus(load_settings(), kg, corpus_file)
+    click.echo(f"wrote {corpus.write_jsonl(out):,} documents to {out}")

@@ -1,0 +1,152 @@
+"""Retrievers over a Corpus: BM25 (bm25s), dense (sentence-transformers) and their fusion.
+
+Each index is built once per corpus and cached on disk under a folder named by the corpus
+fingerprint (and the model, for dense), written to a temporary folder and renamed into place, so
+a crash never leaves half an index and a rebuilt corpus never reuses a stale one.
+"""
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+import numpy as np
+
+from synth.errors import ConfigError
+from synth.search.corpus import Corpus
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+RRF_K = 60
+"""Reciprocal-rank-fusion constant (Cormack et al. 2009): rank r adds 1 / (RRF_K + r)."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    position: int
+    """The document's position in the corpus."""
+    score: float
+
+
+class Retriever(Protocol):
+    def search(self, queries: list[str], k: int) -> list[list[Hit]]: ...
+
+
+def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str) -> Path:
+    if folder.is_dir():
+        return folder
+    staging = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    started = time.perf_counter()
+    log(f"building the {what} (once per corpus) ...")
+    build(staging)
+    staging.rename(folder)
+    log(f"{what} built in {time.perf_counter() - started:.1f} s -> {folder}")
+    return folder
+
+
+class BM25Retriever:
+    """Okapi BM25 via bm25s (English stopwords, Snowball stemming), memory-mapped from its cache."""
+
+    def __init__(self, corpus: Corpus, cache_dir: Path, log: Callable[[str], None] = print):
+        import bm25s
+
+        self.corpus = corpus
+        self.folder = _cached_build(cache_dir / f"bm25-{corpus.fingerprint}", self._build, log, "BM25 index")
+        self.index = bm25s.BM25.load(str(self.folder), mmap=True)
+
+    @staticmethod
+    def tokenize(texts: list[str]) -> list[list[str]]:
+        import bm25s
+        import Stemmer
+
+        return bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False)
+
+    def _build(self, folder: Path) -> None:
+        import bm25s
+
+        index = bm25s.BM25()
+        index.index(self.tokenize([f"{document.title} {document.text}" for document in self.corpus.documents]), show_progress=False)
+        index.save(str(folder))
+
+    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
+        k = min(k, len(self.corpus))
+        positions, scores = self.index.retrieve(self.tokenize(queries), k=k, show_progress=False, n_threads=1)
+        return [
+            [Hit(int(position), float(score)) for position, score in zip(row_positions, row_scores) if score > 0]
+            for row_positions, row_scores in zip(positions, scores)
+        ]
+
+
+class DenseRetriever:
+    """Cosine similarity of sentence-transformers embeddings (default: the bundled all-MiniLM-L6-v2),
+    exact search over a float32 matrix: fine to a few million passages on one machine."""
+
+    def __init__(self, corpus: Corpus, cache_dir: Path, model_path: Path | None = None, log: Callable[[str], None] = print,
+                 batch_size: int = 128):
+        from synth.search.embeddings import load_embedder
+
+        self.corpus = corpus
+        self.log = log
+        self.model, self.model_name = load_embedder(model_path)
+        self.batch_size = batch_size
+        self.folder = _cached_build(
+            cache_dir / f"dense-{self.model_name}-{corpus.fingerprint}", self._build, log, f"dense index ({self.model_name})"
+        )
+        self.vectors = np.load(self.folder / "vectors.npy", mmap_mode="r")
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                 show_progress_bar=False).astype(np.float32)
+
+    def _build(self, folder: Path) -> None:
+        texts = [f"{document.title}. {document.text}" for document in self.corpus.documents]
+        dimension = (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)()
+        vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32, shape=(len(texts), dimension))
+        started, step = time.perf_counter(), 4096
+        for start in range(0, len(texts), step):
+            vectors[start:start + step] = self._encode(texts[start:start + step])
+            done = min(start + step, len(texts))
+            if done < len(texts):
+                rate = done / (time.perf_counter() - started)
+                self.log(f"  embedded {done:,}/{len(texts):,} documents ({rate:,.0f}/s, about {(len(texts) - done) / rate:.0f} s left)")
+        vectors.flush()
+
+    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
+        k = min(k, len(self.corpus))
+        scores = self._encode(queries) @ np.asarray(self.vectors).T
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        results = []
+        for row, candidates in zip(scores, top):
+            ordered = candidates[np.argsort(-row[candidates], kind="stable")]
+            results.append([Hit(int(position), float(row[position])) for position in ordered])
+        return results
+
+
+class HybridRetriever:
+    """BM25 and dense lists fused by reciprocal rank: robust to their different score scales."""
+
+    def __init__(self, sparse: BM25Retriever, dense: DenseRetriever, depth: int = 50):
+        self.sparse, self.dense, self.depth = sparse, dense, depth
+
+    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
+        fused_rows = []
+        for sparse_hits, dense_hits in zip(self.sparse.search(queries, self.depth), self.dense.search(queries, self.depth)):
+            fused: dict[int, float] = {}
+            for hits in (sparse_hits, dense_hits):
+                for rank, hit in enumerate(hits, start=1):
+                    fused[hit.position] = fused.get(hit.position, 0.0) + 1.0 / (RRF_K + rank)
+            ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
+            fused_rows.append([Hit(position, score) for position, score in ordered])
+        return fused_rows
+
+
+def open_retriever(kind: str, corpus: Corpus, cache_dir: Path, log: Callable[[str], None] = print) -> Retriever:
+    if kind == "bm25":
+        return BM25Retriever(corpus, cache_dir, log=log)
+    if kind == "dense":
+        return DenseRetriever(corpus, cache_dir, log=log)
+    if kind == "hybrid":
+        return HybridRetriever(BM25Retriever(corpus, cache_dir, log=log), DenseRetriever(corpus, cache_dir, log=log))
+    raise ConfigError(f"unknown retriever {kind!r}; choose one of {', '.join(RETRIEVERS)}")
