@@ -21,13 +21,16 @@ RECIPE = "multihop"
 class MultihopGenerator(Generator):
     name = "multihop"
 
-    def __init__(self, kg: KnowledgeGraph, walk: WalkConfig, construct: ConstructConfig, seed: int):
+    def __init__(self, kg: KnowledgeGraph, walk: WalkConfig, construct: ConstructConfig, seed: int,
+                 evidence: KGCorpus | None = None):
+        """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
+        `kg` is a view without some relations, so ids match what `synth search` serves."""
         self.kg = kg
         self.seed = seed
         self.walker = RandomWalker(kg, walk, random.Random(seed))
         self.constructor = ReverseConstructor(kg, construct)
         self.verbalizer = TemplateVerbalizer(kg)
-        self.corpus = KGCorpus(kg)
+        self.corpus = evidence or KGCorpus(kg)
 
     def attempt(self, spec: int) -> Item | Rejection:
         walk = self.walker.walk(spec)

@@ -21,6 +21,7 @@ from synth.generators.kg_walk import WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
+from synth.search.corpus import KGCorpus
 from synth.schemas import FunnelStage
 
 
@@ -56,9 +57,10 @@ class Config(FrozenConfig):
 
 def run(config: Config, context: RunContext) -> RecipeResult:
     context.progress.log("loading the knowledge graph ...")
-    kg = load_kg(config.kg, context.settings.kg_path, config.exclude_relations)
+    full = load_kg(config.kg, context.settings.kg_path)
+    kg = full.without_relations(config.exclude_relations)
     try:
-        generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed)
+        generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(full))
     except ValueError as error:
         raise ConfigError(str(error)) from None
     chain = FilterChain([FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()])

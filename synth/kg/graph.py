@@ -68,6 +68,9 @@ class Adjacency:
             return self.run_neighbors(position)
         return self.neighbors[:0]
 
+    def edges_per_node(self) -> np.ndarray:
+        return np.diff(self.run_start[self.run_ptr])
+
     @property
     def nbytes(self) -> int:
         return self.run_ptr.nbytes + self.run_rel.nbytes + self.run_start.nbytes + self.neighbors.nbytes
@@ -127,6 +130,24 @@ class KnowledgeGraph:
             entities, relations, snapshot,
         )
 
+    def without_relations(self, excluded: Iterable[str]) -> "KnowledgeGraph":
+        """The same snapshot minus the edges of `excluded` relations (same numbering, same
+        snapshot id): what walkers may use, while evidence still cites the full graph's corpus."""
+        drop = [self.relation_index[relation] for relation in excluded if relation in self.relation_index]
+        if not drop:
+            return self
+        index = self.out_index
+        heads = np.repeat(np.arange(self.num_nodes, dtype=np.int32), index.edges_per_node())
+        relations = np.repeat(index.run_rel, np.diff(index.run_start))
+        keep = ~np.isin(relations, drop)
+        heads, relations, tails = heads[keep], relations[keep], index.neighbors[keep]
+        return KnowledgeGraph(
+            entities=self.entities, relations=self.relations, snapshot=self.snapshot,
+            node_ids=self.node_ids, relation_ids=self.relation_ids,
+            out_index=Adjacency.build(heads, relations, tails, self.num_nodes),
+            in_index=Adjacency.build(tails, relations, heads, self.num_nodes),
+        )
+
     # ---- numbering ------------------------------------------------------------------------------
 
     @cached_property
@@ -140,13 +161,7 @@ class KnowledgeGraph:
     @cached_property
     def degrees(self) -> np.ndarray:
         """Edges per node, both directions (int64)."""
-        out_degree = np.zeros(len(self.node_ids), dtype=np.int64)
-        in_degree = np.zeros(len(self.node_ids), dtype=np.int64)
-        for index, degree in ((self.out_index, out_degree), (self.in_index, in_degree)):
-            run_sizes = np.diff(index.run_start)
-            run_owner = np.repeat(np.arange(len(self.node_ids)), np.diff(index.run_ptr))
-            np.add.at(degree, run_owner, run_sizes)
-        return out_degree + in_degree
+        return self.out_index.edges_per_node() + self.in_index.edges_per_node()
 
     @cached_property
     def named(self) -> np.ndarray:

@@ -48,3 +48,12 @@ def test_walks_respect_hubs_names_and_distinct_relations():
         assert kg.has_edge(walk.hops[0].head, walk.hops[0].relation, walk.hops[0].tail)
     assert walker.walk(3) is None  # only two named nodes: a 3-hop walk without repeats cannot exist
     assert not walker._visited.any()  # reset after every walk, finished or not
+
+
+def test_a_view_without_some_relations_keeps_numbering_and_drops_only_their_edges():
+    kg = graph()
+    view = kg.without_relations(["r2", "unknown"])
+    assert view.node_ids == kg.node_ids and view.snapshot == kg.snapshot
+    assert sorted(view.triples()) == sorted({triple for triple in TRIPLES if triple[1] != "r2"})
+    assert list(view.degrees) == [2, 2, 2]
+    assert kg.without_relations([]) is kg
