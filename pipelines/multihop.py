@@ -4,8 +4,11 @@ Thin over the library: the generator makes candidates, the filter chain judges t
 module balances hop counts, stops at `n` items (or the attempt budget), and reports the funnel.
 """
 
+import asyncio
 import random
 from collections import Counter
+
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -18,6 +21,7 @@ from synth.filters.leakage import LeakageFilter
 from synth.generate import RecipeResult, RunContext
 from synth.generators.base import Rejection
 from synth.generators.kg_walk import WalkConfig
+from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
@@ -37,6 +41,12 @@ class Config(FrozenConfig):
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
         description="Relations never used: Freebase curation hints and duplicates of other relations.",
     )
+    verbalizer: Literal["template", "llm"] = Field(
+        default="template",
+        description="template: deterministic phrasing; llm: the generator model rephrases each template question, "
+        "which stays whenever the rephrasing leaks, drops a cue or fails.",
+    )
+    generator_model: str = Field(default="embedded", description="Declared model for the generator role (verbalizer=llm).")
     max_attempts_per_item: int = Field(default=200, ge=1, description="Give up after n * this many candidates.")
     walk: WalkConfig = WalkConfig()
     reverse: ConstructConfig = ConstructConfig()
@@ -82,6 +92,15 @@ def run(config: Config, context: RunContext) -> RecipeResult:
                 accepted[hops].append(kept[0])
                 advance(1)
     items = [item for hops in config.hops for item in accepted[hops]]
+    statistics = _statistics(items, attempts, config)
+    models = {}
+    if config.verbalizer == "llm" and items:
+        client = context.llm_session({"generator": config.generator_model}).client("generator")
+        verbalizer = LLMVerbalizer(client, LeakageFilter(kg.name), kg.name)
+        context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
+        items, report = asyncio.run(verbalizer.rephrase(items))
+        statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))
+        models["generator"] = client.model_id
     random.Random(config.seed).shuffle(items)
     kept_ids = {item.id for item in items}
     verdicts = [verdict for verdict in chain.verdicts if verdict.item_id in kept_ids or not verdict.kept]
@@ -89,7 +108,8 @@ def run(config: Config, context: RunContext) -> RecipeResult:
         tables={"items": items, "verdicts": verdicts},
         funnel=_funnel(attempts, rejected, chain),
         kg_snapshot=kg.snapshot,
-        statistics=_statistics(items, attempts, config),
+        statistics=statistics,
+        models=models,
     )
 
 
@@ -119,5 +139,4 @@ def _statistics(items, attempts: int, config: Config) -> dict:
         "top_relation_share": round(max(relations.values(), default=0) / total_edges, 3),
         "distinct_anchors": len(anchors),
         "verbalizer": "template",
-        "tokens": 0,
     }

@@ -1,8 +1,10 @@
 """`synth generate` as a library call: build the recipe's config, run it, publish one version."""
 
+import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from synth.config import apply_params, build_config
 from synth.progress import Progress
@@ -11,13 +13,34 @@ from synth.schemas import DatasetVersion, FunnelStage, Record
 from synth.settings import Settings
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 
+if TYPE_CHECKING:
+    from synth.llm.session import LLMSession
+
 
 @dataclass
 class RunContext:
-    """What a recipe's `run` receives besides its config: where data lives and how to report."""
+    """What a recipe's `run` receives besides its config: where data lives, how to report, and
+    the models it may call."""
 
     settings: Settings
     progress: Progress
+    llm: str | None = None
+    """A declared model every role uses instead of the recipe's (`--llm fake` for a dry run)."""
+    flows_file: Path | None = None
+    """Where models are declared (`models:`); the built-ins are always there."""
+    session: "LLMSession | None" = None
+
+    def llm_session(self, roles: dict[str, str]) -> "LLMSession":
+        """The run's model session (one cache and ledger for the whole run), created on first use."""
+        if self.session is None:
+            from synth.llm.models import declared_models
+            from synth.llm.session import LLMSession
+
+            self.session = LLMSession(
+                self.settings, declared_models(self.flows_file),
+                roles={role: self.llm or name for role, name in roles.items()}, log=self.progress.log,
+            )
+        return self.session
 
 
 @dataclass
@@ -44,6 +67,8 @@ def generate(
     params: list[str],
     name: str | None = None,
     progress: Progress | None = None,
+    llm: str | None = None,
+    flows_file: Path | None = None,
 ) -> GenerateResult:
     """Run recipe `recipe_name` with `key=value` overrides and publish the result as `name` (default: the recipe)."""
     recipe = get_recipe(recipe_name)
@@ -51,8 +76,14 @@ def generate(
     module = recipe.load()
     config = build_config(module.Config, apply_params({}, params), f"recipe {recipe_name}")
     started = time.monotonic()
-    result: RecipeResult = module.run(config, RunContext(settings, progress or Progress(enabled=False)))
+    context = RunContext(settings, progress or Progress(enabled=False), llm=llm, flows_file=flows_file)
+    try:
+        result: RecipeResult = module.run(config, context)
+    finally:
+        if context.session is not None:
+            asyncio.run(context.session.aclose())
     seconds = time.monotonic() - started
+    llm_summary = {"llm": context.session.ledger.summary()} if context.session is not None else {}
     spec = VersionSpec(
         name=dataset,
         recipe=recipe_name,
@@ -61,7 +92,7 @@ def generate(
         kg_snapshot=result.kg_snapshot,
         seed=getattr(config, "seed", None),
         funnel=result.funnel,
-        summary={"seconds": round(seconds, 2), **result.statistics},
+        summary={"seconds": round(seconds, 2), **result.statistics, **llm_summary},
     )
     version = publish_version(settings, spec, result.tables)
     return GenerateResult(version, time.monotonic() - started)

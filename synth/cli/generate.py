@@ -11,15 +11,16 @@ from synth.cli.options import json_option, load_settings
 @click.option("--recipe", help="Recipe to run (see `synth recipes`).")
 @click.option("--flow", help="Run a named entry of the flows file instead (its recipe, dataset and params).")
 @click.option("--flows-file", type=click.Path(path_type=Path), default=Path("flows.yaml"), show_default=True,
-              help="The flows file --flow reads.")
+              help="The flows file --flow reads; its `models:` section declares models.")
 @click.option("--n", "count", type=int, help="How many items to publish (same as --param n=N).")
 @click.option("--seed", type=int, help="Random seed; the same seed and config reproduce the same items.")
 @click.option("--name", help="Dataset name to publish under (default: the recipe name).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Override a recipe parameter, e.g. --param hops=3; repeatable; see `synth recipes --params`.")
+@click.option("--llm", metavar="MODEL", help="Use this declared model for every model role of the recipe, e.g. --llm fake for a dry run (see `synth models list`).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_option
-def generate(recipe, flow, flows_file, count, seed, name, params, quiet, as_json) -> None:
+def generate(recipe, flow, flows_file, count, seed, name, params, llm, quiet, as_json) -> None:
     """Generate items with a recipe and publish them as a new version of a dataset.
 
     Parameters apply in order: the flow's, then --n/--seed, then each --param.
@@ -41,7 +42,8 @@ def generate(recipe, flow, flows_file, count, seed, name, params, quiet, as_json
     overrides += [f"n={count}"] if count is not None else []
     overrides += [f"seed={seed}"] if seed is not None else []
     overrides += list(params)
-    result = run_generate(load_settings(), recipe, overrides, name, Progress(enabled=False if quiet or as_json else None))
+    result = run_generate(load_settings(), recipe, overrides, name, Progress(enabled=False if quiet or as_json else None),
+                          llm=llm, flows_file=flows_file)
     if as_json:
         print_json(result.version.model_dump(mode="json"))
     else:

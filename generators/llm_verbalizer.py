@@ -1,0 +1,128 @@
+"""The LLM verbalizer: the generator model rewrites a template question into fluent English.
+
+The template question already states every cue correctly; the model only rephrases it, in one
+batched call for all items (structured JSON output). A rephrasing is kept only if it still names
+every cue's anchor (no cue dropped), keeps most of its content words (no fact dropped), names neither the answer nor a hidden intermediate (the
+leakage filter's own check), and is a question; otherwise the item keeps its template question
+and the reason is counted. A small model (the embedded SmolLM2) mostly falls back: the template
+carries quality where the model cannot, and the counts say so.
+"""
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from synth.filters.leakage import LeakageFilter, mentions
+from synth.hashing import content_hash
+from synth.llm.client import LLMClient
+from synth.llm.structured import Structured, complete_structured
+from synth.llm.types import ChatRequest, SamplingParams
+from synth.schemas import Item
+
+STAGE = "verbalize"
+MIN_CONTENT_RECALL = 0.6
+"""Share of the template's content words a rephrasing must keep: a rewrite that drops facts
+("Who produced The Notebook?" for a three-hop question) asks something else."""
+_WH_QUESTION = re.compile(r"^(?:\w+\s+){0,2}(?:which|what|who|whom|whose|where|when)\b", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    "the and that which who what whose where when was were is are has have had for from with into "
+    "its his her their this these those than then also been being one".split()
+)
+
+SYSTEM = (
+    "You rewrite quiz questions so they read naturally. Keep every fact and every proper name exactly as "
+    "written, add no facts, do not answer the question, and reply with JSON: {\"question\": \"...\"}."
+)
+
+
+class Rephrasing(BaseModel):
+    question: str = Field(min_length=10, max_length=500)
+
+
+@dataclass
+class VerbalizeReport:
+    rephrased: int = 0
+    fallbacks: Counter = field(default_factory=Counter)
+    """Why items kept their template question: dropped_cue, answer_in_question, invalid_json, ..."""
+
+
+class LLMVerbalizer:
+    def __init__(self, client: LLMClient, leakage: LeakageFilter, names, temperature: float = 0.7, max_tokens: int = 128):
+        self.client = client
+        self.leakage = leakage
+        self.names = names
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.client.model_id}"
+
+    def request(self, item: Item) -> ChatRequest:
+        anchors = [self.names(constraint.anchor) for constraint in item.constraints]
+        prompt = (
+            f"Question: {item.question}\n"
+            f"Names that must stay, word for word: {'; '.join(anchors)}\n"
+            "Rewrite the question as one fluent question."
+        )
+        return ChatRequest(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+            # A seed per item: reruns reproduce (and hit the cache), items differ from each other.
+            sampling=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens,
+                                    seed=int(content_hash(item.id, length=8), 16)),
+            stage=STAGE,
+        )
+
+    async def rephrase(self, items: list[Item]) -> tuple[list[Item], VerbalizeReport]:
+        """Items with LLM questions where those pass the checks, template questions elsewhere."""
+        report = VerbalizeReport()
+        results = await complete_structured(self.client, [self.request(item) for item in items], Rephrasing, max_retries=1)
+        phrased = []
+        for item, result in zip(items, results):
+            if not isinstance(result, Structured):
+                report.fallbacks[result.reason] += 1
+                phrased.append(item)
+                continue
+            question = " ".join(result.value.question.split())
+            reason = self.rejection(item, question)
+            if reason is not None:
+                report.fallbacks[reason] += 1
+                phrased.append(item)
+                continue
+            report.rephrased += 1
+            provenance = item.provenance.model_copy(update={
+                "verbalizer": self.name, "raw_output": result.raw,
+                "models": {**item.provenance.models, "generator": self.client.model_id},
+            })
+            phrased.append(item.model_copy(update={
+                "question": question, "provenance": provenance,
+                "metadata": {**item.metadata, "template_question": item.question},
+            }))
+        return phrased, report
+
+    def rejection(self, item: Item, question: str) -> str | None:
+        """Why a rephrasing cannot replace the template question, or None if it can."""
+        if not question.endswith("?") or not _WH_QUESTION.match(question):
+            return "not_a_question"  # the answer is an entity: a wh-question, not a yes/no one
+        if any(not mentions(question, self.names(constraint.anchor)) for constraint in item.constraints):
+            return "dropped_cue"
+        if content_recall(item.question, question) < MIN_CONTENT_RECALL:
+            return "lost_content"
+        verdict = self.leakage.check(item.model_copy(update={"question": question}))
+        if verdict is not True:
+            return verdict[1]
+        return None
+
+
+def _content_stems(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {word[:5] for word in words if len(word) >= 3 and word not in _STOPWORDS}
+
+
+def content_recall(template: str, rephrased: str) -> float:
+    """Share of the template's content words (compared by their first five letters, a crude
+    stem) that the rephrasing still contains."""
+    wanted = _content_stems(template)
+    return len(wanted & _content_stems(rephrased)) / len(wanted) if wanted else 1.0
