@@ -1,6 +1,6 @@
 """Multihop construction throughput on the bundled graph, without LLM time, and where walks die.
 
-    python benchmarks/bench_multihop.py [--attempts 3000] [--hops 2 3 4]
+    python benchmarks/bench_multihop.py [--attempts 3000] [--hops 2 3 4] [--policy random|longest]
 
 Prints graph load time and memory, candidates/s and items/s of walk + reverse construction +
 template verbalization + cheap filters, and the share of walks surviving each check.
@@ -30,8 +30,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=3000)
     parser.add_argument("--hops", type=int, nargs="+", default=[2, 3, 4])
+    parser.add_argument("--policy", choices=["random", "longest"], default="random", help="Walk policy (walk.policy).")
     arguments = parser.parse_args()
-    config = Config()
+    config = Config(walk={"policy": arguments.policy})
     started = time.perf_counter()
     kg = load_snapshot(None, config.exclude_relations)
     load_seconds = time.perf_counter() - started

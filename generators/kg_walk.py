@@ -9,6 +9,7 @@ second, so frequent relations (profession, genre) do not crowd out the rest.
 
 import random
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -24,6 +25,12 @@ class WalkConfig(FrozenConfig):
     max_seed_degree: int = Field(default=40, ge=1, description="Seeds have at most this many edges (rare entities).")
     max_degree: int = Field(default=400, ge=1, description="Never step onto an entity with more edges (hubs).")
     distinct_relations: bool = Field(default=True, description="No relation twice in one walk.")
+    policy: Literal["random", "longest"] = Field(
+        default="random",
+        description="random: one random walk, dropped at a dead end; longest: depth-first search with "
+        "backtracking from the rare seed for the longest simple chain within the hop radius (MedResearcher-R1).",
+    )
+    search_budget: int = Field(default=200, ge=1, description="Steps the longest policy may try from one seed.")
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,64 @@ class RandomWalker:
             self._visited[nodes] = False
         return Walk(tuple(kg.node_ids[node] for node in nodes), tuple(path))
 
-    def _step(self, current: int, used_relations: set[int]) -> tuple[int, str, int] | None:
+    def chain(self, hops: int) -> Walk | None:
+        """A walk of `hops` edges by the configured policy."""
+        return self.walk(hops) if self.config.policy == "random" else self.longest(hops)
+
+    def longest(self, radius: int) -> Walk | None:
+        """The longest simple chain from a random seed within `radius` hops, found by randomized
+        depth-first search with backtracking (at most `search_budget` steps tried); a chain of the
+        full radius ends the search. None only if the seed has no usable edge at all."""
+        kg = self.kg
+        seed = self.rng.choice(self.seeds)
+        budget = [self.config.search_budget]
+        best: list[tuple[int, str, int]] = []
+        path: list[tuple[int, str, int]] = []
+        self._visited[seed] = True
+
+        def extend(current: int, used: set[int]) -> bool:
+            nonlocal best
+            if len(path) > len(best):
+                best = list(path)
+            if len(path) == radius:
+                return True
+            for relation, direction, neighbor in self._candidates(current, used):
+                if budget[0] <= 0:
+                    return False
+                budget[0] -= 1
+                path.append((relation, direction, neighbor))
+                self._visited[neighbor] = True
+                found = extend(neighbor, used | {relation})
+                self._visited[neighbor] = False
+                path.pop()
+                if found:
+                    return True
+            return False
+
+        try:
+            extend(seed, set())
+        finally:
+            self._visited[seed] = False
+        if not best:
+            return None
+        nodes, hops, current = [seed], [], seed
+        for relation, direction, neighbor in best:
+            head, tail = (current, neighbor) if direction == FORWARD else (neighbor, current)
+            hops.append(Hop(head=kg.node_ids[head], relation=kg.relation_ids[relation], tail=kg.node_ids[tail], direction=direction))
+            nodes.append(neighbor)
+            current = neighbor
+        return Walk(tuple(kg.node_ids[node] for node in nodes), tuple(hops))
+
+    def _candidates(self, current: int, used_relations: set[int]):
+        """(relation, direction, neighbour) steps from `current`, relations in random order and one
+        random usable neighbour per relation, lazily."""
+        for relation, direction, run in self._options(current, used_relations):
+            neighbors = self.kg.index(direction).run_neighbors(run)
+            neighbors = neighbors[self.steppable[neighbors] & ~self._visited[neighbors]]
+            if len(neighbors):
+                yield relation, direction, int(neighbors[self.rng.randrange(len(neighbors))])
+
+    def _options(self, current: int, used_relations: set[int]) -> list[tuple[int, str, int]]:
         options = []  # (relation, direction, run) in (relation, direction) order
         for direction in (FORWARD, INVERSE):
             relations, first_run = self.kg.index(direction).runs(current)
@@ -88,9 +152,7 @@ class RandomWalker:
             ]
         options.sort()
         self.rng.shuffle(options)
-        for relation, direction, run in options:
-            neighbors = self.kg.index(direction).run_neighbors(run)
-            neighbors = neighbors[self.steppable[neighbors] & ~self._visited[neighbors]]
-            if len(neighbors):
-                return relation, direction, int(neighbors[self.rng.randrange(len(neighbors))])
-        return None
+        return options
+
+    def _step(self, current: int, used_relations: set[int]) -> tuple[int, str, int] | None:
+        return next(self._candidates(current, used_relations), None)

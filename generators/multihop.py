@@ -33,8 +33,8 @@ class MultihopGenerator(Generator):
         self.corpus = evidence or KGCorpus(kg)
 
     def attempt(self, spec: int) -> Item | Rejection:
-        walk = self.walker.walk(spec)
-        if walk is None:
+        walk = self.walker.chain(spec)
+        if walk is None or len(walk.hops) < spec:
             return Rejection("walk", "dead_end", f"no {spec}-hop walk from the drawn seed")
         construction = self.constructor.construct(walk)
         if construction is None:

@@ -57,3 +57,21 @@ def test_a_view_without_some_relations_keeps_numbering_and_drops_only_their_edge
     assert sorted(view.triples()) == sorted({triple for triple in TRIPLES if triple[1] != "r2"})
     assert list(view.degrees) == [2, 2, 2]
     assert kg.without_relations([]) is kg
+
+
+def test_longest_policy_backtracks_to_full_length_simple_chains():
+    from synth.kg.snapshot import load_snapshot
+
+    kg = load_snapshot()
+    random_walker = RandomWalker(kg, WalkConfig(), random.Random(5))
+    longest_walker = RandomWalker(kg, WalkConfig(policy="longest"), random.Random(5))
+    random_full = sum(random_walker.chain(6) is not None for _ in range(200))
+    chains = [longest_walker.chain(6) for _ in range(200)]
+    full = [chain for chain in chains if chain is not None and len(chain.hops) == 6]
+    assert len(full) > random_full  # backtracking rescues walks a single random walk loses
+    for chain in full:
+        assert len(set(chain.entities)) == 7
+        assert len({hop.relation for hop in chain.hops}) == 6
+        assert all(kg.has_edge(hop.head, hop.relation, hop.tail) for hop in chain.hops)
+        assert all(kg.degree(entity) <= 400 for entity in chain.entities[1:])
+    assert not longest_walker._visited.any()
