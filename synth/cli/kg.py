@@ -86,7 +86,7 @@ def _delimiter(text: str | None) -> str | None:
 @kg.command("list")
 @json_option
 def list_graphs(as_json) -> None:
-    """Imported knowledge graphs (the bundled one is always there as `bundled`)."""
+    """Imported knowledge graphs (the bundled FB15k-237 is the default and needs no import)."""
     from synth.cli.render import print_json, print_table
     from synth.kg.store import list_snapshots
 

@@ -130,8 +130,8 @@ def _load_triples(connection, source: ImportSource, report: ImportReport, log) -
     columns = {"head": [], "relation": [], "tail": []}
 
     def flush() -> None:
-        batch = pa.table({key: pa.array(values, type=pa.string()) for key, values in columns.items()})  # noqa: F841
-        connection.execute("insert into raw_triples select * from batch")
+        batch = pa.table({key: pa.array(values, type=pa.string()) for key, values in columns.items()})
+        connection.from_arrow(batch).insert_into("raw_triples")
         for values in columns.values():
             values.clear()
 
@@ -172,8 +172,8 @@ def _load_table(connection, table: str, path: Path, layout, source: ImportSource
         for name in fields:
             rows[name].append(row.get(name) or None)
         rows["line"].append(number)
-    batch = pa.table({name: pa.array(values, type=pa.int32() if name == "line" else pa.string()) for name, values in rows.items()})  # noqa: F841
-    connection.execute(f"insert into raw_{table} select * from batch")
+    batch = pa.table({name: pa.array(values, type=pa.int32() if name == "line" else pa.string()) for name, values in rows.items()})
+    connection.from_arrow(batch).insert_into(f"raw_{table}")
 
 
 def _finish(connection, name: str, source: ImportSource, report: ImportReport) -> None:
