@@ -24,6 +24,7 @@ from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.pipelines.multihop import Config  # noqa: E402
+from synth.search.corpus import KGCorpus  # noqa: E402
 
 
 def main() -> None:
@@ -34,11 +35,12 @@ def main() -> None:
     arguments = parser.parse_args()
     config = Config(walk={"policy": arguments.policy})
     started = time.perf_counter()
-    kg = load_snapshot(None, config.exclude_relations)
+    full = load_snapshot()
+    kg = full.without_relations(config.exclude_relations)  # as the recipe walks it
     load_seconds = time.perf_counter() - started
     print(f"graph: {kg.num_triples:,} triples, {len(kg.entities):,} entities, loaded in {load_seconds:.2f} s, peak memory {peak_rss_mib():.0f} MiB")
     for hops in arguments.hops:
-        generator = MultihopGenerator(kg, config.walk, config.reverse, seed=0)
+        generator = MultihopGenerator(kg, config.walk, config.reverse, seed=0, evidence=KGCorpus(full))
         chain = FilterChain([FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()])
         outcomes: Counter = Counter()
         kept = 0

@@ -65,25 +65,21 @@ class RandomWalker:
 
     def walk(self, hops: int) -> Walk | None:
         """One walk of exactly `hops` edges, or None when it reached a dead end."""
-        kg = self.kg
-        current = self.rng.choice(self.seeds)
-        nodes, path, used_relations = [current], [], set()
-        self._visited[current] = True
+        seed = self.rng.choice(self.seeds)
+        current, steps, used_relations = seed, [], set()
+        self._visited[seed] = True
         try:
             for _ in range(hops):
                 step = self._step(current, used_relations)
                 if step is None:
                     return None
-                relation, direction, neighbor = step
-                head, tail = (current, neighbor) if direction == FORWARD else (neighbor, current)
-                path.append(Hop(head=kg.node_ids[head], relation=kg.relation_ids[relation], tail=kg.node_ids[tail], direction=direction))
-                nodes.append(neighbor)
-                self._visited[neighbor] = True
+                steps.append(step)
+                relation, _, current = step
+                self._visited[current] = True
                 used_relations.add(relation)
-                current = neighbor
         finally:
-            self._visited[nodes] = False
-        return Walk(tuple(kg.node_ids[node] for node in nodes), tuple(path))
+            self._visited[[seed] + [neighbor for _, _, neighbor in steps]] = False
+        return self._as_walk(seed, steps)
 
     def chain(self, hops: int) -> Walk | None:
         """A walk of `hops` edges by the configured policy."""
@@ -93,23 +89,22 @@ class RandomWalker:
         """The longest simple chain from a random seed within `radius` hops, found by randomized
         depth-first search with backtracking (at most `search_budget` steps tried); a chain of the
         full radius ends the search. None only if the seed has no usable edge at all."""
-        kg = self.kg
         seed = self.rng.choice(self.seeds)
-        budget = [self.config.search_budget]
+        budget = self.config.search_budget
         best: list[tuple[int, str, int]] = []
         path: list[tuple[int, str, int]] = []
         self._visited[seed] = True
 
         def extend(current: int, used: set[int]) -> bool:
-            nonlocal best
+            nonlocal best, budget
             if len(path) > len(best):
                 best = list(path)
             if len(path) == radius:
                 return True
             for relation, direction, neighbor in self._candidates(current, used):
-                if budget[0] <= 0:
+                if budget <= 0:
                     return False
-                budget[0] -= 1
+                budget -= 1
                 path.append((relation, direction, neighbor))
                 self._visited[neighbor] = True
                 found = extend(neighbor, used | {relation})
@@ -123,10 +118,12 @@ class RandomWalker:
             extend(seed, set())
         finally:
             self._visited[seed] = False
-        if not best:
-            return None
-        nodes, hops, current = [seed], [], seed
-        for relation, direction, neighbor in best:
+        return self._as_walk(seed, best) if best else None
+
+    def _as_walk(self, seed: int, steps: list[tuple[int, str, int]]) -> Walk:
+        """Node-number steps (relation, direction, neighbour) from `seed` as a Walk of ids."""
+        kg, nodes, hops, current = self.kg, [seed], [], seed
+        for relation, direction, neighbor in steps:
             head, tail = (current, neighbor) if direction == FORWARD else (neighbor, current)
             hops.append(Hop(head=kg.node_ids[head], relation=kg.relation_ids[relation], tail=kg.node_ids[tail], direction=direction))
             nodes.append(neighbor)

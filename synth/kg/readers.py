@@ -66,6 +66,14 @@ def open_text(path: Path) -> TextIO:
     return open(path, encoding="utf-8", newline="")
 
 
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) for every non-blank line of a text file (plain or .gz)."""
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                yield number, line
+
+
 def file_format(path: Path, requested: str = "auto") -> str:
     """jsonl, or the delimiter name: tsv / csv / one sniffed from the first lines."""
     if requested != "auto":
@@ -146,27 +154,24 @@ def _row(path: Path, number: int, delimiter: str, fields: list[str | None], valu
 
 def _read_jsonl(path: Path, layout: Layout):
     required = layout.fields[:layout.required]
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                yield Problem(str(path), number, "invalid_json", line.strip()[:200])
-                continue
-            if not isinstance(value, dict):
-                yield Problem(str(path), number, "not_an_object", line.strip()[:200])
-                continue
-            row = {}
-            for field, synonyms in layout.synonyms.items():
-                found = next((value[key] for key in synonyms if key in value), None)
-                if found is not None:
-                    row[field] = str(found).strip()
-            missing = [field for field in required if field not in row]
-            if missing:
-                yield Problem(str(path), number, "missing_key", line.strip()[:200])
-            elif any(not row[field] for field in required):
-                yield Problem(str(path), number, "empty_field", line.strip()[:200])
-            else:
-                yield number, row
+    for number, line in numbered_lines(path):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            yield Problem(str(path), number, "invalid_json", line.strip()[:200])
+            continue
+        if not isinstance(value, dict):
+            yield Problem(str(path), number, "not_an_object", line.strip()[:200])
+            continue
+        row = {}
+        for field, synonyms in layout.synonyms.items():
+            found = next((value[key] for key in synonyms if key in value), None)
+            if found is not None:
+                row[field] = str(found).strip()
+        missing = [field for field in required if field not in row]
+        if missing:
+            yield Problem(str(path), number, "missing_key", line.strip()[:200])
+        elif any(not row[field] for field in required):
+            yield Problem(str(path), number, "empty_field", line.strip()[:200])
+        else:
+            yield number, row

@@ -7,14 +7,14 @@
 """
 
 import csv
-import gzip
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import Iterator, TextIO
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
+from synth.kg.readers import open_text
 from synth.schemas import Entity, Relation
 
 BUNDLED = "fb15k237"
@@ -28,9 +28,7 @@ def bundled_path() -> Path:
 def _open(folder: Path, stem: str) -> TextIO:
     for candidate in (folder / stem, folder / f"{stem}.gz"):
         if candidate.exists():
-            if candidate.suffix == ".gz":
-                return gzip.open(candidate, "rt", encoding="utf-8", newline="")
-            return open(candidate, encoding="utf-8", newline="")
+            return open_text(candidate)
     raise NotFoundError(f"knowledge-graph snapshot {folder} has no {stem} (or {stem}.gz)")
 
 
@@ -40,8 +38,9 @@ def _rows(folder: Path, stem: str) -> Iterator[dict[str, str]]:
         yield from reader
 
 
-def load_snapshot(folder: Path | str | None = None, exclude_relations: Iterable[str] = ()) -> KnowledgeGraph:
-    """Load a snapshot folder (default: the bundled one) into a KnowledgeGraph, minus `exclude_relations`."""
+def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
+    """Load a snapshot folder (default: the bundled one) into a KnowledgeGraph
+    (`kg.without_relations(...)` drops relations afterwards)."""
     folder = Path(folder) if folder is not None else bundled_path()
     if not folder.is_dir():
         raise NotFoundError(f"knowledge-graph folder {folder} does not exist; pass a snapshot folder or omit it for the bundled default")
@@ -58,13 +57,11 @@ def load_snapshot(folder: Path | str | None = None, exclude_relations: Iterable[
         row["id"]: Entity(id=row["id"], name=row["name"], description=row.get("description") or "")
         for row in _rows(folder, "entities.tsv")
     }
-    excluded = set(exclude_relations)
     heads, relation_column, tails = [], [], []
     for row in _rows(folder, "triples.tsv"):
-        if row["relation"] not in excluded:
-            heads.append(row["head"])
-            relation_column.append(row["relation"])
-            tails.append(row["tail"])
+        heads.append(row["head"])
+        relation_column.append(row["relation"])
+        tails.append(row["tail"])
     unknown = sorted(set(relation_column) - set(relations))
     if unknown:
         raise ConfigError(f"{folder}: relations without phrases in relations.tsv: {', '.join(unknown[:5])}; add a row for each")
@@ -72,12 +69,12 @@ def load_snapshot(folder: Path | str | None = None, exclude_relations: Iterable[
     return KnowledgeGraph.from_arrays(heads, relation_column, tails, entities, relations, snapshot)
 
 
-def load_kg(reference: str | Path | None, kg_dir: Path, exclude_relations: Iterable[str] = ()) -> KnowledgeGraph:
+def load_kg(reference: str | Path | None, kg_dir: Path) -> KnowledgeGraph:
     """The graph `kg=` names: None for the bundled default, a snapshot folder, a .duckdb file, or
     the name of a graph imported with `synth kg import`."""
     from synth.kg.store import load_graph, resolve_kg
 
     path = resolve_kg(reference, kg_dir)
     if path is not None and path.is_file():
-        return load_graph(path, exclude_relations)
-    return load_snapshot(path, exclude_relations)
+        return load_graph(path)
+    return load_snapshot(path)

@@ -10,7 +10,6 @@ name and renamed into place, so a snapshot exists whole or not at all.
 
 import json
 from pathlib import Path
-from typing import Iterable
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
@@ -42,18 +41,15 @@ def read_meta(path: Path) -> dict:
             "sources": json.loads(sources), "counts": json.loads(counts), "path": str(path)}
 
 
-def load_graph(path: Path, exclude_relations: Iterable[str] = ()) -> KnowledgeGraph:
-    """An imported snapshot as a KnowledgeGraph (minus `exclude_relations`)."""
+def load_graph(path: Path) -> KnowledgeGraph:
+    """An imported snapshot as a KnowledgeGraph."""
     import duckdb
 
     if not path.is_file():
         raise NotFoundError(f"no imported knowledge graph at {path}; see `synth kg list`, or import one with `synth kg import`")
-    excluded = sorted(set(exclude_relations))
     with duckdb.connect(str(path), read_only=True) as connection:
         snapshot_id = connection.execute("select snapshot_id from snapshot").fetchall()[0][0]
-        triples = connection.sql(
-            "select head, relation, tail from triples where not list_contains($excluded, relation)", params={"excluded": excluded}
-        ).to_arrow_table()
+        triples = connection.sql("select head, relation, tail from triples").to_arrow_table()
         entity_rows = connection.execute("select id, name, description from entities").fetchall()
         relation_rows = connection.execute("select id, forward, inverse, head_type, tail_type from relations").fetchall()
     # Rows were validated on import; model_construct skips re-validating millions of them.

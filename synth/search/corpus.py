@@ -97,22 +97,19 @@ class Corpus:
     @classmethod
     def from_jsonl(cls, path: Path) -> "Corpus":
         """A Search-R1 corpus file; a bad line is an error naming its line number."""
-        from synth.kg.readers import open_text
+        from synth.kg.readers import numbered_lines
 
         documents = []
-        with open_text(path) as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    title, text = split_contents(str(row["contents"]))
-                    documents.append(Document(id=str(row["id"]), title=title or str(row["id"]), text=text))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-                    raise ConfigError(
-                        f"{path}:{number}: not a Search-R1 corpus line ({type(error).__name__}); "
-                        'expected {"id": ..., "contents": "\\"Title\\"\\ntext"}'
-                    ) from None
+        for number, line in numbered_lines(path):
+            try:
+                row = json.loads(line)
+                title, text = split_contents(str(row["contents"]))
+                documents.append(Document(id=str(row["id"]), title=title or str(row["id"]), text=text))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+                raise ConfigError(
+                    f"{path}:{number}: not a Search-R1 corpus line ({type(error).__name__}); "
+                    'expected {"id": ..., "contents": "\\"Title\\"\\ntext"}'
+                ) from None
         if not documents:
             raise ConfigError(f"{path}: the corpus has no documents")
         return cls(documents, name=f"jsonl:{path.name}")
