@@ -11,6 +11,7 @@ carries quality where the model cannot, and the counts say so.
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 from pydantic import BaseModel, Field
 
@@ -49,10 +50,10 @@ class VerbalizeReport:
 
 
 class LLMVerbalizer:
-    def __init__(self, client: LLMClient, leakage: LeakageFilter, names, temperature: float = 0.7, max_tokens: int = 128):
+    def __init__(self, client: LLMClient, names: Callable[[str], str], temperature: float = 0.7, max_tokens: int = 128):
         self.client = client
-        self.leakage = leakage
         self.names = names
+        self.leakage = LeakageFilter(names)
         self.temperature = temperature
         self.max_tokens = max_tokens
 

@@ -96,7 +96,7 @@ def run(config: Config, context: RunContext) -> RecipeResult:
     models = {}
     if config.verbalizer == "llm" and items:
         client = context.llm_session({"generator": config.generator_model}).client("generator")
-        verbalizer = LLMVerbalizer(client, LeakageFilter(kg.name), kg.name)
+        verbalizer = LLMVerbalizer(client, kg.name)
         context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
         items, report = asyncio.run(verbalizer.rephrase(items))
         statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))

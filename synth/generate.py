@@ -32,14 +32,14 @@ class RunContext:
 
     def llm_session(self, roles: dict[str, str]) -> "LLMSession":
         """The run's model session (one cache and ledger for the whole run), created on first use."""
+        resolved = {role: self.llm or name for role, name in roles.items()}
         if self.session is None:
             from synth.llm.models import declared_models
             from synth.llm.session import LLMSession
 
-            self.session = LLMSession(
-                self.settings, declared_models(self.flows_file),
-                roles={role: self.llm or name for role, name in roles.items()}, log=self.progress.log,
-            )
+            self.session = LLMSession(self.settings, declared_models(self.flows_file), roles=resolved, log=self.progress.log)
+        else:
+            self.session.roles.update(resolved)  # a later stage may bring roles of its own
         return self.session
 
 

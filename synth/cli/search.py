@@ -22,11 +22,17 @@ def retriever_option(function):
 
 
 def _open(settings, kg, corpus_file, retriever):
-    from synth.search.retrieval import open_retriever
-    from synth.search.world import load_corpus, search_cache
+    from synth.search.world import load_corpus
 
     corpus = load_corpus(settings, kg, corpus_file)
-    return corpus, open_retriever(retriever, corpus, search_cache(settings), log=lambda line: click.echo(line, err=True))
+    return corpus, _retriever(settings, corpus, retriever)
+
+
+def _retriever(settings, corpus, kind):
+    from synth.search.retrieval import open_retriever
+    from synth.search.world import search_cache
+
+    return open_retriever(kind, corpus, search_cache(settings), log=lambda line: click.echo(line, err=True))
 
 
 @click.group()
@@ -65,10 +71,13 @@ def index(kg, corpus_file, retrievers) -> None:
     """Build (or find cached) the corpus indexes now, and print how long each took."""
     import time
 
+    from synth.search.world import load_corpus
+
     settings = load_settings()
+    corpus = load_corpus(settings, kg, corpus_file)
     for name in retrievers or ("bm25", "dense"):
         started = time.perf_counter()
-        corpus, _ = _open(settings, kg, corpus_file, name)
+        _retriever(settings, corpus, name)
         click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} documents, corpus {corpus.fingerprint})")
 
 

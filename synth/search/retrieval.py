@@ -8,6 +8,7 @@ a crash never leaves half an index and a rebuilt corpus never reuses a stale one
 import shutil
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -46,6 +47,14 @@ def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[st
     return folder
 
 
+@cache
+def _english_stemmer():
+    """One Snowball stemmer for index and queries alike (made once, not per query)."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
 class BM25Retriever:
     """Okapi BM25 via bm25s (English stopwords, Snowball stemming), memory-mapped from its cache."""
 
@@ -59,9 +68,8 @@ class BM25Retriever:
     @staticmethod
     def tokenize(texts: list[str]) -> list[list[str]]:
         import bm25s
-        import Stemmer
 
-        return bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False, show_progress=False)
+        return bm25s.tokenize(texts, stopwords="en", stemmer=_english_stemmer(), return_ids=False, show_progress=False)
 
     def _build(self, folder: Path) -> None:
         import bm25s

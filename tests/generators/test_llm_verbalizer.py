@@ -4,7 +4,6 @@ import asyncio
 import json
 from pathlib import Path
 
-from synth.filters.leakage import LeakageFilter
 from synth.generate import generate
 from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.llm.client import LLMClient
@@ -21,7 +20,7 @@ def name(entity_id: str) -> str:
 
 def rephrase(items, *replies):
     backend = ScriptedBackend([json.dumps({"question": reply}) if isinstance(reply, str) else reply for reply in replies])
-    verbalizer = LLMVerbalizer(LLMClient(backend), LeakageFilter(name), name)
+    verbalizer = LLMVerbalizer(LLMClient(backend), name)
     phrased, report = asyncio.run(verbalizer.rephrase(items))
     return phrased, report, backend
 
