@@ -27,7 +27,7 @@ class LeakageFilter(Filter):
         for answer in item.answers:
             if mentions(item.question, answer):
                 return False, "answer_in_question", {"leaked": answer}
-        named = {constraint.anchor for constraint in item.constraints}
+        named = {entity for constraint in item.constraints for entity in constraint.named}
         hidden = {hop.head for hop in item.path} | {hop.tail for hop in item.path}
         hidden -= named | ({item.answer_entity_id} if item.answer_entity_id else set())
         for entity_id in sorted(hidden):

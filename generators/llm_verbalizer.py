@@ -62,7 +62,7 @@ class LLMVerbalizer:
         return f"llm:{self.client.model_id}"
 
     def request(self, item: Item) -> ChatRequest:
-        anchors = [self.names(constraint.anchor) for constraint in item.constraints]
+        anchors = [self.names(entity) for constraint in item.constraints for entity in constraint.named]
         prompt = (
             f"Question: {item.question}\n"
             f"Names that must stay, word for word: {'; '.join(anchors)}\n"
@@ -107,7 +107,7 @@ class LLMVerbalizer:
         """Why a rephrasing cannot replace the template question, or None if it can."""
         if not question.endswith("?") or not _WH_QUESTION.match(question):
             return "not_a_question"  # the answer is an entity: a wh-question, not a yes/no one
-        if any(not mentions(question, self.names(constraint.anchor)) for constraint in item.constraints):
+        if any(not mentions(question, self.names(entity)) for constraint in item.constraints for entity in constraint.named):
             return "dropped_cue"
         if content_recall(item.question, question) < MIN_CONTENT_RECALL:
             return "lost_content"

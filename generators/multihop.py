@@ -1,7 +1,8 @@
 """The multihop item generator: walk the graph, construct unique cues in reverse, verbalize.
 
 Spec: the number of hops of the chain. Output items carry the chain as their construction path,
-every cue as a Constraint with its candidate count, and the corpus passage stating each edge.
+every cue (constraints, and facts describing intermediates) with its candidate count, and the
+corpus passage stating each edge: chain edges on the path, cue and fact edges in `cue_edges`.
 """
 
 import random
@@ -28,7 +29,7 @@ class MultihopGenerator(Generator):
         self.kg = kg
         self.seed = seed
         self.walker = RandomWalker(kg, walk, random.Random(seed))
-        self.constructor = ReverseConstructor(kg, construct)
+        self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"))
         self.verbalizer = TemplateVerbalizer(kg)
         self.corpus = evidence or KGCorpus(kg)
 
@@ -45,6 +46,9 @@ class MultihopGenerator(Generator):
         cues = [
             Cue(text=self.verbalizer.clause(constraint), constraint=index, candidates=count)
             for index, (constraint, count) in enumerate(zip(construction.constraints, construction.candidates))
+        ] + [
+            Cue(text=self.verbalizer.fact_clause(described.fact), constraint=0, step=described.step, candidates=described.candidates)
+            for described in construction.facts
         ]
         constraints = [constraint.model_dump(mode="json") for constraint in construction.constraints]
         return Item(
@@ -64,7 +68,7 @@ class MultihopGenerator(Generator):
                 "intermediates": list(walk.entities[1:-1]),
                 "cue_edges": [
                     hop.model_copy(update={"evidence_doc_id": evidence[hop]}).model_dump(mode="json")
-                    for hop in construction.cue_edges
+                    for hop in construction.edges[len(walk.hops):]
                 ],
             },
         )

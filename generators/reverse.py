@@ -1,28 +1,51 @@
 """Reverse question construction: start from the answer, choose cues that only together identify it.
 
-The walk's chain (anchor -> ... -> answer) is the first cue. When following it from the anchor
-reaches more than one entity, cues are added from the answer's own edges to named entities,
-greedily picking the one that cuts the candidate set most (ties: the cue that alone matches the
-most entities, i.e. the most oblique), until exactly one entity (the answer) is left, in the
-spirit of BMGQ's composed cues. If no such cue set exists, the walk is rejected as not_unique.
+The walk's chain (anchor -> ... -> answer) is the first cue; its intermediates are never named, only
+described. First, up to `describe_intermediates` of them get one of their own facts ("a person who
+was born in Springfield *and who won an Academy Award*"), which turns the chain into a subgraph with
+branches, as WebSailor's obfuscated entities do. Then, while following the question's constraints
+from its named entities reaches more than one entity, a cue is added: a fact about the answer (a
+new constraint) or about an intermediate (a `Step.where` fact), greedily the one that cuts the
+candidate set most (ties: the one that alone matches the most entities, i.e. the most oblique), in
+the spirit of BMGQ's composed cues. If no cue set singles the answer out, the walk is rejected as
+not_unique.
 
-Every cue is a Constraint checked against the graph, and records how many entities satisfy it
-alone. Intermediates are never named: the chain is existential, which is how they stay hidden.
+Every cue is checked against the graph and records how many entities satisfy it alone.
 """
 
+import random
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.schemas import Constraint, Hop, Step
+from synth.schemas import Constraint, Fact, Hop, Step
 
 
 class ConstructConfig(FrozenConfig):
     max_extra_cues: int = Field(default=2, ge=0, description="Cues added beyond the chain to make the answer unique.")
     max_cue_anchor_degree: int = Field(default=5000, ge=1, description="Entities named in cues have at most this many edges.")
+    describe_intermediates: int = Field(
+        default=1, ge=0,
+        description="Intermediates described by one of their own facts even when the chain is already unique "
+        "(branches of the question's subgraph); 0 keeps plain chains.",
+    )
+    fact_candidates: int = Field(
+        default=32, ge=1, description="Facts of one intermediate considered per cue (a random sample), bounding the cost.",
+    )
+
+
+@dataclass(frozen=True)
+class DescribedFact:
+    step: int
+    """Index of the chain step whose entity (an intermediate) the fact describes."""
+    fact: Fact
+    candidates: int
+    """How many entities have this fact."""
+    edge: Hop
 
 
 @dataclass(frozen=True)
@@ -30,64 +53,138 @@ class Construction:
     walk: Walk
     answer: str
     constraints: tuple[Constraint, ...]
-    """The chain first, then the added cues; their intersection is exactly {answer}."""
+    """The chain (with its intermediates' facts) first, then the answer's cues; their intersection is exactly {answer}."""
     candidates: tuple[int, ...]
     """How many entities each constraint matches on its own."""
+    facts: tuple[DescribedFact, ...]
+    """The facts describing intermediates, in the order they were added."""
     cue_edges: tuple[Hop, ...]
-    """Edges of the added cues (answer <-> a named entity), which need evidence too."""
+    """Edges of the answer's added cues (answer <-> a named entity), which need evidence too."""
 
     @property
     def edges(self) -> tuple[Hop, ...]:
-        return self.walk.hops + self.cue_edges
+        return self.walk.hops + tuple(fact.edge for fact in self.facts) + self.cue_edges
 
 
-def chain_constraint(walk: Walk) -> Constraint:
-    return Constraint(anchor=walk.entities[0], steps=[Step(relation=hop.relation, direction=hop.direction) for hop in walk.hops])
+def chain_constraint(walk: Walk, facts: list[DescribedFact] = ()) -> Constraint:
+    where: dict[int, list[Fact]] = {}
+    for described in facts:
+        where.setdefault(described.step, []).append(described.fact)
+    steps = [Step(relation=hop.relation, direction=hop.direction, where=where.get(index, [])) for index, hop in enumerate(walk.hops)]
+    return Constraint(anchor=walk.entities[0], steps=steps)
 
 
 def reverse_direction(direction: str) -> str:
     return INVERSE if direction == FORWARD else FORWARD
 
 
+@dataclass(frozen=True)
+class _Option:
+    """One fact of `entity` that could become a cue: stepping from the named `other` over
+    `relation` in `direction` reaches `entity`. Cheap to make; records are built only for winners."""
+
+    entity: str
+    other: str
+    relation: str
+    direction: str
+
+    @property
+    def step(self) -> Step:
+        return Step(relation=self.relation, direction=self.direction)
+
+    @property
+    def edge(self) -> Hop:
+        head, tail = (self.other, self.entity) if self.direction == FORWARD else (self.entity, self.other)
+        return Hop(head=head, relation=self.relation, tail=tail, direction=self.direction)
+
+
 class ReverseConstructor:
-    def __init__(self, kg: KnowledgeGraph, config: ConstructConfig):
+    """Works in node-number arrays (KnowledgeGraph.frontiers/expand): scoring a fact about an
+    intermediate re-follows only the chain's suffix from that intermediate's narrowed frontier."""
+
+    def __init__(self, kg: KnowledgeGraph, config: ConstructConfig, rng: random.Random | None = None):
         self.kg = kg
         self.config = config
+        self.rng = rng or random.Random(0)
 
     def construct(self, walk: Walk) -> Construction | None:
         """A cue set whose conjunction identifies the walk's last entity, or None if none is found."""
-        answer = walk.entities[-1]
-        chain = chain_constraint(walk)
-        remaining = self.kg.follow(chain.anchor, chain.steps)
-        constraints, candidates, cue_edges = [chain], [len(remaining)], []
+        answer, intermediates = walk.entities[-1], walk.entities[1:-1]
         used = set(walk.entities)
-        while len(remaining) > 1 and len(cue_edges) < self.config.max_extra_cues:
-            best = self._best_cue(answer, remaining, used)
+        facts: list[DescribedFact] = []
+        described = sorted(self.rng.sample(range(len(intermediates)), min(self.config.describe_intermediates, len(intermediates))))
+        for position in described:
+            options = self._options(intermediates[position], used)
+            self.rng.shuffle(options)
+            oblique = next((option for option in options if len(self._matches(option)) >= 2), None)
+            if oblique is not None:  # a fact only this entity has would name it in other words
+                facts.append(self._fact(position, oblique))
+                used.add(oblique.other)
+        answer_cues: list[tuple[Constraint, int, Hop]] = []
+        chain = chain_constraint(walk, facts)
+        remaining = self.kg.frontiers(chain.anchor, chain.steps)[-1]
+        chain_count = len(remaining)
+        for _ in range(self.config.max_extra_cues):
+            best = self._best_cue(walk, chain, remaining, used) if len(remaining) > 1 else None
             if best is None:
                 break
-            constraint, matches, edge = best
-            remaining &= matches
-            constraints.append(constraint)
-            candidates.append(len(matches))
-            cue_edges.append(edge)
-            used.add(constraint.anchor)
-        if remaining != {answer}:
+            remaining, option, position = best
+            used.add(option.other)
+            if position is None:
+                answer_cues.append((Constraint(anchor=option.other, steps=[option.step]), len(self._matches(option)), option.edge))
+            else:
+                facts.append(self._fact(position, option))
+                chain = chain_constraint(walk, facts)
+                chain_count = len(self.kg.frontiers(chain.anchor, chain.steps)[-1])
+        if self.kg.ids(remaining) != {answer}:
             return None
-        return Construction(walk, answer, tuple(constraints), tuple(candidates), tuple(cue_edges))
+        return Construction(
+            walk=walk,
+            answer=answer,
+            constraints=(chain, *(cue for cue, _, _ in answer_cues)),
+            candidates=(chain_count, *(count for _, count, _ in answer_cues)),
+            facts=tuple(facts),
+            cue_edges=tuple(edge for _, _, edge in answer_cues),
+        )
 
-    def _best_cue(self, answer: str, remaining: set[str], used: set[str]):
-        best, best_key = None, None
-        for relation, direction in self.kg.incident(answer):
-            for other in self.kg.neighbors(answer, relation, direction):
-                if other in used or other not in self.kg.entities:
-                    continue
-                if self.kg.degree(other) > self.config.max_cue_anchor_degree:
-                    continue
-                step = Step(relation=relation, direction=reverse_direction(direction))
-                matches = set(self.kg.neighbors(other, step.relation, step.direction))
-                key = (len(remaining & matches), -len(matches), relation, other)
-                if best_key is None or key < best_key:
-                    head, tail = (answer, other) if direction == FORWARD else (other, answer)
-                    edge = Hop(head=head, relation=relation, tail=tail, direction=step.direction)
-                    best, best_key = (Constraint(anchor=other, steps=[step]), matches, edge), key
-        return best
+    def _fact(self, position: int, option: _Option) -> DescribedFact:
+        fact = Fact(anchor=option.other, relation=option.relation, direction=option.direction)
+        return DescribedFact(step=position, fact=fact, candidates=len(self._matches(option)), edge=option.edge)
+
+    def _matches(self, option: _Option) -> np.ndarray:
+        """Node numbers (sorted) of every entity that has the option's fact."""
+        return self.kg.fact_nodes(option.other, option.relation, option.direction)
+
+    def _options(self, entity: str, used: set[str]) -> list[_Option]:
+        """Facts linking `entity` to a named, non-hub entity that the question does not use yet."""
+        kg, cap = self.kg, self.config.max_cue_anchor_degree
+        return [
+            _Option(entity, other, relation, reverse_direction(direction))
+            for relation, direction in kg.incident(entity)
+            for other in kg.neighbors(entity, relation, direction)
+            if other not in used and other in kg.entities and kg.degree(other) <= cap
+        ]
+
+    def _best_cue(self, walk: Walk, chain: Constraint, remaining: np.ndarray, used: set[str]):
+        """(new candidate nodes, option, intermediate position or None for an answer cue) of the
+        cue that cuts `remaining` most, or None if no cue cuts it at all."""
+        scored = []  # (candidates left, entities with the fact, option, position)
+        for option in self._options(walk.entities[-1], used):
+            matches = self._matches(option)
+            scored.append((np.intersect1d(remaining, matches, assume_unique=True), len(matches), option, None))
+        prefix = self.kg.frontiers(chain.anchor, chain.steps)
+        for position, entity in enumerate(walk.entities[1:-1]):
+            before = prefix[position + 1]  # the candidates for this intermediate
+            options = self._options(entity, used)
+            for option in self.rng.sample(options, min(len(options), self.config.fact_candidates)):
+                matches = self._matches(option)
+                narrowed = np.intersect1d(before, matches, assume_unique=True)
+                if len(narrowed) < len(before):  # a fact every candidate has cuts nothing
+                    reached = self.kg.expand(narrowed, chain.steps[position + 1:])  # the chain's set, with the fact
+                    scored.append((np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position))
+        if not scored:
+            return None
+        left, _, option, position = min(
+            scored, key=lambda entry: (len(entry[0]), -entry[1], entry[2].relation, entry[2].other, entry[3] is not None)
+        )
+        return (left, option, position) if len(left) < len(remaining) else None

@@ -6,11 +6,15 @@ indefinite descriptions for intermediates, which are never named:
     anchor Springfield, steps [place_of_birth (inverse), director/film (forward)]
     -> "was directed by a person who was born in Springfield"
 
-and the question joins the clauses of all constraints: "Which film <clause 1> and <clause 2>?"
+An intermediate's own facts (`Step.where`) join its description with "and", before the chain
+clause so nothing reads as being about a deeper entity: "a person who won the Academy Award and
+who was born in Springfield". The question joins the
+clauses of all constraints: "Which film <clause 1> and <clause 2>?" (", and" once a clause has
+its own "and", so the last cue reads as being about the answer).
 """
 
 from synth.kg.graph import FORWARD, KnowledgeGraph
-from synth.schemas import Constraint, Step
+from synth.schemas import Constraint, Fact, Step
 
 
 def _article(noun: str) -> str:
@@ -46,15 +50,24 @@ class TemplateVerbalizer:
         phrase = relation.inverse if step.direction == FORWARD else relation.forward
         return f"{phrase} {previous}"
 
+    def fact_clause(self, fact: Fact) -> str:
+        """What the described entity does with respect to the fact's named anchor."""
+        return self.relative_clause(Step(relation=fact.relation, direction=fact.direction), self.kg.name(fact.anchor))
+
     def clause(self, constraint: Constraint) -> str:
         description = self.kg.name(constraint.anchor)
         for step in constraint.steps[:-1]:
-            noun = self.entity_type(step)
-            description = f"{_article(noun)} {noun} {_pronoun(noun)} {self.relative_clause(step, description)}"
-        return self.relative_clause(constraint.steps[-1], description)
+            noun, pronoun = self.entity_type(step), _pronoun(self.entity_type(step))
+            # Facts first: the nested chain clause must come last, or a fact would read as
+            # describing the deeper entity ("a person who influenced a person who ... and who ...").
+            parts = [*(self.fact_clause(fact) for fact in step.where), self.relative_clause(step, description)]
+            description = f"{_article(noun)} {noun} {pronoun} " + f" and {pronoun} ".join(parts)
+        last = constraint.steps[-1]
+        return " and ".join([self.relative_clause(last, description), *(self.fact_clause(fact) for fact in last.where)])
 
     def question(self, constraints: list[Constraint] | tuple[Constraint, ...]) -> str:
         noun = self.entity_type(constraints[0].steps[-1])
         clauses = [self.clause(constraint) for constraint in constraints]
-        joined = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + " and " + clauses[-1]
+        last_joint = ", and " if any(" and " in clause for clause in clauses[:-1]) else " and "
+        joined = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + last_joint + clauses[-1]
         return f"Which {noun} {joined}?"

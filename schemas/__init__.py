@@ -5,7 +5,7 @@ One module per concept; import them from here: `from synth.schemas import Item, 
 
 from synth.schemas.base import JsonDict, Record
 from synth.schemas.dataset import DatasetVersion, FunnelStage, VersionStatus
-from synth.schemas.item import Constraint, Cue, Hop, Item, Provenance, Step
+from synth.schemas.item import Constraint, Cue, Fact, Hop, Item, Provenance, Step
 from synth.schemas.solving import (
     Condition,
     DifficultyLabel,
@@ -28,6 +28,7 @@ __all__ = [
     "DifficultyName",
     "Document",
     "Entity",
+    "Fact",
     "FilterVerdict",
     "FunctionCall",
     "FunnelStage",

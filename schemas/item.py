@@ -22,11 +22,24 @@ class Hop(Record):
     """A corpus document that states this edge, so a searcher can verify the hop."""
 
 
+class Fact(Record):
+    """A fact about an unnamed entity: stepping from the named `anchor` over `relation` in
+    `direction` reaches it. Describes an intermediate by its own facts ("a person who won an
+    Academy Award") instead of by name."""
+
+    anchor: NonBlank
+    relation: NonBlank
+    direction: Direction = "forward"
+
+
 class Step(Record):
     """Follow `relation` from the current entity set, in `direction`, to the next set."""
 
     relation: NonBlank
     direction: Direction = "forward"
+    where: list[Fact] = Field(default_factory=list)
+    """Facts the reached entities must also have: a branch of the question's subgraph that
+    narrows an intermediate down without naming it."""
 
 
 class Constraint(Record):
@@ -40,6 +53,11 @@ class Constraint(Record):
     anchor: NonBlank
     steps: list[Step] = Field(min_length=1)
 
+    @property
+    def named(self) -> list[str]:
+        """Every entity the constraint names: its anchor, then the anchors of its facts."""
+        return [self.anchor, *(fact.anchor for step in self.steps for fact in step.where)]
+
 
 class Cue(Record):
     """One clue of the question, and how much it narrows the answer down on its own."""
@@ -47,6 +65,8 @@ class Cue(Record):
     text: NonBlank
     constraint: int | None = None
     """Index into the item's constraints that this cue expresses, if any."""
+    step: int | None = None
+    """With `constraint`: the cue is a fact about the entity that step reaches, not the whole constraint."""
     candidates: int | None = None
     """How many entities in the graph satisfy this cue alone (higher = more oblique)."""
 

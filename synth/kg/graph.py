@@ -63,10 +63,16 @@ class Adjacency:
 
     def lookup(self, node: int, relation: int) -> np.ndarray:
         lo, hi = int(self.run_ptr[node]), int(self.run_ptr[node + 1])
-        position = lo + int(np.searchsorted(self.run_rel[lo:hi], relation))
+        position = lo + int(self.run_rel[lo:hi].searchsorted(relation))
         if position < hi and self.run_rel[position] == relation:
             return self.run_neighbors(position)
         return self.neighbors[:0]
+
+    def lookup_many(self, nodes: np.ndarray, relation: int) -> np.ndarray:
+        """Sorted, distinct neighbours over `relation` of all `nodes`, without a Python loop."""
+        runs = _ranges(self.run_ptr[nodes], self.run_ptr[nodes + 1])
+        runs = runs[self.run_rel[runs] == relation]
+        return np.unique(self.neighbors[_ranges(self.run_start[runs], self.run_start[runs + 1])])
 
     def edges_per_node(self) -> np.ndarray:
         return np.diff(self.run_start[self.run_ptr])
@@ -198,21 +204,41 @@ class KnowledgeGraph:
         return sorted(pairs)
 
     def follow(self, anchor: str, steps: Iterable[Step]) -> set[str]:
-        """All entities reachable from `anchor` by `steps`, intermediates unconstrained."""
+        """All entities reachable from `anchor` by `steps`, where each step's entities must also
+        have that step's facts (`Step.where`); intermediates are otherwise unconstrained."""
+        return self.ids(self.frontiers(anchor, steps)[-1])
+
+    def frontiers(self, anchor: str, steps: Iterable[Step]) -> list[np.ndarray]:
+        """Node numbers (sorted) at the anchor and after each step of following `steps` from it."""
         node = self.node_index.get(anchor)
-        if node is None:
-            return set()
-        frontier = np.array([node], dtype=np.int32)
+        reached = [np.array([node] if node is not None else [], dtype=np.int32)]
         for step in steps:
-            rel = self.relation_index.get(step.relation)
-            if rel is None:
-                return set()
-            index = self.index(step.direction)
-            reached = [index.lookup(int(current), rel) for current in frontier.tolist()]
-            frontier = np.unique(np.concatenate(reached)) if reached else frontier[:0]
-            if not len(frontier):
-                break
-        return {self.node_ids[number] for number in frontier.tolist()}
+            reached.append(self.expand(reached[-1], [step]))
+        return reached
+
+    def expand(self, frontier: np.ndarray, steps: Iterable[Step]) -> np.ndarray:
+        """Node numbers reached from the node numbers `frontier` by `steps`, facts applied."""
+        for step in steps:
+            frontier = self.step_nodes(frontier, step.relation, step.direction)
+            for fact in step.where:
+                frontier = np.intersect1d(frontier, self.fact_nodes(fact.anchor, fact.relation, fact.direction), assume_unique=True)
+        return frontier
+
+    def fact_nodes(self, anchor: str, relation: str, direction: str) -> np.ndarray:
+        """Node numbers (sorted) of the entities reached from the one entity `anchor`."""
+        node = self.node_index.get(anchor)
+        return self.step_nodes(np.array([node] if node is not None else [], dtype=np.int32), relation, direction)
+
+    def step_nodes(self, frontier: np.ndarray, relation: str, direction: str) -> np.ndarray:
+        """Sorted, distinct node numbers reached from `frontier` over `relation` in `direction`."""
+        rel = self.relation_index.get(relation)
+        if rel is None or not len(frontier):
+            return frontier[:0]
+        index = self.index(direction)
+        return index.lookup(int(frontier[0]), rel) if len(frontier) == 1 else index.lookup_many(frontier, rel)
+
+    def ids(self, nodes: np.ndarray) -> set[str]:
+        return {self.node_ids[number] for number in nodes.tolist()}
 
     def has_edge(self, head: str, relation: str, tail: str) -> bool:
         node, rel, target = self.node_index.get(head), self.relation_index.get(relation), self.node_index.get(tail)
@@ -252,6 +278,15 @@ class KnowledgeGraph:
         graph.add_nodes_from(self.node_ids)
         graph.add_edges_from((head, tail, relation) for head, relation, tail in self.triples())
         return graph
+
+
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The concatenation of arange(start, stop) for each pair, vectorized."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
 
 
 def _chunks(column) -> list:

@@ -10,7 +10,7 @@ from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.kg.snapshot import load_snapshot
-from synth.schemas import Hop
+from synth.schemas import Fact, Hop, Step
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_kg"
 
@@ -38,8 +38,19 @@ def test_follow_expands_sets_over_both_directions(kg):
     assert kg.follow(constraint.anchor, constraint.steps) == {"/f/one", "/f/two"}
 
 
+CHAIN_ONLY = ConstructConfig(describe_intermediates=0)
+
+
+def test_follow_keeps_only_entities_with_the_steps_facts(kg):
+    oscar = Fact(anchor="/a/oscar", relation="won", direction="inverse")
+    steps = [Step(relation="born_in", direction="inverse", where=[oscar]), Step(relation="directed")]
+    assert kg.follow("/c/springfield", steps) == {"/f/one"}
+    assert kg.follow("/c/shelbyville", steps) == {"/f/three"}
+    assert kg.follow("/c/springfield", [steps[0].model_copy(update={"where": [oscar.model_copy(update={"anchor": "/nope"})]})]) == set()
+
+
 def test_reverse_construction_adds_the_cue_that_singles_out_the_answer(kg):
-    construction = ReverseConstructor(kg, ConstructConfig()).construct(springfield_walk())
+    construction = ReverseConstructor(kg, CHAIN_ONLY).construct(springfield_walk())
     assert construction.answer == "/f/one"
     assert construction.candidates == (2, 2)  # each cue alone matches two films; together only one
     assert construction.constraints[1].anchor == "/g/drama"
@@ -47,13 +58,38 @@ def test_reverse_construction_adds_the_cue_that_singles_out_the_answer(kg):
 
 
 def test_reverse_construction_gives_up_when_no_cue_separates(kg):
-    assert ReverseConstructor(kg, ConstructConfig(max_extra_cues=0)).construct(springfield_walk()) is None
+    assert ReverseConstructor(kg, CHAIN_ONLY.model_copy(update={"max_extra_cues": 0})).construct(springfield_walk()) is None
+
+
+def test_an_intermediates_own_fact_can_be_the_distinguishing_cue(kg):
+    """Without the answer's genre, only Alice's award separates First Light from Second Wind."""
+    construction = ReverseConstructor(kg.without_relations(["genre"]), CHAIN_ONLY).construct(springfield_walk())
+    assert len(construction.constraints) == 1 and construction.candidates == (1,)
+    (described,) = construction.facts
+    assert (described.step, described.fact, described.candidates) == (0, Fact(anchor="/a/oscar", relation="won", direction="inverse"), 2)
+    assert described.edge == Hop(head="/p/alice", relation="won", tail="/a/oscar", direction="inverse")
+    assert construction.constraints[0].steps[0].where == [described.fact]
+
+
+def test_described_intermediate_is_a_branch_of_the_question(kg):
+    """describe_intermediates=1 gives Alice an oblique fact (two winners); with it the chain alone is unique."""
+    construction = ReverseConstructor(kg, ConstructConfig(describe_intermediates=1)).construct(springfield_walk())
+    assert [described.fact.anchor for described in construction.facts] == ["/a/oscar"]
+    assert construction.constraints[0].named == ["/c/springfield", "/a/oscar"] and len(construction.constraints) == 1
+    question = TemplateVerbalizer(kg).question(construction.constraints)
+    assert question == "Which film was directed by a person who won Academy Award and who was born in Springfield?"
 
 
 def test_template_question_hides_intermediates_and_joins_cues(kg):
-    construction = ReverseConstructor(kg, ConstructConfig()).construct(springfield_walk())
+    construction = ReverseConstructor(kg, CHAIN_ONLY).construct(springfield_walk())
     question = TemplateVerbalizer(kg).question(construction.constraints)
     assert question == "Which film was directed by a person who was born in Springfield and belongs to the genre Drama?"
+    oscar = Fact(anchor="/a/oscar", relation="won", direction="inverse")
+    branched = construction.constraints[0].model_copy(update={"steps": [
+        construction.constraints[0].steps[0].model_copy(update={"where": [oscar]}), construction.constraints[0].steps[1]]})
+    assert TemplateVerbalizer(kg).question([branched, construction.constraints[1]]) == (
+        "Which film was directed by a person who won Academy Award and who was born in Springfield, and belongs to the genre Drama?"
+    )
 
 
 def test_walks_respect_hub_cap_distinct_relations_and_no_repeats(kg):

@@ -46,6 +46,8 @@ def _follow(raw_graph, anchor, steps):
     for step in steps:
         index = forward if step.direction == "forward" else inverse
         frontier = {neighbor for entity in frontier for neighbor in index[(entity, step.relation)]}
+        for fact in step.where:  # the reached entity must have this fact too
+            frontier &= (forward if fact.direction == "forward" else inverse)[(fact.anchor, fact.relation)]
     return frontier
 
 
@@ -78,7 +80,7 @@ def test_questions_name_neither_the_answer_nor_any_intermediate(published, raw_g
     names = raw_graph[2]
     for item in published[2]:
         assert not mentions(item.question, item.answer), item.question
-        anchors = {names[c.anchor] for c in item.constraints}
+        anchors = {names[entity] for c in item.constraints for entity in c.named}
         for hop in item.path[:-1]:
             intermediate = hop.tail if hop.direction == "forward" else hop.head
             if not any(mentions(anchor, names[intermediate]) for anchor in anchors):
@@ -93,6 +95,9 @@ def test_every_hop_has_an_evidence_document_that_states_it(published, raw_graph)
             document = corpus.document(hop.evidence_doc_id)
             assert document is not None and hop.evidence_doc_id in item.evidence_doc_ids
             assert f"{names[hop.head]} {phrases[hop.relation]} {names[hop.tail]}." in document.text
+        for edge in item.metadata["cue_edges"]:  # cues about the answer and facts about intermediates
+            document = corpus.document(edge["evidence_doc_id"])
+            assert f"{names[edge['head']]} {phrases[edge['relation']]} {names[edge['tail']]}." in document.text
 
 
 def test_funnel_and_lineage_are_recorded(published):
@@ -113,3 +118,23 @@ def test_same_seed_reproduces_and_another_seed_differs(published, tmp_path):
     different = list(iter_records(Settings(home=tmp_path / "b"), other.version, "items"))
     assert same == items
     assert {item.id for item in different} != {item.id for item in items}
+
+
+def test_intermediates_are_described_by_their_own_facts(published, raw_graph):
+    """Default construction gives one intermediate per chain a fact of its own: a second branch."""
+    forward, inverse, names, _ = raw_graph
+    branched = 0
+    for item in published[2]:
+        chain = item.constraints[0]
+        for position, step in enumerate(chain.steps[:-1]):
+            hop = item.path[position]
+            intermediate = hop.tail if hop.direction == "forward" else hop.head
+            for fact in step.where:
+                branched += 1
+                holders = (forward if fact.direction == "forward" else inverse)[(fact.anchor, fact.relation)]
+                assert intermediate in holders  # a true fact about the hidden entity ...
+                assert names[fact.anchor] in item.question  # ... stated in the question
+        fact_cues = [cue for cue in item.cues if cue.step is not None]
+        assert len(fact_cues) == sum(len(step.where) for step in chain.steps)
+        assert all(cue.candidates >= 1 for cue in fact_cues)
+    assert branched >= len(published[2]) * 0.8
