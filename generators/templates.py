@@ -32,6 +32,14 @@ def _pronoun(noun: str) -> str:
     return "who" if noun in _PERSON_NOUNS else "that"
 
 
+def _drop_repeated_noun(phrase: str, noun: str) -> str:
+    """"produced the film" before "a film that ..." -> "produced": the description says it."""
+    head, separator, tail = phrase.rpartition(" the ")
+    if separator and head and set(tail.split()) <= set(noun.split()):
+        return head
+    return phrase
+
+
 class TemplateVerbalizer:
     name = "template"
 
@@ -44,10 +52,13 @@ class TemplateVerbalizer:
         noun = relation.tail_type if step.direction == FORWARD else relation.head_type
         return noun or "entity"
 
-    def relative_clause(self, step: Step, previous: str) -> str:
-        """What the entity a step arrives at does with respect to `previous`."""
+    def relative_clause(self, step: Step, previous: str, previous_noun: str | None = None) -> str:
+        """What the entity a step arrives at does with respect to `previous` (a name, or a
+        description whose head is `previous_noun`)."""
         relation = self.kg.relations[step.relation]
         phrase = relation.inverse if step.direction == FORWARD else relation.forward
+        if previous_noun:
+            phrase = _drop_repeated_noun(phrase, previous_noun)
         return f"{phrase} {previous}"
 
     def fact_clause(self, fact: Fact) -> str:
@@ -55,15 +66,15 @@ class TemplateVerbalizer:
         return self.relative_clause(Step(relation=fact.relation, direction=fact.direction), self.kg.name(fact.anchor))
 
     def clause(self, constraint: Constraint) -> str:
-        description = self.kg.name(constraint.anchor)
+        description, described = self.kg.name(constraint.anchor), None
         for step in constraint.steps[:-1]:
             noun, pronoun = self.entity_type(step), _pronoun(self.entity_type(step))
             # Facts first: the nested chain clause must come last, or a fact would read as
             # describing the deeper entity ("a person who influenced a person who ... and who ...").
-            parts = [*(self.fact_clause(fact) for fact in step.where), self.relative_clause(step, description)]
-            description = f"{_article(noun)} {noun} {pronoun} " + f" and {pronoun} ".join(parts)
+            parts = [*(self.fact_clause(fact) for fact in step.where), self.relative_clause(step, description, described)]
+            description, described = f"{_article(noun)} {noun} {pronoun} " + f" and {pronoun} ".join(parts), noun
         last = constraint.steps[-1]
-        return " and ".join([self.relative_clause(last, description), *(self.fact_clause(fact) for fact in last.where)])
+        return " and ".join([self.relative_clause(last, description, described), *(self.fact_clause(fact) for fact in last.where)])
 
     def question(self, constraints: list[Constraint] | tuple[Constraint, ...]) -> str:
         noun = self.entity_type(constraints[0].steps[-1])

@@ -119,3 +119,11 @@ def test_generator_items_cite_evidence_for_chain_and_cue_edges(kg):
         assert all(hop.evidence_doc_id in item.evidence_doc_ids for hop in item.path)
         assert len(item.evidence_doc_ids) >= len({hop.head for hop in item.path})
         assert item.provenance.kg_snapshot == "tiny-1" and item.provenance.verbalizer == "template"
+
+
+def test_template_does_not_repeat_the_noun_of_a_described_entity(kg):
+    from synth.generators.templates import _drop_repeated_noun
+
+    assert _drop_repeated_noun("produced the film", "film") == "produced"
+    assert _drop_repeated_noun("is a genre of the film", "film or television program") == "is a genre of"
+    assert _drop_repeated_noun("has the capital", "city") == "has the capital"  # the noun carries meaning
