@@ -13,8 +13,12 @@ from synth.schemas import Item
 
 
 def mentions(text: str, name: str) -> bool:
+    return _contains(normalize_answer(text), name)
+
+
+def _contains(normalized_text: str, name: str) -> bool:
     needle = normalize_answer(name)
-    return bool(needle) and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", normalize_answer(text)) is not None
+    return bool(needle) and needle in normalized_text and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", normalized_text) is not None
 
 
 class LeakageFilter(Filter):
@@ -24,14 +28,15 @@ class LeakageFilter(Filter):
         self.names = names
 
     def check(self, item: Item) -> CheckResult:
+        question = normalize_answer(item.question)  # once per item, not once per name
         for answer in item.answers:
-            if mentions(item.question, answer):
+            if _contains(question, answer):
                 return False, "answer_in_question", {"leaked": answer}
         named = {entity for constraint in item.constraints for entity in constraint.named}
         hidden = {hop.head for hop in item.path} | {hop.tail for hop in item.path}
         hidden -= named | ({item.answer_entity_id} if item.answer_entity_id else set())
         for entity_id in sorted(hidden):
             name = self.names(entity_id)
-            if mentions(item.question, name) and not any(mentions(self.names(anchor), name) for anchor in named):
+            if _contains(question, name) and not any(mentions(self.names(anchor), name) for anchor in named):
                 return False, "intermediate_in_question", {"leaked": name, "entity": entity_id}
         return True

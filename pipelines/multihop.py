@@ -15,9 +15,12 @@ from pydantic import Field, field_validator
 from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
+from synth.filters.contamination import ContaminationConfig, ContaminationFilter
 from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
+from synth.filters.near_dup import NearDupConfig, NearDupFilter
+from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
 from synth.generate import RecipeResult, RunContext
 from synth.generators.base import Rejection
 from synth.generators.kg_walk import WalkConfig
@@ -51,6 +54,9 @@ class Config(FrozenConfig):
     walk: WalkConfig = WalkConfig()
     reverse: ConstructConfig = ConstructConfig()
     format: FormatConfig = FormatConfig()
+    near_dup: NearDupConfig = NearDupConfig()
+    contamination: ContaminationConfig = ContaminationConfig()
+    shortcut: ShortcutConfig = ShortcutConfig()
 
     @field_validator("hops", mode="before")
     @classmethod
@@ -73,7 +79,7 @@ def run(config: Config, context: RunContext) -> RecipeResult:
         generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(full))
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    chain = FilterChain([FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()])
+    chain = FilterChain(_cheap_filters(config, context, kg, full))
     rejected: dict[str, Counter] = {}
     accepted = {hops: [] for hops in config.hops}
     quota = _quotas(config.n, config.hops)
@@ -111,6 +117,28 @@ def run(config: Config, context: RunContext) -> RecipeResult:
         statistics=statistics,
         models=models,
     )
+
+
+def _cheap_filters(config: Config, context: RunContext, kg, full) -> list:
+    """Format, leakage and exact dedup always; near-duplicates (also against earlier versions of
+    the dataset), contamination (when benchmark files are given) and one-search shortcuts as configured."""
+    filters = [FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()]
+    if config.near_dup.enabled:
+        earlier = context.earlier_items(["id", "question", "answer", "aliases"]) if config.near_dup.against_earlier_versions else []
+        earlier = [(item_id, question, [answer, *aliases]) for item_id, question, answer, aliases in earlier]
+        filters.append(NearDupFilter(config.near_dup, earlier))
+    if config.contamination.benchmarks:
+        filters.append(ContaminationFilter(config.contamination))
+    if config.shortcut.enabled:
+        from synth.search.corpus import Corpus
+        from synth.search.retrieval import open_retriever
+        from synth.search.world import search_cache
+
+        context.progress.log(f"indexing the corpus for the shortcut check ({config.shortcut.retriever}) ...")
+        corpus = Corpus.from_kg(full)
+        retriever = open_retriever(config.shortcut.retriever, corpus, search_cache(context.settings), log=context.progress.log)
+        filters.append(ShortcutFilter(corpus, retriever, config.shortcut.k))
+    return filters
 
 
 def _quotas(n: int, hops: list[int]) -> dict[int, int]:

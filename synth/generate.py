@@ -29,6 +29,19 @@ class RunContext:
     flows_file: Path | None = None
     """Where models are declared (`models:`); the built-ins are always there."""
     session: "LLMSession | None" = None
+    dataset: str | None = None
+    """The dataset the run publishes to, so filters can compare with its earlier versions."""
+
+    def earlier_items(self, columns: list[str]) -> list[tuple]:
+        """`columns` of every item in the published versions of this run's dataset."""
+        if self.dataset is None:
+            return []
+        from synth.store.catalog import Catalog
+        from synth.store.reader import read_columns
+
+        with Catalog.open(self.settings, read_only=True) as catalog:
+            versions = catalog.versions(self.dataset)
+        return [row for version in versions for row in read_columns(self.settings, version, "items", columns)]
 
     def llm_session(self, roles: dict[str, str]) -> "LLMSession":
         """The run's model session (one cache and ledger for the whole run), created on first use."""
@@ -76,7 +89,7 @@ def generate(
     module = recipe.load()
     config = build_config(module.Config, apply_params({}, params), f"recipe {recipe_name}")
     started = time.monotonic()
-    context = RunContext(settings, progress or Progress(enabled=False), llm=llm, flows_file=flows_file)
+    context = RunContext(settings, progress or Progress(enabled=False), llm=llm, flows_file=flows_file, dataset=dataset)
     try:
         result: RecipeResult = module.run(config, context)
     finally:

@@ -6,6 +6,7 @@ a crash never leaves half an index and a rebuilt corpus never reuses a stale one
 """
 
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -55,11 +56,31 @@ def _english_stemmer():
     return Stemmer.Stemmer("english")
 
 
+def import_bm25s():
+    """bm25s, imported without numba.
+
+    bm25s imports numba when it is installed (vLLM brings it), and numba's llvmlite bindings then
+    break vLLM's CPU kernel registration in the same process (vllm/triton_utils/dispatcher.py
+    scans every loaded module and trips over llvmlite's function wrappers). synth uses bm25s's
+    numpy backend, so hiding numba during the import costs nothing.
+    """
+    if "bm25s" in sys.modules or "numba" in sys.modules:
+        import bm25s
+
+        return bm25s
+    sys.modules["numba"] = None  # type: ignore[assignment]  # makes `import numba` raise ImportError
+    try:
+        import bm25s
+    finally:
+        del sys.modules["numba"]
+    return bm25s
+
+
 class BM25Retriever:
     """Okapi BM25 via bm25s (English stopwords, Snowball stemming), memory-mapped from its cache."""
 
     def __init__(self, corpus: Corpus, cache_dir: Path, log: Callable[[str], None] = print):
-        import bm25s
+        bm25s = import_bm25s()
 
         self.corpus = corpus
         self.folder = _cached_build(cache_dir / f"bm25-{corpus.fingerprint}", self._build, log, "BM25 index")
@@ -67,12 +88,12 @@ class BM25Retriever:
 
     @staticmethod
     def tokenize(texts: list[str]) -> list[list[str]]:
-        import bm25s
+        bm25s = import_bm25s()
 
         return bm25s.tokenize(texts, stopwords="en", stemmer=_english_stemmer(), return_ids=False, show_progress=False)
 
     def _build(self, folder: Path) -> None:
-        import bm25s
+        bm25s = import_bm25s()
 
         index = bm25s.BM25()
         index.index(self.tokenize([f"{document.title} {document.text}" for document in self.corpus.documents]), show_progress=False)

@@ -51,3 +51,13 @@ def iter_records(
         for batch in reader:
             for row in batch.to_pylist():
                 yield from_row(model, row)
+
+
+def read_columns(settings: Settings, version: DatasetVersion, table: str, columns: list[str]) -> list[tuple]:
+    """Rows of a few columns of `table`, without validating whole records (cheap on large versions)."""
+    import duckdb
+
+    path = str(shard_glob(settings, version, table)).replace("'", "''")
+    selected = ", ".join(f'"{column}"' for column in columns)
+    with duckdb.connect() as connection:
+        return connection.sql(f"select {selected} from read_parquet('{path}')").fetchall()

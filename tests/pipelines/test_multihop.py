@@ -103,7 +103,8 @@ def test_every_hop_has_an_evidence_document_that_states_it(published, raw_graph)
 def test_funnel_and_lineage_are_recorded(published):
     settings, version, items = published
     stages = [stage.stage for stage in version.funnel]
-    assert stages[:2] == ["walk", "uniqueness"] and "leakage" in stages and "dedup" in stages
+    assert stages[:2] == ["walk", "uniqueness"]
+    assert {"format", "leakage", "dedup", "near_dup", "shortcut"} <= set(stages) and "contamination" not in stages
     assert version.funnel[-1].kept == len(items)
     assert version.kg_snapshot.startswith("fb15k237-") and version.seed == 3
     assert version.config["hops"] == [2, 3, 4]
@@ -138,3 +139,12 @@ def test_intermediates_are_described_by_their_own_facts(published, raw_graph):
         assert len(fact_cues) == sum(len(step.where) for step in chain.steps)
         assert all(cue.candidates >= 1 for cue in fact_cues)
     assert branched >= len(published[2]) * 0.8
+
+
+def test_a_second_run_drops_near_duplicates_of_the_first_version(published, raw_graph):
+    settings, first, items = published
+    second = generate(settings, "multihop", ["n=24", "seed=3", "hops=[2,3,4]"])
+    near = {stage.stage: stage for stage in second.version.funnel}["near_dup"]
+    assert near.dropped.get("near_duplicate_of_earlier_version", 0) >= 1
+    again = list(iter_records(settings, second.version, "items"))
+    assert not {item.question for item in again} & {item.question for item in items}

@@ -148,3 +148,12 @@ def test_synth_search_serve_starts_answers_and_stops(tmp_path):
         server.terminate()
         server.wait(timeout=10)
     assert server.returncode is not None
+
+
+def test_bm25_is_imported_without_numba_which_breaks_vllm_in_the_same_process():
+    import subprocess
+    import sys
+
+    code = "import sys; from synth.search.retrieval import import_bm25s; import_bm25s(); print('numba' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

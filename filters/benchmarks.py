@@ -1,0 +1,88 @@
+"""Evaluation sets to check generated items against, read from the layouts they ship in.
+
+JSONL, JSON (a list, or an object holding one), CSV/TSV and Parquet files; the question is the
+first present of question/query/problem/prompt/input, the answers the first present of
+golden_answers/answers/answer/target/output (a string, a list, or {"text": [...]} as in SQuAD),
+the id the first present of id/qid/_id/question_id/uid (else the row number). This covers the
+files of Search-R1/FlashRAG (NQ, HotpotQA, 2Wiki, MuSiQue, Bamboogle), BrowseComp, GAIA and
+SimpleQA as commonly distributed.
+"""
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from synth.errors import ConfigError, NotFoundError
+
+QUESTION_KEYS = ("question", "query", "problem", "prompt", "input")
+ANSWER_KEYS = ("golden_answers", "answers", "answer", "target", "output")
+ID_KEYS = ("id", "qid", "_id", "question_id", "uid")
+
+
+@dataclass(frozen=True)
+class BenchmarkItem:
+    source: str
+    """The benchmark file's name."""
+    id: str
+    question: str
+    answers: tuple[str, ...]
+
+
+def load_benchmark(path: Path) -> list[BenchmarkItem]:
+    """Every row with a question; a clear error if the file is missing or has no question column."""
+    path = Path(path)
+    if not path.is_file():
+        raise NotFoundError(f"benchmark file {path} does not exist; pass files of questions/answers (JSONL, JSON, CSV, TSV or Parquet)")
+    items = []
+    for number, row in enumerate(_rows(path), start=1):
+        if not isinstance(row, dict):
+            continue
+        question = next((row[key] for key in QUESTION_KEYS if isinstance(row.get(key), str) and row[key].strip()), None)
+        if question is None:
+            continue
+        identifier = next((str(row[key]) for key in ID_KEYS if row.get(key) not in (None, "")), str(number))
+        answer = next((row[key] for key in ANSWER_KEYS if row.get(key) not in (None, "")), None)
+        items.append(BenchmarkItem(path.name, identifier, question, _answers(answer)))
+    if not items:
+        raise ConfigError(f"benchmark file {path} has no rows with a question field (one of {', '.join(QUESTION_KEYS)})")
+    return items
+
+
+def _answers(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:  # CSV cells holding a JSON list, as exported by pandas or datasets
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return (value,)
+        return _answers(parsed) if isinstance(parsed, (list, dict)) else (value,)
+    if isinstance(value, dict):
+        return _answers(value.get("text") or value.get("value") or value.get("aliases"))
+    if isinstance(value, (list, tuple)):
+        return tuple(answer for part in value for answer in _answers(part))
+    return (str(value),) if value is not None else ()
+
+
+def _rows(path: Path) -> Iterator[Any]:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(path).to_pylist()
+    elif suffix in (".csv", ".tsv"):
+        with open(path, encoding="utf-8", newline="") as handle:
+            yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+    elif suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):  # {"data": [...]} or {"split": [...]}
+            data = next((value for value in data.values() if isinstance(value, list)), [data])
+        yield from data
+    else:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
