@@ -5,8 +5,10 @@ module balances hop counts, stops at `n` items (or the attempt budget), and repo
 """
 
 import asyncio
+import math
 import random
 from collections import Counter
+from functools import cached_property
 
 from typing import Literal
 
@@ -15,11 +17,13 @@ from pydantic import Field, field_validator
 from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
+from synth.filters.consensus import ConsensusConfig, pass_rates
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
 from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
+from synth.filters.panel import PanelConfig
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
 from synth.generate import RecipeResult, RunContext
 from synth.generators.base import Rejection
@@ -28,8 +32,11 @@ from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
+from synth.matching import normalize_answer
+from synth.pipelines.labeling import build_panel, label_items
+from synth.schemas import Document, FilterVerdict, FunnelStage, Item
 from synth.search.corpus import KGCorpus
-from synth.schemas import FunnelStage
+from synth.search.tools import SearchTools
 
 
 class Config(FrozenConfig):
@@ -57,6 +64,12 @@ class Config(FrozenConfig):
     near_dup: NearDupConfig = NearDupConfig()
     contamination: ContaminationConfig = ContaminationConfig()
     shortcut: ShortcutConfig = ShortcutConfig()
+    panel: PanelConfig = PanelConfig()
+    consensus: ConsensusConfig = ConsensusConfig()
+    oversample: float = Field(
+        default=1.0, ge=1.0, le=10.0,
+        description="With the panel on, make n * oversample candidates, since consensus drops some; the surplus is dropped as over_quota.",
+    )
 
     @field_validator("hops", mode="before")
     @classmethod
@@ -79,13 +92,15 @@ def run(config: Config, context: RunContext) -> RecipeResult:
         generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(full))
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    chain = FilterChain(_cheap_filters(config, context, kg, full))
+    world = _World(config, context, full)
+    chain = FilterChain(_cheap_filters(config, context, kg, world))
     rejected: dict[str, Counter] = {}
+    target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
     accepted = {hops: [] for hops in config.hops}
-    quota = _quotas(config.n, config.hops)
+    quota = _quotas(target, config.hops)
     budget = config.n * config.max_attempts_per_item
     attempts = 0
-    with context.progress.task("multihop items", total=config.n) as advance:
+    with context.progress.task("multihop candidates", total=target) as advance:
         while attempts < budget and any(len(accepted[hops]) < quota[hops] for hops in config.hops):
             hops = min((hops for hops in config.hops if len(accepted[hops]) < quota[hops]), key=lambda h: (len(accepted[h]), h))
             attempts += 1
@@ -98,7 +113,7 @@ def run(config: Config, context: RunContext) -> RecipeResult:
                 accepted[hops].append(kept[0])
                 advance(1)
     items = [item for hops in config.hops for item in accepted[hops]]
-    statistics = _statistics(items, attempts, config)
+    statistics = {"attempts": attempts, "verbalizer": "template"}
     models = {}
     if config.verbalizer == "llm" and items:
         client = context.llm_session({"generator": config.generator_model}).client("generator")
@@ -107,19 +122,89 @@ def run(config: Config, context: RunContext) -> RecipeResult:
         items, report = asyncio.run(verbalizer.rephrase(items))
         statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))
         models["generator"] = client.model_id
+    funnel = _funnel(attempts, rejected, chain)
+    verdicts = list(chain.verdicts)
+    tables: dict[str, list] = {}
+    if config.panel.enabled and items:
+        panel, solvers = build_panel(config.panel, context, world.tools, world.evidence)
+        labeled = label_items(items, panel, solvers, config.consensus, context, supports=_graph_supports(full))
+        items, surplus = _select(labeled.items, config.n, config.hops)
+        verdicts += labeled.verdicts + [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus]
+        funnel += [labeled.stage, FunnelStage(stage="quota", input=len(labeled.items), kept=len(items), dropped={"over_quota": len(surplus)} if surplus else {})]
+        kept_ids = {item.id for item in items}
+        tables.update(attempts=labeled.attempts, trajectories=labeled.trajectories,
+                      labels=[label for label in labeled.labels if label.item_id in kept_ids])
+        models.update({f"solver:{name}": model for name, model in solvers.items()})
+        statistics.update(_panel_statistics(labeled))
+    statistics.update(_statistics(items))
     random.Random(config.seed).shuffle(items)
     kept_ids = {item.id for item in items}
-    verdicts = [verdict for verdict in chain.verdicts if verdict.item_id in kept_ids or not verdict.kept]
-    return RecipeResult(
-        tables={"items": items, "verdicts": verdicts},
-        funnel=_funnel(attempts, rejected, chain),
-        kg_snapshot=kg.snapshot,
-        statistics=statistics,
-        models=models,
-    )
+    tables.update(items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept])
+    return RecipeResult(tables=tables, funnel=funnel, kg_snapshot=kg.snapshot, statistics=statistics, models=models)
 
 
-def _cheap_filters(config: Config, context: RunContext, kg, full) -> list:
+class _World:
+    """The corpus and the BM25 search tools, built on first use (the shortcut filter and the panel share them)."""
+
+    def __init__(self, config: Config, context: RunContext, full):
+        self.config, self.context, self.full = config, context, full
+
+    @cached_property
+    def tools(self) -> SearchTools:
+        from synth.search.corpus import Corpus
+        from synth.search.retrieval import open_retriever
+        from synth.search.world import search_cache
+
+        self.context.progress.log(f"opening the {self.config.shortcut.retriever} index of the corpus ...")
+        corpus = Corpus.from_kg(self.full)
+        retriever = open_retriever(self.config.shortcut.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log)
+        return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k)
+
+    def evidence(self, item: Item) -> list[Document]:
+        documents = (self.tools.open(doc_id) for doc_id in item.evidence_doc_ids)
+        return [document for document in documents if document is not None]
+
+
+def _graph_supports(kg):
+    """`supports(item, answer)`: does an entity named `answer` satisfy all of the item's constraints?"""
+    by_name: dict[str, list[str]] = {}
+    for entity_id, entity in kg.entities.items():
+        by_name.setdefault(normalize_answer(entity.name), []).append(entity_id)
+
+    def supports(item: Item, answer: str) -> bool:
+        candidates = set(by_name.get(normalize_answer(answer), ()))
+        for constraint in item.constraints:
+            if not candidates:
+                return False
+            candidates &= kg.follow(constraint.anchor, constraint.steps)
+        return bool(candidates)
+
+    return supports
+
+
+def _select(items: list[Item], n: int, hops: list[int]) -> tuple[list[Item], list[Item]]:
+    """Up to n items, balanced across hop counts as far as the survivors allow; the rest is surplus."""
+    by_hops = {hop: [item for item in items if item.hops == hop] for hop in hops}
+    chosen: list[Item] = []
+    while len(chosen) < n and any(by_hops.values()):
+        for hop in hops:
+            if by_hops[hop] and len(chosen) < n:
+                chosen.append(by_hops[hop].pop(0))
+    chosen_ids = {item.id for item in chosen}
+    return chosen, [item for item in items if item.id not in chosen_ids]
+
+
+def _panel_statistics(labeled) -> dict:
+    rates = {}
+    for rate in pass_rates(labeled.attempts):
+        rates[f"{rate.solver}/{rate.condition}"] = f"{rate.correct}/{rate.attempts}"
+    statistics = {"panel_pass_rates": rates, "trajectories": len(labeled.trajectories)}
+    if labeled.skipped_rules:
+        statistics["consensus_rules_skipped"] = labeled.skipped_rules
+    return statistics
+
+
+def _cheap_filters(config: Config, context: RunContext, kg, world: "_World") -> list:
     """Format, leakage and exact dedup always; near-duplicates (also against earlier versions of
     the dataset), contamination (when benchmark files are given) and one-search shortcuts as configured."""
     filters = [FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()]
@@ -130,14 +215,7 @@ def _cheap_filters(config: Config, context: RunContext, kg, full) -> list:
     if config.contamination.benchmarks:
         filters.append(ContaminationFilter(config.contamination))
     if config.shortcut.enabled:
-        from synth.search.corpus import Corpus
-        from synth.search.retrieval import open_retriever
-        from synth.search.world import search_cache
-
-        context.progress.log(f"indexing the corpus for the shortcut check ({config.shortcut.retriever}) ...")
-        corpus = Corpus.from_kg(full)
-        retriever = open_retriever(config.shortcut.retriever, corpus, search_cache(context.settings), log=context.progress.log)
-        filters.append(ShortcutFilter(corpus, retriever, config.shortcut.k))
+        filters.append(ShortcutFilter(world.tools.corpus, world.tools.retriever, config.shortcut.k))
     return filters
 
 
@@ -156,15 +234,14 @@ def _funnel(attempts: int, rejected: dict[str, Counter], chain: FilterChain) -> 
     return stages + list(chain.stages.values())
 
 
-def _statistics(items, attempts: int, config: Config) -> dict:
+def _statistics(items) -> dict:
     relations = Counter(hop.relation for item in items for hop in item.path)
     anchors = Counter(item.metadata["anchor"] for item in items)
     total_edges = sum(relations.values()) or 1
     return {
-        "attempts": attempts,
         "items_per_hops": dict(Counter(item.hops for item in items)),
+        "difficulty": dict(Counter(item.difficulty for item in items)),
         "distinct_relations": len(relations),
         "top_relation_share": round(max(relations.values(), default=0) / total_edges, 3),
         "distinct_anchors": len(anchors),
-        "verbalizer": "template",
     }

@@ -85,13 +85,18 @@ class VLLMBackend(LLMBackend):
         return self._executor.submit(function, *args).result()
 
     def engine_arguments(self) -> dict[str, Any]:
-        """The vllm.LLM arguments besides the model: configured ones, plus eager mode on a CPU
-        (torch.compile costs minutes there and gains nothing for small batches)."""
+        """The vllm.LLM arguments besides the model: configured ones, plus, on a CPU, eager mode
+        (torch.compile costs minutes there and gains nothing for small batches) and no chunked
+        prefill: when a seeded request is prefilled in chunks, vLLM rewinds its generator, which
+        a CPU torch.Generator cannot do ("CPU Generator does not use offset"), and the whole
+        batch fails. Whole prefills with a token budget of at least the context length avoid it."""
         from synth.llm.platform import torch_has_cuda
 
         kwargs = dict(self.engine_kwargs)
         if not torch_has_cuda():
             kwargs.setdefault("enforce_eager", True)
+            kwargs.setdefault("enable_chunked_prefill", False)
+            kwargs.setdefault("max_num_batched_tokens", max(8192, int(kwargs.get("max_model_len") or 0)))
         return kwargs
 
     def _create_engine(self):

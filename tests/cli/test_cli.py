@@ -79,9 +79,9 @@ def test_a_corrupted_catalog_is_one_line(capsys, tmp_path, monkeypatch):
 
 
 def test_generate_list_show_sql_export(capsys, tmp_path):
-    code, out, _ = run(capsys, "generate", "--recipe", "multihop", "--n", "6", "--seed", "1", "--param", "hops=2", "--quiet", "--json")
+    code, out, _ = run(capsys, "generate", "--recipe", "multihop", "--n", "6", "--seed", "1", "--param", "hops=2", "--param", "panel.enabled=false", "--quiet", "--json")
     assert code == 0 and json.loads(out)["version"] == 1
-    run(capsys, "generate", "--recipe", "multihop", "--n", "4", "--seed", "2", "--param", "hops=3", "--quiet")
+    run(capsys, "generate", "--recipe", "multihop", "--n", "4", "--seed", "2", "--param", "hops=3", "--param", "panel.enabled=false", "--quiet")
 
     code, out, _ = run(capsys, "datasets", "list", "--json")
     listed = json.loads(out)

@@ -57,7 +57,7 @@ def test_unsafe_or_failed_rephrasings_fall_back_to_the_template_with_a_reason(ma
 def test_the_recipe_with_llm_verbalizer_runs_on_the_fake_and_records_it(tmp_path, settings):
     flows = tmp_path / "flows.yaml"
     flows.write_text("models:\n  scripted:\n    backend: fake\n    model: writer\n")
-    result = generate(settings, "multihop", ["n=6", "seed=1", "verbalizer=llm", "generator_model=scripted"], flows_file=flows)
+    result = generate(settings, "multihop", ["n=6", "seed=1", "verbalizer=llm", "generator_model=scripted", "panel.enabled=false"], flows_file=flows)
     summary = result.version.summary
     assert summary["verbalizer"] == "llm:fake:writer"
     assert summary["llm"]["llm_requests"] >= 6 and summary["template_fallbacks"]  # filler replies never pass
@@ -68,4 +68,7 @@ def test_the_recipe_with_llm_verbalizer_runs_on_the_fake_and_records_it(tmp_path
 
 def test_llm_flag_overrides_every_role(tmp_path, settings):
     result = generate(settings, "multihop", ["n=3", "verbalizer=llm"], llm="fake", flows_file=Path(tmp_path / "none.yaml"))
-    assert result.version.models == {"generator": "fake:dry-run"}
+    assert result.version.models == {"generator": "fake:dry-run", "solver:embedded": "fake:dry-run", "solver:bm25_reader": "baseline:bm25-reader"}
+    # the dry-run filler answers nothing right: too weak a panel to judge answerability, so every item stays, unsolved
+    assert "unanswerable_with_gold_evidence" in result.version.summary["consensus_rules_skipped"]
+    assert result.version.summary["difficulty"] == {"unsolved": 3}

@@ -19,6 +19,9 @@ def _raw_tsv(name):
         return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
+CONSTRUCTION = ["n=24", "seed=3", "hops=[2,3,4]", "panel.enabled=false"]
+
+
 @pytest.fixture(scope="module")
 def raw_graph():
     """Adjacency straight from the shipped file, without synth's loader."""
@@ -34,9 +37,10 @@ def raw_graph():
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
+    """Construction and cheap filters only: the panel is tested in test_labeling.py."""
     home = tmp_path_factory.mktemp("multihop_home")
     settings = Settings(home=home)
-    result = generate(settings, "multihop", ["n=24", "seed=3", "hops=[2,3,4]"])
+    result = generate(settings, "multihop", CONSTRUCTION)
     return settings, result.version, list(iter_records(settings, result.version, "items"))
 
 
@@ -113,8 +117,8 @@ def test_funnel_and_lineage_are_recorded(published):
 
 def test_same_seed_reproduces_and_another_seed_differs(published, tmp_path):
     _, _, items = published
-    again = generate(Settings(home=tmp_path / "a"), "multihop", ["n=24", "seed=3", "hops=[2,3,4]"])
-    other = generate(Settings(home=tmp_path / "b"), "multihop", ["n=24", "seed=4", "hops=[2,3,4]"])
+    again = generate(Settings(home=tmp_path / "a"), "multihop", CONSTRUCTION)
+    other = generate(Settings(home=tmp_path / "b"), "multihop", [*CONSTRUCTION[:1], "seed=4", *CONSTRUCTION[2:]])
     same = list(iter_records(Settings(home=tmp_path / "a"), again.version, "items"))
     different = list(iter_records(Settings(home=tmp_path / "b"), other.version, "items"))
     assert same == items
@@ -143,7 +147,7 @@ def test_intermediates_are_described_by_their_own_facts(published, raw_graph):
 
 def test_a_second_run_drops_near_duplicates_of_the_first_version(published, raw_graph):
     settings, first, items = published
-    second = generate(settings, "multihop", ["n=24", "seed=3", "hops=[2,3,4]"])
+    second = generate(settings, "multihop", CONSTRUCTION)
     near = {stage.stage: stage for stage in second.version.funnel}["near_dup"]
     assert near.dropped.get("near_duplicate_of_earlier_version", 0) >= 1
     again = list(iter_records(settings, second.version, "items"))

@@ -1,0 +1,132 @@
+"""Consensus over the solver panel: which items are invalid, ambiguous or trivial, and how hard the rest are.
+
+Rules, in order (each can be switched off):
+  unanswerable_with_gold_evidence: some solver tried the gold-evidence condition and none solved
+      it: the construction is broken or its evidence does not support it. A panel that solves
+      fewer than `min_gold_solve_rate` of the batch from gold evidence cannot read well enough to
+      judge this (a 135M model solves none), so the rule is then skipped and `skipped` says why.
+  ambiguous: `ambiguous_min_votes` wrong attempts agree on another answer that the knowledge graph
+      also supports (the recipe supplies that check): the item has two right answers.
+  trivial: more than half of the solvers that tried closed-book solve it at least half the time:
+      the answer is memorized, no search needed.
+
+Difficulty label (threshold set `thresholds.name`, stored with every label so labels of runs with
+different thresholds are never mixed up): trivial as above; otherwise by the pass rate of search
+attempts pooled over the panel: easy >= `easy`, medium >= `medium`, hard > 0, unsolved = 0.
+"""
+
+from collections import Counter, defaultdict
+from typing import Callable, Sequence
+
+from pydantic import Field
+
+from synth.config import FrozenConfig
+from synth.filters.base import CheckResult, Filter
+from synth.matching import normalize_answer
+from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
+
+
+class Thresholds(FrozenConfig):
+    name: str = Field(default="v1", pattern=r"^[a-z0-9_]+$", description="Names this threshold set in every label.")
+    trivial_closed_book: float = Field(default=0.5, ge=0.0, le=1.0, description="Closed-book pass rate at which a solver 'knows' the answer.")
+    easy: float = Field(default=0.75, ge=0.0, le=1.0, description="Pooled search pass rate at or above which an item is easy.")
+    medium: float = Field(default=0.25, ge=0.0, le=1.0, description="... at or above which it is medium (hard below, unsolved at 0).")
+
+
+class ConsensusConfig(FrozenConfig):
+    drop_unanswerable: bool = Field(default=True, description="Drop items no solver answers from their gold evidence.")
+    drop_ambiguous: bool = Field(default=True, description="Drop items whose solvers agree on another answer the graph supports.")
+    drop_trivial: bool = Field(default=True, description="Drop items most solvers answer closed-book.")
+    ambiguous_min_votes: int = Field(default=2, ge=1, description="Wrong attempts that must agree before the graph is asked.")
+    min_gold_solve_rate: float = Field(
+        default=0.2, ge=0.0, le=1.0,
+        description="Share of the batch the panel must solve from gold evidence before its failures count as unanswerable.",
+    )
+    thresholds: Thresholds = Thresholds()
+
+
+def pass_rates(attempts: Sequence[SolverAttempt]) -> list[PassRate]:
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for attempt in attempts:
+        counts[(attempt.solver, attempt.condition)][0] += 1
+        counts[(attempt.solver, attempt.condition)][1] += attempt.correct
+    return [PassRate(solver=solver, condition=condition, attempts=total, correct=correct)
+            for (solver, condition), (total, correct) in sorted(counts.items())]
+
+
+def label(attempts: Sequence[SolverAttempt], thresholds: Thresholds) -> str:
+    rates = pass_rates(attempts)
+    closed = [rate for rate in rates if rate.condition == "closed_book"]
+    if closed and sum(rate.rate >= thresholds.trivial_closed_book for rate in closed) * 2 > len(closed):
+        return "trivial"
+    search = [rate for rate in rates if rate.condition == "search"]
+    total = sum(rate.attempts for rate in search)
+    pooled = sum(rate.correct for rate in search) / total if total else 0.0
+    if pooled >= thresholds.easy:
+        return "easy"
+    if pooled >= thresholds.medium:
+        return "medium"
+    return "hard" if pooled > 0 else "unsolved"
+
+
+class ConsensusFilter(Filter):
+    """Judges each item from its panel attempts; `labels` collects the difficulty labels of kept items."""
+
+    name = "consensus"
+
+    def __init__(self, config: ConsensusConfig, attempts: Sequence[SolverAttempt], solvers: dict[str, str],
+                 supports: Callable[[Item, str], bool] | None = None):
+        """`solvers`: name -> model identity; `supports(item, answer)`: does the graph accept `answer` too?"""
+        self.config = config
+        self.solvers = solvers
+        self.supports = supports
+        self.attempts: dict[str, list[SolverAttempt]] = defaultdict(list)
+        for attempt in attempts:
+            self.attempts[attempt.item_id].append(attempt)
+        self.labels: dict[str, DifficultyLabel] = {}
+        self.skipped: dict[str, str] = {}
+        """Rule -> why it was not applied to this batch."""
+        gold = {item_id: any(a.correct for a in item_attempts if a.condition == "gold_evidence")
+                for item_id, item_attempts in self.attempts.items() if any(a.condition == "gold_evidence" for a in item_attempts)}
+        self.gold_solve_rate = sum(gold.values()) / len(gold) if gold else None
+        if config.drop_unanswerable and self.gold_solve_rate is not None and self.gold_solve_rate < config.min_gold_solve_rate:
+            self.skipped["unanswerable_with_gold_evidence"] = (
+                f"the panel solved {sum(gold.values())}/{len(gold)} items from gold evidence, below "
+                f"min_gold_solve_rate={config.min_gold_solve_rate}: too weak a reader to judge answerability"
+            )
+
+    def check(self, item: Item) -> CheckResult:
+        attempts = self.attempts.get(item.id, [])
+        if not attempts:
+            return False, "no_panel_attempts"
+        gold = [attempt for attempt in attempts if attempt.condition == "gold_evidence"]
+        applies = self.config.drop_unanswerable and "unanswerable_with_gold_evidence" not in self.skipped
+        if applies and gold and not any(attempt.correct for attempt in gold):
+            return False, "unanswerable_with_gold_evidence", {"gold_attempts": len(gold)}
+        rival = self._rival_answer(item, attempts)
+        if self.config.drop_ambiguous and rival is not None:
+            return False, "ambiguous", {"other_answer": rival}
+        difficulty = label(attempts, self.config.thresholds)
+        if self.config.drop_trivial and difficulty == "trivial":
+            return False, "trivial_closed_book"
+        correct_search = [attempt.num_tool_calls for attempt in attempts if attempt.condition == "search" and attempt.correct]
+        self.labels[item.id] = DifficultyLabel(
+            item_id=item.id, label=difficulty, pass_rates=pass_rates(attempts),
+            mean_tool_calls=sum(correct_search) / len(correct_search) if correct_search else None,
+            min_tool_calls=min(correct_search) if correct_search else None,
+            thresholds=self.config.thresholds.name, solvers=self.solvers,
+            metadata={"thresholds": self.config.thresholds.model_dump(mode="json")},
+        )
+        return True
+
+    def _rival_answer(self, item: Item, attempts: list[SolverAttempt]) -> str | None:
+        if self.supports is None:
+            return None
+        votes = Counter(normalize_answer(attempt.answer) for attempt in attempts if attempt.answer and not attempt.correct)
+        for answer, count in votes.most_common():
+            if count < self.config.ambiguous_min_votes:
+                break
+            original = next(attempt.answer for attempt in attempts if attempt.answer and normalize_answer(attempt.answer) == answer)
+            if self.supports(item, original):
+                return original
+        return None

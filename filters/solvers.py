@@ -1,0 +1,125 @@
+"""Panel members: a model that answers closed-book, from gold evidence, or as a search agent; and
+a model-free retrieval reader, declared as a baseline.
+
+Each solver returns `Outcome`s (k per item and condition). Requests carry seeds derived from the
+item id, so reruns hit the response cache and a killed run resumes without paying twice.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from synth.filters.leakage import mentions
+from synth.hashing import content_hash
+from synth.llm.client import LLMClient
+from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+from synth.schemas import ChatMessage, Document, Item, Usage
+from synth.schemas.solving import Condition
+from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer
+from synth.search.tools import SearchTools, render_documents
+
+ANSWER_SYSTEM = (
+    "Answer the question. Reply with only the answer (a name), inside <answer></answer>, with no explanation."
+)
+
+
+@dataclass
+class Outcome:
+    """One sample of one solver on one item under one condition."""
+
+    answer: str | None
+    num_tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    failure: str | None = None
+    messages: list[ChatMessage] | None = None
+    """The agent's conversation, for conditions that use tools."""
+    malformed_turns: int = 0
+    """Agent replies with neither a tool call nor an answer (each got a corrective observation)."""
+
+
+class Solver(Protocol):
+    name: str
+    model: str
+    conditions: tuple[Condition, ...]
+
+    async def solve(self, items: list[Item], condition: Condition, k: int) -> list[list[Outcome]]: ...
+
+
+def item_seed(item: Item, salt: str) -> int:
+    return int(content_hash({"item": item.id, "salt": salt}, length=8), 16)
+
+
+def parse_answer(text: str | None) -> str | None:
+    """The tagged answer, or the first line of an untagged reply (small models forget tags)."""
+    tagged = extract_answer(close_stopped_tag(text or ""))
+    if tagged is not None:
+        return tagged
+    first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+    return first.removeprefix("Answer:").strip().rstrip(".") or None
+
+
+class ModelSolver:
+    def __init__(self, name: str, client: LLMClient, tools: SearchTools, evidence: Callable[[Item], list[Document]],
+                 conditions: tuple[Condition, ...], answer_tokens: int = 24, temperature: float = 0.7,
+                 max_turns: int = 3, turn_tokens: int = 64):
+        self.name = name
+        self.client = client
+        self.evidence = evidence
+        self.conditions = conditions
+        self.answer_tokens = answer_tokens
+        self.temperature = temperature
+        self.agent = SearchAgent(client, tools, max_turns=max_turns, max_tokens=turn_tokens, temperature=temperature, stage="solver_search")
+
+    @property
+    def model(self) -> str:
+        return self.client.model_id
+
+    async def solve(self, items: list[Item], condition: Condition, k: int) -> list[list[Outcome]]:
+        if condition == "search":
+            rollouts = await self.agent.run([(item.question, item_seed(item, f"{self.name}:search:{index}")) for item in items for index in range(k)])
+            return [[
+                Outcome(rollout.answer, rollout.num_tool_calls, rollout.usage,
+                        None if rollout.finish_reason == "answered" else rollout.finish_reason, rollout.messages, rollout.malformed)
+                for rollout in rollouts[start:start + k]
+            ] for start in range(0, len(rollouts), k)]
+        requests = [self._request(item, condition, k) for item in items]
+        outcomes = []
+        for result in await self.client.complete(requests):
+            if not isinstance(result, ChatResponse):
+                outcomes.append([Outcome(None, failure=result.reason) for _ in range(k)])
+                continue
+            share = Usage(prompt_tokens=result.usage.prompt_tokens // k, completion_tokens=result.usage.completion_tokens // k)
+            outcomes.append([Outcome(parse_answer(completion.text), usage=share) for completion in result.completions][:k])
+        return outcomes
+
+    def _request(self, item: Item, condition: Condition, k: int) -> ChatRequest:
+        if condition == "gold_evidence":
+            prompt = f"Documents:\n{render_documents(self.evidence(item))}\n\nQuestion: {item.question}"
+        else:
+            prompt = f"Question: {item.question}"
+        sampling = SamplingParams(temperature=self.temperature, max_tokens=self.answer_tokens, n=k,
+                                  seed=item_seed(item, f"{self.name}:{condition}"), stop=["</answer>"])
+        return ChatRequest(messages=[{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": prompt}],
+                           sampling=sampling, stage=f"solver_{condition}")
+
+
+class RetrievalReader:
+    """Model-free baseline: one search with the question; the answer is the title of the best
+    document whose title the question does not mention. Deterministic, so k samples agree."""
+
+    model = "baseline:bm25-reader"
+    conditions: tuple[Condition, ...] = ("search",)
+
+    def __init__(self, name: str, tools: SearchTools, depth: int = 10):
+        self.name = name
+        self.tools = tools
+        self.depth = depth
+
+    async def solve(self, items: list[Item], condition: Condition, k: int) -> list[list[Outcome]]:
+        if condition != "search":
+            raise ValueError(f"{self.name} is a retrieval baseline and only runs the search condition")
+        outcomes = []
+        for item in items:
+            documents = self.tools.search(item.question, self.depth)
+            answer = next((document.title for document in documents if not mentions(item.question, document.title)), None)
+            outcomes.append([Outcome(answer, num_tool_calls=1, failure=None if answer else "nothing_retrieved") for _ in range(k)])
+        return outcomes

@@ -1,0 +1,59 @@
+"""The stage every recipe shares after its cheap filters: solver panel -> consensus -> difficulty labels.
+
+Builds the panel from the recipe's `panel` config (models through the run's LLM session, so calls
+are cached, budgeted and counted; the bm25 reader from the world's tools), runs it, judges each
+item by the consensus rules, and returns what to publish: labeled items, every attempt and
+trajectory, the labels, and the verdicts with their funnel stage.
+"""
+
+import asyncio
+from dataclasses import dataclass
+from typing import Callable
+
+from synth.filters.base import FilterChain
+from synth.filters.consensus import ConsensusConfig, ConsensusFilter
+from synth.filters.panel import Panel, PanelConfig
+from synth.filters.solvers import ModelSolver, RetrievalReader
+from synth.generate import RunContext
+from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+from synth.search.tools import SearchTools
+
+
+@dataclass
+class Labeled:
+    items: list[Item]
+    """Kept items, with their difficulty set."""
+    attempts: list[SolverAttempt]
+    trajectories: list[Trajectory]
+    labels: list[DifficultyLabel]
+    verdicts: list[FilterVerdict]
+    stage: FunnelStage
+    models: dict[str, str]
+    """Solver name -> model identity."""
+    skipped_rules: dict[str, str]
+    """Consensus rules not applied to this batch, and why."""
+
+
+def build_panel(config: PanelConfig, context: RunContext, tools: SearchTools,
+                evidence: Callable[[Item], list[Document]]) -> tuple[Panel, dict[str, str]]:
+    members = []
+    for spec in config.solvers:
+        if spec.baseline == "bm25_reader":
+            solver = RetrievalReader(spec.name, tools)
+        else:
+            client = context.llm_session({f"solver_{spec.name}": spec.model}).client(f"solver_{spec.name}")
+            solver = ModelSolver(spec.name, client, tools, evidence, tuple(spec.conditions), answer_tokens=config.answer_tokens,
+                                 temperature=config.temperature, max_turns=config.max_turns, turn_tokens=config.turn_tokens)
+        members.append((solver, spec.k))
+    return Panel(members, tools, config.f1_threshold), {solver.name: solver.model for solver, _ in members}
+
+
+def label_items(items: list[Item], panel: Panel, models: dict[str, str], consensus: ConsensusConfig,
+                context: RunContext, supports: Callable[[Item, str], bool] | None = None) -> Labeled:
+    attempts, trajectories = asyncio.run(panel.attempt(items, progress=context.progress.log))
+    judge = ConsensusFilter(consensus, attempts, models, supports)
+    chain = FilterChain([judge])
+    kept = chain.run(items)
+    labels = [judge.labels[item.id] for item in kept]
+    labeled = [item.model_copy(update={"difficulty": judge.labels[item.id].label}) for item in kept]
+    return Labeled(labeled, attempts, trajectories, labels, chain.verdicts, chain.stages["consensus"], models, judge.skipped)
