@@ -89,7 +89,9 @@ class ConsensusFilter(Filter):
         gold = {item_id: any(a.correct for a in item_attempts if a.condition == "gold_evidence")
                 for item_id, item_attempts in self.attempts.items() if any(a.condition == "gold_evidence" for a in item_attempts)}
         self.gold_solve_rate = sum(gold.values()) / len(gold) if gold else None
-        if config.drop_unanswerable and self.gold_solve_rate is not None and self.gold_solve_rate < config.min_gold_solve_rate:
+        if config.drop_unanswerable and self.gold_solve_rate is None and self.attempts:
+            self.skipped["unanswerable_with_gold_evidence"] = "no solver in the panel ran the gold_evidence condition"
+        elif config.drop_unanswerable and self.gold_solve_rate is not None and self.gold_solve_rate < config.min_gold_solve_rate:
             self.skipped["unanswerable_with_gold_evidence"] = (
                 f"the panel solved {sum(gold.values())}/{len(gold)} items from gold evidence, below "
                 f"min_gold_solve_rate={config.min_gold_solve_rate}: too weak a reader to judge answerability"
