@@ -75,9 +75,11 @@ class ConsensusFilter(Filter):
     name = "consensus"
 
     def __init__(self, config: ConsensusConfig, attempts: Sequence[SolverAttempt], solvers: dict[str, str],
-                 supports: Callable[[Item, str], bool] | None = None):
-        """`solvers`: name -> model identity; `supports(item, answer)`: does the graph accept `answer` too?"""
+                 supports: Callable[[Item, str], bool] | None = None, judge: str | None = None):
+        """`solvers`: name -> model identity; `supports(item, answer)`: does the graph accept `answer`
+        too?; `judge`: the answer judge's model identity, recorded on labels."""
         self.config = config
+        self.judge = judge
         self.solvers = solvers
         self.supports = supports
         self.attempts: dict[str, list[SolverAttempt]] = defaultdict(list)
@@ -116,7 +118,7 @@ class ConsensusFilter(Filter):
             item_id=item.id, label=difficulty, pass_rates=pass_rates(attempts),
             mean_tool_calls=sum(correct_search) / len(correct_search) if correct_search else None,
             min_tool_calls=min(correct_search) if correct_search else None,
-            thresholds=self.config.thresholds.name, solvers=self.solvers,
+            thresholds=self.config.thresholds.name, solvers=self.solvers, judge=self.judge,
             metadata={"thresholds": self.config.thresholds.model_dump(mode="json")},
         )
         return True

@@ -3,7 +3,7 @@
 Conditions (as ASearcher, R1-Searcher, SSP and BMGQ measure them): closed_book (question only:
 is it memorized?), search (an agent loop over the world's tools: can a searcher find it?), and
 gold_evidence (the item's evidence documents: is it answerable at all?). Answers are matched by
-normalized exact match, aliases and token F1 (`f1_threshold`). Every attempt is stored; search
+normalized exact match, aliases and token F1 (`f1_threshold`), then optionally by a judge model. Every attempt is stored; search
 attempts keep their trajectory, which the distillation issue reuses.
 """
 
@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
+from synth.filters.answer_judge import AnswerJudge
 from synth.filters.solvers import Outcome, Solver
 from synth.hashing import content_hash
 from synth.matching import match_answer
@@ -55,6 +56,7 @@ class PanelConfig(FrozenConfig):
     temperature: float = Field(default=0.7, ge=0.0, description="Sampling temperature of model solvers.")
     f1_threshold: float = Field(default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct.")
     retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents a search returns to solvers.")
+    judge_model: str | None = Field(default=None, description="A declared model that judges answers string matching rejects; none: matching only.")
 
     @model_validator(mode="after")
     def _two_distinct(self) -> "PanelConfig":
@@ -67,11 +69,13 @@ class PanelConfig(FrozenConfig):
 
 
 class Panel:
-    def __init__(self, solvers: list[tuple[Solver, int]], tools: SearchTools, f1_threshold: float = 0.8):
-        """`solvers`: (solver, k) pairs."""
+    def __init__(self, solvers: list[tuple[Solver, int]], tools: SearchTools, f1_threshold: float = 0.8,
+                 judge: AnswerJudge | None = None):
+        """`solvers`: (solver, k) pairs; `judge`: rechecks answers that string matching rejects."""
         self.solvers = solvers
         self.tools = tools
         self.f1_threshold = f1_threshold
+        self.judge = judge
 
     async def attempt(self, items: list[Item], progress=None) -> tuple[list[SolverAttempt], list[Trajectory]]:
         attempts: list[SolverAttempt] = []
@@ -86,6 +90,12 @@ class Panel:
                         attempts.append(attempt)
                         if trajectory is not None:
                             trajectories.append(trajectory)
+        if self.judge is not None:
+            if progress is not None:
+                progress(f"panel: {self.judge.model} judges the unmatched answers ...")
+            attempts = await self.judge.rejudge({item.id: item for item in items}, attempts)
+            verdicts = {attempt.trajectory_id: attempt.correct for attempt in attempts if attempt.trajectory_id}
+            trajectories = [t.model_copy(update={"correct": verdicts.get(t.id, t.correct)}) for t in trajectories]
         return attempts, trajectories
 
     def _record(self, item: Item, solver: Solver, condition: Condition, index: int, outcome: Outcome):

@@ -10,6 +10,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable
 
+from synth.filters.answer_judge import AnswerJudge
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
 from synth.filters.panel import Panel, PanelConfig
@@ -45,15 +46,18 @@ def build_panel(config: PanelConfig, context: RunContext, tools: SearchTools,
             solver = ModelSolver(spec.name, client, tools, evidence, tuple(spec.conditions), answer_tokens=config.answer_tokens,
                                  temperature=config.temperature, max_turns=config.max_turns, turn_tokens=config.turn_tokens)
         members.append((solver, spec.k))
-    return Panel(members, tools, config.f1_threshold), {solver.name: solver.model for solver, _ in members}
+    judge = None
+    if config.judge_model is not None:
+        judge = AnswerJudge(context.llm_session({"judge": config.judge_model}).client("judge"))
+    return Panel(members, tools, config.f1_threshold, judge), {solver.name: solver.model for solver, _ in members}
 
 
 def label_items(items: list[Item], panel: Panel, models: dict[str, str], consensus: ConsensusConfig,
                 context: RunContext, supports: Callable[[Item, str], bool] | None = None) -> Labeled:
     attempts, trajectories = asyncio.run(panel.attempt(items, progress=context.progress.log))
-    judge = ConsensusFilter(consensus, attempts, models, supports)
-    chain = FilterChain([judge])
+    consensus_filter = ConsensusFilter(consensus, attempts, models, supports, judge=panel.judge.model if panel.judge else None)
+    chain = FilterChain([consensus_filter])
     kept = chain.run(items)
-    labels = [judge.labels[item.id] for item in kept]
-    labeled = [item.model_copy(update={"difficulty": judge.labels[item.id].label}) for item in kept]
-    return Labeled(labeled, attempts, trajectories, labels, chain.verdicts, chain.stages["consensus"], models, judge.skipped)
+    labels = [consensus_filter.labels[item.id] for item in kept]
+    labeled = [item.model_copy(update={"difficulty": consensus_filter.labels[item.id].label}) for item in kept]
+    return Labeled(labeled, attempts, trajectories, labels, chain.verdicts, chain.stages["consensus"], models, consensus_filter.skipped)

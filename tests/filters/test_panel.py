@@ -120,3 +120,33 @@ def test_panel_config_names_what_is_wrong():
         SolverSpec(name="x")
     with pytest.raises(ValueError, match="only runs the search condition"):
         SolverSpec(name="r", baseline="bm25_reader")
+
+
+def test_a_judge_model_accepts_other_names_of_the_answer_and_nothing_else(make_item, world, tmp_path):
+    import json
+
+    from synth.filters.answer_judge import AnswerJudge
+
+    def solver_reply(request):  # closed-book: an abbreviation; search: a wrong film; gold: right
+        if request.stage == "solver_closed_book":
+            return "<answer>FL (film)"
+        if request.stage == "solver_gold_evidence":
+            return "<answer>First Light"
+        return "<answer>Second Wind"
+
+    def judge_reply(request):
+        candidate = request.messages[1]["content"].rsplit("Candidate answer: ", 1)[1]
+        return json.dumps({"same": candidate.startswith("FL")})
+
+    judge_backend = ScriptedBackend(default=judge_reply, name="judge")
+    client = LLMClient(ScriptedBackend(default=solver_reply), cache=ResponseCache(tmp_path / "cache.sqlite"))
+    evidence = lambda item: [world.open(doc_id) for doc_id in item.evidence_doc_ids]  # noqa: E731
+    solver = ModelSolver("small", client, world, evidence, ("closed_book", "search", "gold_evidence"), max_turns=1)
+    run = Panel([(solver, 1)], world, judge=AnswerJudge(LLMClient(judge_backend)))
+    attempts, trajectories = asyncio.run(run.attempt(items(make_item, 1)))
+    by_condition = {attempt.condition: attempt for attempt in attempts}
+    assert (by_condition["closed_book"].correct, by_condition["closed_book"].match) == (True, "judge")
+    assert (by_condition["search"].correct, by_condition["search"].match) == (False, "none")
+    assert by_condition["gold_evidence"].match == "exact"
+    assert len(judge_backend.requests) == 2  # only the two unmatched answers were judged
+    assert [t.correct for t in trajectories] == [False]
