@@ -56,7 +56,7 @@ async def measure(arguments, settings: Settings) -> None:
     items = make_items(kg, arguments.items)
     corpus = Corpus.from_kg(kg)
     tools = SearchTools(corpus, BM25Retriever(corpus, settings.cache_dir / "search", log=lambda line: None))
-    evidence = lambda item: [tools.open(doc_id) for doc_id in item.evidence_doc_ids if tools.open(doc_id)]  # noqa: E731
+    evidence = lambda item: [document for document in map(tools.open, item.evidence_doc_ids) if document]  # noqa: E731
     pool = ModelPool(settings, declared_models(None), log=lambda line: print(line, file=sys.stderr))
     backend = pool.backend(arguments.model)
     client = LLMClient(backend, cache=ResponseCache(settings.llm_cache_path))

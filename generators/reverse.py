@@ -116,10 +116,11 @@ class ReverseConstructor:
         for position in described:
             options = self._options(intermediates[position], used)
             self.rng.shuffle(options)
-            oblique = next((option for option in options if len(self._matches(option)) >= 2), None)
+            counted = ((option, len(self._matches(option))) for option in options)
+            oblique = next(((option, count) for option, count in counted if count >= 2), None)
             if oblique is not None:  # a fact only this entity has would name it in other words
-                facts.append(self._fact(position, oblique))
-                used.add(oblique.other)
+                facts.append(self._fact(position, *oblique))
+                used.add(oblique[0].other)
         answer_cues: list[tuple[Constraint, int, Hop]] = []
         chain = chain_constraint(walk, facts)
         remaining = self.kg.frontiers(chain.anchor, chain.steps)[-1]
@@ -128,12 +129,12 @@ class ReverseConstructor:
             best = self._best_cue(walk, chain, remaining, used) if len(remaining) > 1 else None
             if best is None:
                 break
-            remaining, option, position = best
+            remaining, option, position, count = best
             used.add(option.other)
             if position is None:
-                answer_cues.append((Constraint(anchor=option.other, steps=[option.step]), len(self._matches(option)), option.edge))
+                answer_cues.append((Constraint(anchor=option.other, steps=[option.step]), count, option.edge))
             else:
-                facts.append(self._fact(position, option))
+                facts.append(self._fact(position, option, count))
                 chain = chain_constraint(walk, facts)
                 chain_count = len(self.kg.frontiers(chain.anchor, chain.steps)[-1])
         if self.kg.ids(remaining) != {answer}:
@@ -147,9 +148,10 @@ class ReverseConstructor:
             cue_edges=tuple(edge for _, _, edge in answer_cues),
         )
 
-    def _fact(self, position: int, option: _Option) -> DescribedFact:
+    @staticmethod
+    def _fact(position: int, option: _Option, candidates: int) -> DescribedFact:
         fact = Fact(anchor=option.other, relation=option.relation, direction=option.direction)
-        return DescribedFact(step=position, fact=fact, candidates=len(self._matches(option)), edge=option.edge)
+        return DescribedFact(step=position, fact=fact, candidates=candidates, edge=option.edge)
 
     def _matches(self, option: _Option) -> np.ndarray:
         """Node numbers (sorted) of every entity that has the option's fact."""
@@ -166,8 +168,8 @@ class ReverseConstructor:
         ]
 
     def _best_cue(self, walk: Walk, chain: Constraint, remaining: np.ndarray, used: set[str]):
-        """(new candidate nodes, option, intermediate position or None for an answer cue) of the
-        cue that cuts `remaining` most, or None if no cue cuts it at all."""
+        """(new candidate nodes, option, intermediate position or None for an answer cue, entities
+        with the fact) of the cue that cuts `remaining` most, or None if no cue cuts it at all."""
         scored = []  # (candidates left, entities with the fact, option, position)
         for option in self._options(walk.entities[-1], used):
             matches = self._matches(option)
@@ -184,7 +186,7 @@ class ReverseConstructor:
                     scored.append((np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position))
         if not scored:
             return None
-        left, _, option, position = min(
+        left, count, option, position = min(
             scored, key=lambda entry: (len(entry[0]), -entry[1], entry[2].relation, entry[2].other, entry[3] is not None)
         )
-        return (left, option, position) if len(left) < len(remaining) else None
+        return (left, option, position, count) if len(left) < len(remaining) else None
