@@ -38,11 +38,10 @@ class SolverSpec(FrozenConfig):
 
 
 def _default_solvers() -> list[SolverSpec]:
-    # Sized for the README's first run on 2 CPU cores: k=1, and no gold-evidence condition for the
-    # embedded model (its ~1,200-token prompts cost ~10 s of prefill per item there, for a 135M model
-    # that answers 2 in 50 from them). Real panels: several models, k >= 4, all three conditions.
+    # Sized for the README's first run on 2 CPU cores: k=1 and short agent budgets. Real panels:
+    # several models, k >= 4, more turns.
     return [
-        SolverSpec(name="embedded", model="embedded", conditions=["closed_book", "search"], k=1),
+        SolverSpec(name="embedded", model="embedded", conditions=["closed_book", "search", "gold_evidence"], k=1),
         SolverSpec(name="bm25_reader", baseline="bm25_reader", conditions=["search"], k=1),
     ]
 
@@ -56,6 +55,14 @@ class PanelConfig(FrozenConfig):
     temperature: float = Field(default=0.7, ge=0.0, description="Sampling temperature of model solvers.")
     f1_threshold: float = Field(default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct.")
     retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents a search returns to solvers.")
+    gold_evidence: Literal["statements", "documents"] = Field(
+        default="statements",
+        description="What the gold_evidence condition shows: the evidence documents' sentences that state the item's edges, or the whole documents.",
+    )
+    demonstrations: bool = Field(
+        default=True,
+        description="Show model solvers worked examples before each question (small models copy the reply format from them; ~150 prompt tokens a request).",
+    )
     judge_model: str | None = Field(default=None, description="A declared model that judges answers string matching rejects; none: matching only.")
 
     @model_validator(mode="after")

@@ -20,6 +20,22 @@ from synth.search.tools import SearchTools, render_documents
 ANSWER_SYSTEM = (
     "Answer the question. Reply with only the answer (a name), inside <answer></answer>, with no explanation."
 )
+# Two worked exchanges shown before the question when `demonstrate` is on: small models copy the
+# reply format from them. The embedded SmolLM2 read 17/50 answers back from gold
+# evidence with them and 1/50 without (it wrote sentences instead of names).
+DEMONSTRATIONS: dict[str, list[tuple[str, str]]] = {
+    "closed_book": [
+        ("Question: Which city is the capital of France?", "Paris"),
+        ("Question: Which country contains the city where Ada Lovelace was born?", "England"),
+    ],
+    "gold_evidence": [
+        ("Documents:\nDoc 1(Title: Paris) [id: demo#0] Paris is the capital of France.\n\n"
+         "Question: Which city is the capital of France?", "Paris"),
+        ("Documents:\nDoc 1(Title: Ada Lovelace) [id: demo#1] Ada Lovelace was born in London.\n"
+         "Doc 2(Title: London) [id: demo#2] London is located in England.\n\n"
+         "Question: Which country contains the city where Ada Lovelace was born?", "England"),
+    ],
+}
 
 
 @dataclass
@@ -60,14 +76,16 @@ def parse_answer(text: str | None) -> str | None:
 class ModelSolver:
     def __init__(self, name: str, client: LLMClient, tools: SearchTools, evidence: Callable[[Item], list[Document]],
                  conditions: tuple[Condition, ...], answer_tokens: int = 24, temperature: float = 0.7,
-                 max_turns: int = 3, turn_tokens: int = 64):
+                 max_turns: int = 3, turn_tokens: int = 64, demonstrate: bool = True):
         self.name = name
         self.client = client
+        self.demonstrate = demonstrate
         self.evidence = evidence
         self.conditions = conditions
         self.answer_tokens = answer_tokens
         self.temperature = temperature
-        self.agent = SearchAgent(client, tools, max_turns=max_turns, max_tokens=turn_tokens, temperature=temperature, stage="solver_search")
+        self.agent = SearchAgent(client, tools, max_turns=max_turns, max_tokens=turn_tokens, temperature=temperature, stage="solver_search",
+                                 demonstrate=demonstrate)
 
     @property
     def model(self) -> str:
@@ -97,9 +115,11 @@ class ModelSolver:
         else:
             prompt = f"Question: {item.question}"
         sampling = SamplingParams(temperature=self.temperature, max_tokens=self.answer_tokens, n=k,
-                                  seed=item_seed(item, f"{self.name}:{condition}"), stop=["</answer>"])
-        return ChatRequest(messages=[{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": prompt}],
-                           sampling=sampling, stage=f"solver_{condition}")
+                                  seed=item_seed(item, f"{self.name}:{condition}"), stop=["</answer>", "\n"])
+        messages: list[ChatMessage] = [{"role": "system", "content": ANSWER_SYSTEM}]
+        for question, answer in DEMONSTRATIONS[condition] if self.demonstrate else ():
+            messages += [{"role": "user", "content": question}, {"role": "assistant", "content": f"<answer>{answer}</answer>"}]
+        return ChatRequest(messages=messages + [{"role": "user", "content": prompt}], sampling=sampling, stage=f"solver_{condition}")
 
 
 class RetrievalReader:

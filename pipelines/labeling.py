@@ -44,7 +44,8 @@ def build_panel(config: PanelConfig, context: RunContext, tools: SearchTools,
         else:
             client = context.llm_session({f"solver_{spec.name}": spec.model}).client(f"solver_{spec.name}")
             solver = ModelSolver(spec.name, client, tools, evidence, tuple(spec.conditions), answer_tokens=config.answer_tokens,
-                                 temperature=config.temperature, max_turns=config.max_turns, turn_tokens=config.turn_tokens)
+                                 temperature=config.temperature, max_turns=config.max_turns, turn_tokens=config.turn_tokens,
+                                 demonstrate=config.demonstrations)
         members.append((solver, spec.k))
     judge = None
     if config.judge_model is not None:

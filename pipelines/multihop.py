@@ -34,8 +34,8 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
 from synth.matching import normalize_answer
 from synth.pipelines.labeling import build_panel, label_items
-from synth.schemas import Document, FilterVerdict, FunnelStage, Item
-from synth.search.corpus import KGCorpus
+from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
+from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.tools import SearchTools
 
 
@@ -161,8 +161,21 @@ class _World:
         return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k)
 
     def evidence(self, item: Item) -> list[Document]:
-        documents = (self.tools.open(doc_id) for doc_id in item.evidence_doc_ids)
-        return [document for document in documents if document is not None]
+        """What the gold_evidence condition shows: each evidence document whole, or cut down to the
+        sentences that state the item's path and cue edges (a few dozen tokens instead of ~1,200,
+        and a cleaner test of whether the question follows from its facts)."""
+        if self.config.panel.gold_evidence == "documents":
+            documents = (self.tools.open(doc_id) for doc_id in item.evidence_doc_ids)
+            return [document for document in documents if document is not None]
+        edges = item.path + [Hop.model_validate(edge) for edge in item.metadata.get("cue_edges", [])]
+        statements: dict[tuple[str, str], list[str]] = {}
+        for edge in edges:
+            key = (edge.evidence_doc_id or edge.head, edge.head)
+            statements.setdefault(key, []).append(fact_sentence(self.full, edge.head, edge.relation, edge.tail))
+        return [
+            Document(id=doc_id, title=self.full.name(head), text=" ".join(dict.fromkeys(sentences)), entity_id=head)
+            for (doc_id, head), sentences in statements.items()
+        ]
 
 
 def _graph_supports(kg):

@@ -45,6 +45,16 @@ def torch_has_cuda() -> bool:
     return torch.version.cuda is not None and torch.cuda.is_available()
 
 
+def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU computes in bfloat16 natively (AVX512-BF16 or AMX). Without it, bf16 is
+    emulated: vLLM on a 2-core AVX2 machine measured 36 tokens/s in bf16 and 155 in fp32 (batch 32)."""
+    try:
+        flags = cpuinfo.read_text(errors="ignore")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def prepare_vllm_process() -> None:
     """Call before importing vllm."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -89,12 +89,15 @@ class VLLMBackend(LLMBackend):
         (torch.compile costs minutes there and gains nothing for small batches) and no chunked
         prefill: when a seeded request is prefilled in chunks, vLLM rewinds its generator, which
         a CPU torch.Generator cannot do ("CPU Generator does not use offset"), and the whole
-        batch fails. Whole prefills with a token budget of at least the context length avoid it."""
-        from synth.llm.platform import torch_has_cuda
+        batch fails. Whole prefills with a token budget of at least the context length avoid it.
+        And float32 where the CPU has no native bfloat16 (4x the tokens/s of emulated bf16 here)."""
+        from synth.llm.platform import cpu_has_native_bf16, torch_has_cuda
 
         kwargs = dict(self.engine_kwargs)
         if not torch_has_cuda():
             kwargs.setdefault("enforce_eager", True)
+            if not cpu_has_native_bf16():
+                kwargs.setdefault("dtype", "float32")
             kwargs.setdefault("enable_chunked_prefill", False)
             kwargs.setdefault("max_num_batched_tokens", max(8192, int(kwargs.get("max_model_len") or 0)))
         return kwargs

@@ -30,6 +30,16 @@ SYSTEM = (
     "When you know the answer, reply with <answer>the answer</answer>: only the name, no explanation."
 )
 CORRECTION = "error: reply with exactly one <tool_call>{...}</tool_call> or with <answer>...</answer>."
+# A worked rollout (invented entities) shown before the question when `demonstrate` is on: small
+# models copy the call format from it. It is part of the request only, never of the stored trajectory.
+DEMONSTRATION = [
+    {"role": "user", "content": "Question: In which country was the director of the film Grey Harbour born?"},
+    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "Grey Harbour film director"}}</tool_call>'},
+    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Grey Harbour) [id: demo#0] Grey Harbour was directed by Mira Olsen.\n</tool_response>"},
+    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "Mira Olsen born"}}</tool_call>'},
+    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Mira Olsen) [id: demo#1] Mira Olsen was born in Norway.\n</tool_response>"},
+    {"role": "assistant", "content": "<answer>Norway</answer>"},
+]
 
 
 def extract_answer(text: str | None) -> str | None:
@@ -79,8 +89,9 @@ def _prompt(messages: list[ChatMessage]) -> list[dict]:
 
 class SearchAgent:
     def __init__(self, client: LLMClient, tools: SearchTools, max_turns: int = 4, max_tokens: int = 96,
-                 temperature: float = 0.7, stage: str = "agent"):
+                 temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False):
         self.client = client
+        self.demonstrate = demonstrate
         self.tools = tools
         self.max_turns = max_turns
         self.max_tokens = max_tokens
@@ -108,7 +119,10 @@ class SearchAgent:
     def _request(self, rollout: Rollout, turn: int) -> ChatRequest:
         sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=rollout.seed * 1000 + turn,
                                   stop=["</tool_call>", "</answer>"])
-        return ChatRequest(messages=_prompt(rollout.messages), sampling=sampling, stage=self.stage)
+        prompt = _prompt(rollout.messages)
+        if self.demonstrate:
+            prompt = prompt[:1] + DEMONSTRATION + prompt[1:]
+        return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage)
 
     def _advance(self, rollout: Rollout, result) -> None:
         if not isinstance(result, ChatResponse):

@@ -10,6 +10,7 @@ from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.schemas import Document, Hop
+from synth.search.agent import DEMONSTRATION
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
@@ -29,10 +30,12 @@ def scripted(request):
         return "<answer>Second Wind"
     if request.stage == "solver_gold_evidence":
         return "<answer>First Light"
-    turn = sum(message["role"] == "assistant" for message in request.messages)
+    start = max(index for index, message in enumerate(request.messages) if str(message["content"]).startswith("Question:"))
+    own = request.messages[start + 1:]  # after the worked demonstration, if any
+    turn = sum(message["role"] == "assistant" for message in own)
     if turn == 0 and (request.sampling.seed // 1000) % 2 == 1:  # the agent seeds turns as rollout seed * 1000 + turn
         return "Let me think about it."
-    if not any(str(message["content"]).startswith("<tool_response>") for message in request.messages[2:]):
+    if not any(str(message["content"]).startswith("<tool_response>") for message in own):
         return '<tool_call>{"name": "search", "arguments": {"query": "film directed by Alice Ames"}}'
     return "<answer>First Light"
 
@@ -71,14 +74,19 @@ def test_every_solver_attempts_every_item_k_times_per_condition(make_item, world
     assert reader.model == "baseline:bm25-reader" and reader.answer == "Alice Ames" and not reader.correct
     # gold evidence prompts hold exactly the item's evidence documents
     gold = next(request for request in backend.requests if request.stage == "solver_gold_evidence")
-    assert "[id: d1]" in gold.messages[1]["content"] and "[id: d2]" in gold.messages[1]["content"]
-    assert "[id: d3]" not in gold.messages[1]["content"]
+    assert "[id: d1]" in gold.messages[-1]["content"] and "[id: d2]" in gold.messages[-1]["content"]
+    assert "[id: d3]" not in gold.messages[-1]["content"]
 
 
 def test_search_attempts_keep_their_trajectories(make_item, world, tmp_path):
-    run, _ = panel(world, ScriptedBackend(default=scripted), ResponseCache(tmp_path / "cache.sqlite"))
+    backend = ScriptedBackend(default=scripted)
+    run, _ = panel(world, backend, ResponseCache(tmp_path / "cache.sqlite"))
     attempts, trajectories = asyncio.run(run.attempt(items(make_item, 1)))
     assert len(trajectories) == 2 and all(t.role == "solver" and t.correct for t in trajectories)
+    # the worked demonstration goes to the model but is no part of any stored trajectory
+    search_requests = [request for request in backend.requests if request.stage == "solver_search"]
+    assert all(request.messages[1:1 + len(DEMONSTRATION)] == DEMONSTRATION for request in search_requests)
+    assert not any("Grey Harbour" in (message.content or "") for t in trajectories for message in t.messages)
     by_sample = {t.metadata["malformed_turns"]: t for t in trajectories}
     clean = by_sample[0]
     assert [m.role for m in clean.messages] == ["system", "user", "assistant", "tool", "assistant"]

@@ -23,14 +23,14 @@ def knowing_reply(answers: dict[str, str]):
     (right closed-book), 2-3 found by search, 4-5 found only from gold evidence."""
 
     def reply(request):
-        question = next(re.search(r"Question: (.*)", m["content"]).group(1) for m in request.messages
-                        if m["role"] == "user" and "Question: " in str(m["content"]))
+        start = max(index for index, m in enumerate(request.messages) if m["role"] == "user" and "Question: " in str(m["content"]))
+        question = re.search(r"Question: (.*)", request.messages[start]["content"]).group(1)  # the last: demonstrations come first
         kind, answer = bucket(question), answers[question]
         if request.stage == "solver_closed_book":
             return f"<answer>{answer if kind == 1 else 'Nobody knows'}"
         if request.stage == "solver_gold_evidence":
             return f"<answer>{'Wrong Name' if kind == 0 else answer}"
-        if not any(str(m["content"]).startswith("<tool_response>") for m in request.messages[2:]):
+        if not any(str(m["content"]).startswith("<tool_response>") for m in request.messages[start + 1:]):
             return '<tool_call>{"name": "search", "arguments": {"query": "%s"}}' % question.replace('"', "")
         return f"<answer>{answer if kind in (1, 2, 3) else 'Wrong Name'}"
 
