@@ -53,10 +53,17 @@ def build_panel(config: PanelConfig, context: RunContext, tools: SearchTools,
     return Panel(members, tools, config.f1_threshold, judge), {solver.name: solver.model for solver, _ in members}
 
 
-def label_items(items: list[Item], panel: Panel, models: dict[str, str], consensus: ConsensusConfig,
-                context: RunContext, supports: Callable[[Item, str], bool] | None = None) -> Labeled:
-    attempts, trajectories = asyncio.run(panel.attempt(items, progress=context.progress.log))
-    consensus_filter = ConsensusFilter(consensus, attempts, models, supports, judge=panel.judge.model if panel.judge else None)
+def attempt_items(items: list[Item], panel: Panel, context: RunContext) -> tuple[list[SolverAttempt], list[Trajectory]]:
+    """Every solver's attempts on `items` (one shard of a run): the part that costs model calls."""
+    return asyncio.run(panel.attempt(items, progress=context.progress.log))
+
+
+def judge_items(items: list[Item], attempts: list[SolverAttempt], trajectories: list[Trajectory], models: dict[str, str],
+                consensus: ConsensusConfig, judge: str | None = None,
+                supports: Callable[[Item, str], bool] | None = None) -> Labeled:
+    """Consensus over the whole batch's attempts (every shard's): verdicts and difficulty labels.
+    `judge`: the answer judge's model identity, if one rechecked answers."""
+    consensus_filter = ConsensusFilter(consensus, attempts, models, supports, judge=judge)
     chain = FilterChain([consensus_filter])
     kept = chain.run(items)
     labels = [consensus_filter.labels[item.id] for item in kept]

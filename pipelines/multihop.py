@@ -33,10 +33,11 @@ from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
 from synth.matching import normalize_answer
-from synth.pipelines.labeling import build_panel, label_items
+from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.tools import SearchTools
+from synth.store.workdir import StageOutput
 
 
 class Config(FrozenConfig):
@@ -84,63 +85,102 @@ class Config(FrozenConfig):
         return sorted(set(value))
 
 
-def run(config: Config, context: RunContext) -> RecipeResult:
-    context.progress.log("loading the knowledge graph ...")
-    full = load_kg(config.kg, context.settings.kg_path)
-    kg = full.without_relations(config.exclude_relations)
-    try:
-        generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(full))
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-    world = _World(config, context, full)
-    chain = FilterChain(_cheap_filters(config, context, kg, world))
-    rejected: dict[str, Counter] = {}
-    target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
-    accepted = {hops: [] for hops in config.hops}
-    quota = _quotas(target, config.hops)
-    budget = config.n * config.max_attempts_per_item
-    attempts = 0
-    with context.progress.task("multihop candidates", total=target) as advance:
-        while attempts < budget and any(len(accepted[hops]) < quota[hops] for hops in config.hops):
-            hops = min((hops for hops in config.hops if len(accepted[hops]) < quota[hops]), key=lambda h: (len(accepted[h]), h))
-            attempts += 1
-            candidate = generator.attempt(hops)
-            if isinstance(candidate, Rejection):
-                rejected.setdefault(candidate.stage, Counter())[candidate.reason] += 1
-                continue
-            kept = chain.run([candidate])
-            if kept:
-                accepted[hops].append(kept[0])
-                advance(1)
-    items = [item for hops in config.hops for item in accepted[hops]]
-    statistics = {"attempts": attempts, "verbalizer": "template"}
-    models = {}
-    if config.verbalizer == "llm" and items:
-        client = context.llm_session({"generator": config.generator_model}).client("generator")
-        verbalizer = LLMVerbalizer(client, kg.name)
-        context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
-        items, report = asyncio.run(verbalizer.rephrase(items))
-        statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))
-        models["generator"] = client.model_id
-    funnel = _funnel(attempts, rejected, chain)
-    verdicts = list(chain.verdicts)
-    tables: dict[str, list] = {}
-    if config.panel.enabled and items:
-        panel, solvers = build_panel(config.panel, context, world.tools, world.evidence)
-        labeled = label_items(items, panel, solvers, config.consensus, context, supports=_graph_supports(full))
-        items, surplus = _select(labeled.items, config.n, config.hops)
-        verdicts += labeled.verdicts + [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus]
-        funnel += [labeled.stage, FunnelStage(stage="quota", input=len(labeled.items), kept=len(items), dropped={"over_quota": len(surplus)} if surplus else {})]
+class Pipeline:
+    """The recipe in three stages, each resumable on its own: `construct` (walks, reverse
+    construction, cheap filters: seconds), `attempt` (the solver panel on one shard of the
+    candidates: the model calls) and `finish` (consensus over every shard, quotas, statistics)."""
+
+    def __init__(self, config: Config, context: RunContext):
+        self.config, self.context = config, context
+
+    @cached_property
+    def full(self):
+        self.context.progress.log("loading the knowledge graph ...")
+        return load_kg(self.config.kg, self.context.settings.kg_path)
+
+    @cached_property
+    def kg(self):
+        return self.full.without_relations(self.config.exclude_relations)
+
+    @cached_property
+    def world(self) -> "_World":
+        return _World(self.config, self.context, self.full)
+
+    @property
+    def runs_panel(self) -> bool:
+        return self.config.panel.enabled
+
+    def construct(self) -> StageOutput:
+        config, context, kg = self.config, self.context, self.kg
+        try:
+            generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(self.full))
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        chain = FilterChain(_cheap_filters(config, context, kg, self.world))
+        rejected: dict[str, Counter] = {}
+        target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
+        accepted = {hops: [] for hops in config.hops}
+        quota = _quotas(target, config.hops)
+        budget = config.n * config.max_attempts_per_item
+        attempts = 0
+        with context.progress.task("multihop candidates", total=target) as advance:
+            while attempts < budget and any(len(accepted[hops]) < quota[hops] for hops in config.hops):
+                hops = min((hops for hops in config.hops if len(accepted[hops]) < quota[hops]), key=lambda h: (len(accepted[h]), h))
+                attempts += 1
+                candidate = generator.attempt(hops)
+                if isinstance(candidate, Rejection):
+                    rejected.setdefault(candidate.stage, Counter())[candidate.reason] += 1
+                    continue
+                kept = chain.run([candidate])
+                if kept:
+                    accepted[hops].append(kept[0])
+                    advance(1)
+        items = [item for hops in config.hops for item in accepted[hops]]
+        statistics = {"attempts": attempts, "verbalizer": "template"}
+        models = {}
+        if config.verbalizer == "llm" and items:
+            client = context.llm_session({"generator": config.generator_model}).client("generator")
+            verbalizer = LLMVerbalizer(client, kg.name)
+            context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
+            items, report = asyncio.run(verbalizer.rephrase(items))
+            statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))
+            models["generator"] = client.model_id
+        funnel = _funnel(attempts, rejected, chain)
+        return StageOutput(
+            tables={"items": items, "verdicts": list(chain.verdicts)},
+            meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "statistics": statistics, "models": models},
+        )
+
+    def attempt(self, items: list[Item]) -> StageOutput:
+        panel, solvers = build_panel(self.config.panel, self.context, self.world.tools, self.world.evidence)
+        attempts, trajectories = attempt_items(items, panel, self.context)
+        return StageOutput(tables={"attempts": attempts, "trajectories": trajectories},
+                           meta={"solvers": solvers, "judge": panel.judge.model if panel.judge else None})
+
+    def finish(self, construction: StageOutput, shards: list[StageOutput]) -> RecipeResult:
+        config = self.config
+        items, verdicts = construction.tables["items"], list(construction.tables["verdicts"])
+        funnel = [FunnelStage.model_validate(stage) for stage in construction.meta["funnel"]]
+        statistics, models = dict(construction.meta["statistics"]), dict(construction.meta["models"])
+        tables: dict[str, list] = {}
+        if shards:
+            solvers = {name: model for shard in shards for name, model in shard.meta["solvers"].items()}
+            labeled = judge_items(items, [a for shard in shards for a in shard.tables["attempts"]],
+                                  [t for shard in shards for t in shard.tables["trajectories"]], solvers, config.consensus,
+                                  judge=shards[0].meta["judge"], supports=_graph_supports(self.full))
+            items, surplus = _select(labeled.items, config.n, config.hops)
+            verdicts += labeled.verdicts + [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus]
+            funnel += [labeled.stage, FunnelStage(stage="quota", input=len(labeled.items), kept=len(items), dropped={"over_quota": len(surplus)} if surplus else {})]
+            kept_ids = {item.id for item in items}
+            tables.update(attempts=labeled.attempts, trajectories=labeled.trajectories,
+                          labels=[label for label in labeled.labels if label.item_id in kept_ids])
+            models.update({f"solver:{name}": model for name, model in solvers.items()})
+            statistics.update(_panel_statistics(labeled))
+        statistics.update(_statistics(items))
+        random.Random(config.seed).shuffle(items)
         kept_ids = {item.id for item in items}
-        tables.update(attempts=labeled.attempts, trajectories=labeled.trajectories,
-                      labels=[label for label in labeled.labels if label.item_id in kept_ids])
-        models.update({f"solver:{name}": model for name, model in solvers.items()})
-        statistics.update(_panel_statistics(labeled))
-    statistics.update(_statistics(items))
-    random.Random(config.seed).shuffle(items)
-    kept_ids = {item.id for item in items}
-    tables.update(items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept])
-    return RecipeResult(tables=tables, funnel=funnel, kg_snapshot=kg.snapshot, statistics=statistics, models=models)
+        tables.update(items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept])
+        return RecipeResult(tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models)
 
 
 class _World:

@@ -4,7 +4,7 @@ One module per concept; import them from here: `from synth.schemas import Item, 
 """
 
 from synth.schemas.base import JsonDict, Record
-from synth.schemas.dataset import DatasetVersion, FunnelStage, VersionStatus
+from synth.schemas.dataset import DatasetVersion, FunnelStage, RunRecord, RunStatus, VersionStatus
 from synth.schemas.item import Constraint, Cue, Fact, Hop, Item, Provenance, Step
 from synth.schemas.solving import (
     Condition,
@@ -39,6 +39,8 @@ __all__ = [
     "Provenance",
     "Record",
     "Relation",
+    "RunRecord",
+    "RunStatus",
     "SolverAttempt",
     "Step",
     "ToolCall",

@@ -52,3 +52,30 @@ class DatasetVersion(Record):
     @property
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
+
+
+RunStatus = Literal["running", "published", "failed"]
+
+
+class RunRecord(Record):
+    """Catalog row of one run of a recipe (from `synth generate` or a Prefect flow): what it
+    made, how long it took, and where to see it in the Prefect UI."""
+
+    run_id: NonBlank
+    dataset: NonBlank
+    recipe: NonBlank
+    status: RunStatus
+    started_at: datetime
+    finished_at: datetime | None = None
+    version: int | None = None
+    runner: str = "local"
+    """local (`synth generate`), or the Prefect task runner the flow used."""
+    flow_run_id: str | None = None
+    ui_url: str | None = None
+    stages: list[str] = Field(default_factory=list)
+    """Stages finished, including those a resumed run found done."""
+    resumed_stages: list[str] = Field(default_factory=list)
+    """Stages found done by an earlier attempt of this run and skipped."""
+    funnel: list[FunnelStage] = Field(default_factory=list)
+    summary: JsonDict = Field(default_factory=dict)
+    error: str | None = None

@@ -1,17 +1,14 @@
-"""`synth generate` as a library call: build the recipe's config, run it, publish one version."""
+"""`synth generate` as a library call, and what a recipe's stages receive and return."""
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth.config import apply_params, build_config
+from synth.llm.accounting import Ledger
 from synth.progress import Progress
-from synth.recipes import get_recipe
 from synth.schemas import DatasetVersion, FunnelStage, Record
 from synth.settings import Settings
-from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 
 if TYPE_CHECKING:
     from synth.llm.session import LLMSession
@@ -31,6 +28,8 @@ class RunContext:
     session: "LLMSession | None" = None
     dataset: str | None = None
     """The dataset the run publishes to, so filters can compare with its earlier versions."""
+    ledger: Ledger = field(default_factory=Ledger)
+    """Every model call of the run is counted here (and budgeted), whichever session makes it."""
 
     def earlier_items(self, columns: list[str]) -> list[tuple]:
         """`columns` of every item in the published versions of this run's dataset."""
@@ -50,7 +49,8 @@ class RunContext:
             from synth.llm.models import declared_models
             from synth.llm.session import LLMSession
 
-            self.session = LLMSession(self.settings, declared_models(self.flows_file), roles=resolved, log=self.progress.log)
+            self.session = LLMSession(self.settings, declared_models(self.flows_file), roles=resolved, log=self.progress.log,
+                                      ledger=self.ledger)
         else:
             self.session.roles.update(resolved)  # a later stage may bring roles of its own
         return self.session
@@ -82,30 +82,14 @@ def generate(
     progress: Progress | None = None,
     llm: str | None = None,
     flows_file: Path | None = None,
+    shard_size: int | None = None,
 ) -> GenerateResult:
-    """Run recipe `recipe_name` with `key=value` overrides and publish the result as `name` (default: the recipe)."""
-    recipe = get_recipe(recipe_name)
-    dataset = validate_dataset_name(name or recipe_name)
-    module = recipe.load()
-    config = build_config(module.Config, apply_params({}, params), f"recipe {recipe_name}")
+    """Run recipe `recipe_name` with `key=value` overrides and publish the result as `name` (default:
+    the recipe). An unfinished run of the same recipe, dataset, config and models is resumed."""
+    from synth.runner import DEFAULT_SHARD_SIZE, RunRequest, run_locally
+
     started = time.monotonic()
-    context = RunContext(settings, progress or Progress(enabled=False), llm=llm, flows_file=flows_file, dataset=dataset)
-    try:
-        result: RecipeResult = module.run(config, context)
-    finally:
-        if context.session is not None:
-            asyncio.run(context.session.aclose())
-    seconds = time.monotonic() - started
-    llm_summary = {"llm": context.session.ledger.summary()} if context.session is not None else {}
-    spec = VersionSpec(
-        name=dataset,
-        recipe=recipe_name,
-        config=config.model_dump(mode="json"),
-        models=result.models,
-        kg_snapshot=result.kg_snapshot,
-        seed=getattr(config, "seed", None),
-        funnel=result.funnel,
-        summary={"seconds": round(seconds, 2), **result.statistics, **llm_summary},
-    )
-    version = publish_version(settings, spec, result.tables)
+    request = RunRequest(recipe_name, tuple(params), name, llm, str(flows_file) if flows_file else None,
+                         shard_size or DEFAULT_SHARD_SIZE)
+    version = run_locally(settings, request, progress)
     return GenerateResult(version, time.monotonic() - started)

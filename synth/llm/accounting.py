@@ -75,6 +75,40 @@ class Ledger:
             entry.completion_tokens += result.usage.completion_tokens
             entry.latency_s += result.latency_s
 
+    def export(self) -> list[dict]:
+        """The totals as JSON rows, for a stage's saved state."""
+        return [
+            {"stage": stage, "model": model, "requests": entry.requests, "cache_hits": entry.cache_hits,
+             "failures": dict(entry.failures), "prompt_tokens": entry.prompt_tokens,
+             "completion_tokens": entry.completion_tokens, "latency_s": entry.latency_s}
+            for (stage, model), entry in sorted(self.totals.items())
+        ]
+
+    def absorb(self, rows: list[dict]) -> None:
+        """Add totals exported elsewhere (a stage finished by an earlier process or another worker),
+        so the summary and the budget cover the whole run."""
+        for row in rows:
+            entry = self._entry(row["stage"], row["model"])
+            entry.requests += row["requests"]
+            entry.cache_hits += row["cache_hits"]
+            entry.failures.update(row["failures"])
+            entry.prompt_tokens += row["prompt_tokens"]
+            entry.completion_tokens += row["completion_tokens"]
+            entry.latency_s += row["latency_s"]
+
+    def since(self, earlier: list[dict]) -> list[dict]:
+        """What was recorded after `earlier = self.export()` was taken."""
+        before = {(row["stage"], row["model"]): row for row in earlier}
+        rows = []
+        for row in self.export():
+            old = before.get((row["stage"], row["model"]))
+            if old is not None:
+                row = {**row, **{key: row[key] - old[key] for key in ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s")},
+                       "failures": dict(Counter(row["failures"]) - Counter(old["failures"]))}
+            if row["requests"]:
+                rows.append(row)
+        return rows
+
     def spent_tokens(self) -> int:
         return sum(entry.tokens for entry in self.totals.values())
 

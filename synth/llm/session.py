@@ -22,12 +22,13 @@ class LLMSession:
         budget: Budget | None = None,
         use_cache: bool = True,
         log=print,
+        ledger: Ledger | None = None,
     ):
         self.models = models
         self.roles = dict(roles or {})
         self.pool = ModelPool(settings, models, log)
         self.cache = ResponseCache(settings.llm_cache_path) if use_cache else None
-        self.ledger = Ledger(budget=budget or Budget())
+        self.ledger = ledger or Ledger(budget=budget or Budget())
         self._clients: dict[str, LLMClient] = {}
 
     def client(self, role: str) -> LLMClient:

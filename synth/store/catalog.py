@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from synth.errors import CatalogError, NotFoundError
-from synth.schemas import DatasetVersion
+from synth.schemas import DatasetVersion, RunRecord
 from synth.settings import Settings
 from synth.store.tables import TABLES
 
@@ -44,7 +44,26 @@ create table if not exists versions (
     writer varchar,
     primary key (name, version)
 );
+create table if not exists runs (
+    run_id varchar primary key,
+    dataset varchar not null,
+    recipe varchar not null,
+    status varchar not null,
+    started_at timestamptz not null,
+    finished_at timestamptz,
+    version integer,
+    runner varchar,
+    flow_run_id varchar,
+    ui_url varchar,
+    stages json,
+    resumed_stages json,
+    funnel json,
+    summary json,
+    error varchar
+);
 """
+
+_RUN_JSON_COLUMNS = ("stages", "resumed_stages", "funnel", "summary")
 
 _JSON_COLUMNS = ("config", "models", "row_counts", "funnel", "summary")
 
@@ -246,6 +265,52 @@ class Catalog:
             "update versions set status = 'failed', summary = ? where name = ? and version = ?",
             [json.dumps(summary, sort_keys=True), version.name, version.version],
         )
+
+    def record_run(self, run: RunRecord) -> None:
+        """Insert or replace the row of one run."""
+        self._require_writable()
+        row = run.model_dump(mode="json")
+        for column in _RUN_JSON_COLUMNS:
+            row[column] = json.dumps(row[column], sort_keys=True)
+        self.connection.execute("begin transaction")
+        try:
+            self.connection.execute("delete from runs where run_id = ?", [run.run_id])
+            self.connection.execute(
+                f"insert into runs ({', '.join(row)}) values ({', '.join('?' for _ in row)})", list(row.values())
+            )
+            self.connection.execute("commit")
+        except BaseException:
+            self.connection.execute("rollback")
+            raise
+
+    def runs(self, dataset: str | None = None, limit: int = 50) -> list[RunRecord]:
+        """Newest first."""
+        if not self._has_runs_table():
+            return []
+        where, parameters = ("where dataset = ?", [dataset]) if dataset else ("", [])
+        cursor = self.connection.execute(f"select * from runs {where} order by started_at desc limit {int(limit)}", parameters)
+        return [self._to_run(dict(zip([column[0] for column in cursor.description], row))) for row in cursor.fetchall()]
+
+    def _has_runs_table(self) -> bool:
+        """A catalog made before runs were recorded, opened read-only, has none yet."""
+        return bool(self.connection.execute("select count(*) from information_schema.tables where table_name = 'runs'").fetchone()[0])
+
+    def run(self, run_id: str) -> RunRecord:
+        if not self._has_runs_table():
+            raise NotFoundError(f"no run {run_id!r}; `synth runs list` shows them")
+        cursor = self.connection.execute("select * from runs where run_id = ? or run_id like ? order by started_at desc",
+                                         [run_id, f"{run_id}%"])
+        rows = cursor.fetchall()
+        if not rows:
+            raise NotFoundError(f"no run {run_id!r}; `synth runs list` shows them")
+        return self._to_run(dict(zip([column[0] for column in cursor.description], rows[0])))
+
+    @staticmethod
+    def _to_run(row: dict[str, Any]) -> RunRecord:
+        for column in _RUN_JSON_COLUMNS:
+            if isinstance(row.get(column), str):
+                row[column] = json.loads(row[column])
+        return RunRecord.model_validate({key: value for key, value in row.items() if value is not None})
 
     def register(self, version: DatasetVersion) -> None:
         """Insert a version found on disk (reindexing after the catalog file was lost)."""

@@ -1,0 +1,178 @@
+"""One run of a recipe as resumable stages: construct, attempt one shard at a time, publish.
+
+`synth generate` drives the stages in order in one process; the Prefect flows
+(`synth.pipelines.flows`) make each stage a task, so shards can run on other workers. Either way a
+stage is saved to the run's folder (`synth.store.workdir`) when it finishes, and a rerun after a
+crash skips the stages already saved: the model calls of finished shards are not made again, and
+those of the shard that was cut off come from the response cache.
+"""
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+
+from synth.config import apply_params, build_config
+from synth.llm.accounting import Ledger
+from synth.progress import Progress
+from synth.recipes import get_recipe
+from synth.schemas import DatasetVersion, RunRecord
+from synth.settings import Settings
+from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
+from synth.store.workdir import RunDir, StageOutput
+
+DEFAULT_SHARD_SIZE = 64
+"""Items per panel shard: the unit of resumption and of distribution over workers."""
+CONSTRUCT = "construct"
+
+
+def shard_stage(index: int) -> str:
+    return f"attempt-{index:05d}"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a run needs, serialisable, so a flow can hand it to tasks on other machines."""
+
+    recipe: str
+    params: tuple[str, ...] = ()
+    dataset: str | None = None
+    llm: str | None = None
+    flows_file: str | None = None
+    shard_size: int = DEFAULT_SHARD_SIZE
+
+
+def open_run(settings: Settings, request: RunRequest) -> RunDir:
+    """Validate the request and open its run folder: the unfinished one with the same recipe,
+    dataset, config and models, or a new one."""
+    from synth.llm.models import declared_models
+
+    recipe = get_recipe(request.recipe)
+    dataset = validate_dataset_name(request.dataset or request.recipe)
+    if request.shard_size < 1:
+        from synth.errors import ConfigError
+
+        raise ConfigError(f"shard size must be at least 1, got {request.shard_size}")
+    config = build_config(recipe.load().Config, apply_params({}, list(request.params)), f"recipe {request.recipe}")
+    flows_file = Path(request.flows_file) if request.flows_file else None
+    models = {name: spec.model_dump(mode="json") for name, spec in declared_models(flows_file).items()}
+    run = RunDir.open(settings, request.recipe, dataset, config.model_dump(mode="json"), {"models": models, "llm": request.llm})
+    if "request" not in run.info:
+        run.update(request={"llm": request.llm, "flows_file": request.flows_file, "shard_size": request.shard_size})
+    return run
+
+
+class Run:
+    """The stages of one run folder. Cheap to create; the recipe's world is built on first use."""
+
+    def __init__(self, settings: Settings, run_dir: RunDir, progress: Progress | None = None, runner: str = "local"):
+        from synth.generate import RunContext
+
+        self.settings, self.dir, self.runner = settings, run_dir, runner
+        info = run_dir.info
+        self.recipe = get_recipe(info["recipe"])
+        self.module = self.recipe.load()
+        self.config = build_config(self.module.Config, info["config"], f"recipe {info['recipe']}")
+        request = info.get("request", {})
+        self.shard_size = request.get("shard_size", DEFAULT_SHARD_SIZE)
+        self.resumed = run_dir.stages()
+        self.context = RunContext(settings, progress or Progress(enabled=False), llm=request.get("llm"),
+                                  flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
+                                  dataset=info["dataset"])
+        for stage in self.resumed:  # the budget covers what earlier attempts spent
+            self.context.ledger.absorb(run_dir.load(stage).meta.get("llm", []))
+
+    @cached_property
+    def pipeline(self):
+        return self.module.Pipeline(self.config, self.context)
+
+    def _stage(self, name: str, work) -> StageOutput:
+        if self.dir.done(name):
+            self.context.progress.log(f"{name}: done earlier, skipped")
+            return self.dir.load(name)
+        mark, started = self.context.ledger.export(), time.monotonic()
+        output: StageOutput = work()
+        output.meta.update(seconds=round(time.monotonic() - started, 2), llm=self.context.ledger.since(mark))
+        self.dir.save(name, output)
+        return output
+
+    def construct(self) -> int:
+        """Run (or reuse) the construction stage; returns the number of panel shards."""
+        self._stage(CONSTRUCT, self.pipeline.construct)
+        return self.shard_count()
+
+    def shard_count(self) -> int:
+        if not self.pipeline.runs_panel:
+            return 0
+        items = len(self.dir.load(CONSTRUCT).tables["items"])
+        return -(-items // self.shard_size)
+
+    def attempt(self, index: int) -> None:
+        def work() -> StageOutput:
+            items = self.dir.load(CONSTRUCT).tables["items"]
+            shard = items[index * self.shard_size:(index + 1) * self.shard_size]
+            self.context.progress.log(f"panel shard {index + 1}/{self.shard_count()}: {len(shard)} items")
+            return self.pipeline.attempt(shard)
+
+        self._stage(shard_stage(index), work)
+
+    def publish(self, flow_run_id: str | None = None, ui_url: str | None = None) -> DatasetVersion:
+        """Consensus over every shard, then one atomic dataset version; the run is recorded in the catalog."""
+        construction = self.dir.load(CONSTRUCT)
+        shards = [self.dir.load(shard_stage(index)) for index in range(self.shard_count())]
+        started = time.monotonic()
+        result = self.pipeline.finish(construction, shards)
+        stages = [construction, *shards]
+        ledger = Ledger(prices=dict(self.context.ledger.prices))
+        for stage in stages:
+            ledger.absorb(stage.meta.get("llm", []))
+        seconds = sum(stage.meta.get("seconds", 0.0) for stage in stages) + time.monotonic() - started
+        llm_summary = {"llm": ledger.summary()} if ledger.totals or self.context.session is not None else {}
+        info = self.dir.info
+        spec = VersionSpec(
+            name=info["dataset"], recipe=info["recipe"], config=info["config"], models=result.models,
+            kg_snapshot=result.kg_snapshot, seed=getattr(self.config, "seed", None), funnel=result.funnel,
+            summary={"seconds": round(seconds, 2), "run_id": self.dir.id, **result.statistics, **llm_summary},
+        )
+        version = publish_version(self.settings, spec, result.tables)
+        self.dir.update(status="published", version=version.version)
+        self.record(status="published", version=version, flow_run_id=flow_run_id, ui_url=ui_url)
+        return version
+
+    def record(self, status: str, version: DatasetVersion | None = None, error: str | None = None,
+               flow_run_id: str | None = None, ui_url: str | None = None) -> None:
+        """Write this run's row to the catalog (`synth runs list`)."""
+        from synth.store.catalog import Catalog
+
+        info = self.dir.info
+        run = RunRecord(
+            run_id=self.dir.id, dataset=info["dataset"], recipe=info["recipe"], status=status,
+            started_at=datetime.fromisoformat(info["started_at"]), finished_at=datetime.now(UTC),
+            version=version.version if version else None, runner=self.runner, flow_run_id=flow_run_id, ui_url=ui_url,
+            stages=self.dir.stages(), resumed_stages=self.resumed,
+            funnel=version.funnel if version else [], summary=version.summary if version else {}, error=error,
+        )
+        with Catalog.open(self.settings) as catalog:
+            catalog.record_run(run)
+
+    def close(self) -> None:
+        if self.context.session is not None:
+            import asyncio
+
+            asyncio.run(self.context.session.aclose())
+            self.context.session = None
+
+
+def run_locally(settings: Settings, request: RunRequest, progress: Progress | None = None) -> DatasetVersion:
+    """Every stage in order in this process (what `synth generate` does)."""
+    run = Run(settings, open_run(settings, request), progress)
+    try:
+        for index in range(run.construct()):
+            run.attempt(index)
+        return run.publish()
+    except Exception as error:
+        run.record(status="failed", error=f"{type(error).__name__}: {error}"[:500])
+        raise
+    finally:
+        run.close()

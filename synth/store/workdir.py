@@ -1,0 +1,109 @@
+"""A run's working folder: each finished stage (construction, each panel shard) saved as Parquet
+parts plus a `stage.json` written last, so a killed run resumes where it stopped.
+
+`$SYNTH_HOME/runs/<run_id>/` holds `run.json` (recipe, dataset, config, status) and one folder per
+stage. A rerun with the same recipe, dataset, config and models picks up the newest unfinished run
+and skips every stage whose `stage.json` exists; a run that was published is never resumed (the
+next one starts fresh, and its model calls still come from the response cache).
+"""
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from synth.hashing import content_hash
+from synth.schemas import Record
+from synth.settings import Settings
+from synth.store.arrow_schema import from_row
+from synth.store.shards import ShardWriter
+from synth.store.tables import TABLES
+
+RUN_FILE = "run.json"
+STAGE_FILE = "stage.json"
+
+
+@dataclass
+class StageOutput:
+    """What a stage hands on: record tables (names from the store's TABLES) and JSON metadata."""
+
+    tables: dict[str, list[Record]] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    with open(temporary, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+class RunDir:
+    def __init__(self, root: Path):
+        self.root = root
+
+    @property
+    def id(self) -> str:
+        return self.root.name
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return json.loads((self.root / RUN_FILE).read_text())
+
+    @classmethod
+    def open(cls, settings: Settings, recipe: str, dataset: str, config: dict, models: dict | None = None) -> "RunDir":
+        """The newest unfinished run of this recipe, dataset, config and models, or a new one."""
+        key = content_hash({"recipe": recipe, "dataset": dataset, "config": config, "models": models or {}})
+        runs = settings.home.absolute() / "runs"
+        for candidate in sorted(runs.glob(f"{dataset}-*"), reverse=True):
+            run_file = candidate / RUN_FILE
+            if run_file.is_file():
+                info = json.loads(run_file.read_text())
+                if info.get("key") == key and info.get("status") != "published":
+                    return cls(candidate)
+        started = datetime.now(UTC)
+        root = runs / f"{dataset}-{started:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        root.mkdir(parents=True)
+        _write_json(root / RUN_FILE, {"run_id": root.name, "key": key, "recipe": recipe, "dataset": dataset,
+                                      "config": config, "status": "running", "started_at": started.isoformat()})
+        return cls(root)
+
+    @classmethod
+    def at(cls, root: Path) -> "RunDir":
+        if not (root / RUN_FILE).is_file():
+            raise FileNotFoundError(f"{root} is not a synth run folder (no {RUN_FILE})")
+        return cls(root)
+
+    def update(self, **fields: Any) -> None:
+        _write_json(self.root / RUN_FILE, {**self.info, **fields})
+
+    def done(self, stage: str) -> bool:
+        return (self.root / stage / STAGE_FILE).is_file()
+
+    def save(self, stage: str, output: StageOutput) -> None:
+        """Write the tables, then `stage.json`: only a complete stage counts as done."""
+        folder = self.root / stage
+        folder.mkdir(parents=True, exist_ok=True)
+        for table, records in output.tables.items():
+            writer = ShardWriter(folder / table, table, self.id, 0)
+            writer.write_all(records)
+            writer.close()
+        _write_json(folder / STAGE_FILE, {"tables": sorted(output.tables), "meta": output.meta})
+
+    def load(self, stage: str) -> StageOutput:
+        folder = self.root / stage
+        saved = json.loads((folder / STAGE_FILE).read_text())
+        tables = {}
+        for table in saved["tables"]:
+            rows = pq.read_table(folder / table).to_pylist() if any((folder / table).glob("*.parquet")) else []
+            tables[table] = [from_row(TABLES[table], row) for row in rows]
+        return StageOutput(tables, saved["meta"])
+
+    def stages(self) -> list[str]:
+        return sorted(path.parent.name for path in self.root.glob(f"*/{STAGE_FILE}"))

@@ -1,0 +1,64 @@
+"""A run as resumable stages: a crash in a later shard keeps the earlier ones, and the rerun
+publishes the same items as an uninterrupted run without redoing them."""
+
+import pytest
+
+from synth.generate import generate
+from synth.pipelines import multihop
+from synth.runner import RunRequest, open_run
+from synth.settings import Settings
+from synth.store.catalog import Catalog
+from synth.store.reader import iter_records
+
+ARGS = ["n=6", "seed=3", "hops=[2]"]
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def items_of(settings, version):
+    return sorted((item.id, item.difficulty) for item in iter_records(settings, version, "items"))
+
+
+def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
+    reference = generate(Settings(home=tmp_path / "clean"), "multihop", ARGS, llm="fake", shard_size=2)
+    settings = Settings(home=tmp_path / "crashy")
+    original = multihop.Pipeline.attempt
+    shards_attempted = []
+
+    def crash_on_third_shard(self, items):
+        shards_attempted.append([item.id for item in items])
+        if len(shards_attempted) == 3:
+            raise Crash("killed mid-run")
+        return original(self, items)
+
+    monkeypatch.setattr(multihop.Pipeline, "attempt", crash_on_third_shard)
+    with pytest.raises(Crash):
+        generate(settings, "multihop", ARGS, llm="fake", shard_size=2)
+    run_dir = open_run(settings, RunRequest("multihop", tuple(ARGS), llm="fake", shard_size=2))
+    assert run_dir.stages() == ["attempt-00000", "attempt-00001", "construct"]
+    with Catalog.open(settings, read_only=True) as catalog:
+        failed = catalog.runs()[0]
+    assert failed.status == "failed" and "killed mid-run" in failed.error
+
+    resumed = generate(settings, "multihop", ARGS, llm="fake", shard_size=2)
+    assert len(shards_attempted) == 4  # only the third shard ran again
+    assert shards_attempted[3] == shards_attempted[2]
+    assert items_of(settings, resumed.version) == items_of(Settings(home=tmp_path / "clean"), reference.version)
+    assert resumed.version.summary["run_id"] == run_dir.id
+    with Catalog.open(settings, read_only=True) as catalog:
+        run = catalog.run(run_dir.id)
+    assert run.status == "published" and run.version == resumed.version.version
+    assert run.resumed_stages == ["attempt-00000", "attempt-00001", "construct"]
+    # the summary still counts the model calls of the shards made before the crash
+    assert resumed.version.summary["llm"]["llm_requests"] == reference.version.summary["llm"]["llm_requests"]
+
+
+def test_a_published_run_is_not_resumed(tmp_path):
+    settings = Settings(home=tmp_path)
+    first = generate(settings, "multihop", [*ARGS, "panel.enabled=false"])
+    second = generate(settings, "multihop", [*ARGS, "panel.enabled=false", "near_dup.against_earlier_versions=false"])
+    third = generate(settings, "multihop", [*ARGS, "panel.enabled=false", "near_dup.against_earlier_versions=false"])
+    assert len({first.version.summary["run_id"], second.version.summary["run_id"], third.version.summary["run_id"]}) == 3
+    assert third.version.version == 3 and items_of(settings, second.version) == items_of(settings, third.version)
