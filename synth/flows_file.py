@@ -1,19 +1,28 @@
-"""`flows.yaml`: named runs of recipes (recipe, dataset name, parameters) and the models they may
-use, validated strictly.
+"""`flows.yaml`: named runs of recipes (recipe, dataset name, parameters, schedule, deployment,
+task runner) and the models they may use, validated strictly.
 
-`synth generate --flow NAME` runs one; scheduling and deployment of the same entries build on this.
-Models are declared once by name (`models:`), and recipes refer to them by role.
+`synth generate --flow NAME` runs one entry in this process; `synth flows run|serve|deploy` run
+them as Prefect flows. Models are declared once by name (`models:`), and recipes refer to them by
+role. Every error names the key and its line in the file.
 """
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from synth.config import FrozenConfig
 from synth.errors import ConfigError, NotFoundError
-from synth.llm.models import ModelSpec
+from synth.llm.models import BUILTIN_MODELS, ModelSpec
+
+
+class TaskRunnerSpec(FrozenConfig):
+    kind: Literal["local", "dask"] = Field(
+        default="local", description="local: the shards one after another in the flow's process; dask: a Dask cluster (the `dask` extra)."
+    )
+    workers: int = Field(default=2, ge=1, description="Workers of the local Dask cluster synth starts (kind dask, no address).")
+    address: str | None = Field(default=None, description="Scheduler of an existing Dask cluster, e.g. tcp://10.0.0.5:8786.")
 
 
 class FlowEntry(FrozenConfig):
@@ -21,6 +30,27 @@ class FlowEntry(FrozenConfig):
     dataset: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
+    schedule: str | None = Field(default=None, description="Cron expression (five fields) for `synth flows serve|deploy`.")
+    timezone: str = Field(default="UTC", description="Time zone the cron schedule is read in.")
+    deployment: str | None = Field(default=None, description="Deployment name; default: the entry's name.")
+    work_pool: str | None = Field(default=None, description="Prefect work pool for `synth flows deploy`.")
+    shard_size: int = Field(default=64, ge=1, description="Items per panel shard: the unit of resumption and distribution.")
+    task_runner: TaskRunnerSpec = TaskRunnerSpec()
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        from datetime import datetime
+
+        from cronsim import CronSim, CronSimError
+
+        try:
+            CronSim(value, datetime(2000, 1, 1))
+        except CronSimError as error:
+            raise ValueError(f"not a valid cron expression ({error}); e.g. '0 3 * * *' for 03:00 daily") from None
+        return value
 
 
 class FlowsFile(FrozenConfig):
@@ -28,21 +58,104 @@ class FlowsFile(FrozenConfig):
     models: dict[str, ModelSpec] = Field(default_factory=dict)
 
 
-def load_flows(path: Path) -> FlowsFile:
+def _line(node: yaml.Node | None, path: tuple) -> int | None:
+    """1-based line of the deepest node of `path` that the document has."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((value for key, value in node.value if key.value == str(part)), None)
+            if node is None:
+                # an unknown key is reported at the key itself
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return line
+        line = node.start_mark.line + 1
+    return line
+
+
+def _key_line(node: yaml.Node | None, path: tuple) -> int | None:
+    """Line of the key named by `path` (for unknown keys, whose value node is what pydantic sees)."""
+    parent = node
+    for part in path[:-1]:
+        if isinstance(parent, yaml.MappingNode):
+            parent = next((value for key, value in parent.value if key.value == str(part)), None)
+        elif isinstance(parent, yaml.SequenceNode) and isinstance(part, int) and part < len(parent.value):
+            parent = parent.value[part]
+        else:
+            return _line(node, path)
+    if isinstance(parent, yaml.MappingNode) and path:
+        for key, _ in parent.value:
+            if key.value == str(path[-1]):
+                return key.start_mark.line + 1
+    return _line(node, path)
+
+
+def _fail(path: Path, root: yaml.Node | None, location: tuple, message: str) -> ConfigError:
+    line = _key_line(root, location)
+    where = f" (line {line})" if line else ""
+    return ConfigError(f"{path}: {'.'.join(str(part) for part in location)}{where}: {message}")
+
+
+def load_flows(path: Path, check: bool = False) -> FlowsFile:
+    """Parse and validate `path`. `check`: also validate each flow's recipe, parameters and model
+    references (imports the recipes; `synth flows validate` and the flow commands do it)."""
     if not path.is_file():
         raise NotFoundError(f"flows file {path} not found; pass --flows-file PATH or run from the folder holding flows.yaml")
+    text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        root = yaml.compose(text)
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}; fix the syntax") from None
     try:
-        return FlowsFile.model_validate(data)
+        flows = FlowsFile.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        key = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{path}: {key}: {first['msg']}") from None
+        message = "unknown key; remove it or fix its spelling" if first["type"] == "extra_forbidden" else first["msg"]
+        raise _fail(path, root, tuple(first["loc"]), message) from None
+    if check:
+        for name, entry in flows.flows.items():
+            _check_entry(path, root, flows, name, entry)
+    return flows
+
+
+def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry) -> None:
+    from synth.config import apply_params
+    from synth.recipes import RECIPES
+
+    if entry.recipe not in RECIPES:
+        raise _fail(path, root, ("flows", name, "recipe"), f"unknown recipe {entry.recipe!r}; available: {', '.join(RECIPES)}")
+    model = RECIPES[entry.recipe].load().Config
+    try:
+        config = model.model_validate(apply_params({}, flow_params(entry)))
+    except ValidationError as error:
+        first = error.errors()[0]
+        message = "unknown parameter; see `synth recipes --params`" if first["type"] == "extra_forbidden" else first["msg"]
+        raise _fail(path, root, ("flows", name, "params", *first["loc"]), message) from None
+    declared = {**BUILTIN_MODELS, **flows.models}
+    for location, model_name in model_references(config.model_dump(mode="json")):
+        if model_name not in declared:
+            raise _fail(path, root, ("flows", name, "params", *location),
+                        f"unknown model {model_name!r}; declared: {', '.join(declared)} (declare it under `models:`)")
+
+
+def model_references(values: Any, location: tuple = ()) -> list[tuple[tuple, str]]:
+    """(location, model name) of every `model` or `*_model` parameter that is set."""
+    found = []
+    if isinstance(values, dict):
+        for key, value in values.items():
+            if (key == "model" or key.endswith("_model")) and isinstance(value, str):
+                found.append(((*location, key), value))
+            else:
+                found += model_references(value, (*location, key))
+    elif isinstance(values, list):
+        for index, value in enumerate(values):
+            found += model_references(value, (*location, index))
+    return found
 
 
 def flow_params(entry: FlowEntry) -> list[str]:
@@ -57,12 +170,16 @@ def flow_params(entry: FlowEntry) -> list[str]:
     return list(flatten(entry.params))
 
 
+def get_flow(path: Path, flow: str, check: bool = True) -> tuple[FlowsFile, FlowEntry]:
+    flows = load_flows(path, check=check)
+    if flow not in flows.flows:
+        raise NotFoundError(f"no flow {flow!r} in {path}; it defines: {', '.join(flows.flows) or 'none'}")
+    return flows, flows.flows[flow]
+
+
 def resolve_flow(path: Path, flow: str, recipe: str | None, name: str | None) -> tuple[str, str | None, list[str]]:
     """(recipe, dataset name, overrides) of flow `flow`; an explicit `recipe` must agree, `name` wins."""
-    flows = load_flows(path).flows
-    if flow not in flows:
-        raise NotFoundError(f"no flow {flow!r} in {path}; it defines: {', '.join(flows)}")
-    entry = flows[flow]
+    _, entry = get_flow(path, flow, check=False)
     if recipe and recipe != entry.recipe:
         raise ConfigError(f"--recipe {recipe} conflicts with flow {flow!r}, which runs {entry.recipe}; drop one")
     return entry.recipe, name or entry.dataset, flow_params(entry)

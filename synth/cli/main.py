@@ -11,10 +11,12 @@ import click
 from synth import __version__
 from synth.cli.datasets import datasets
 from synth.cli.export import export
+from synth.cli.flows import flows
 from synth.cli.generate import generate
 from synth.cli.kg import kg
 from synth.cli.models import models
 from synth.cli.recipes import recipes
+from synth.cli.runs import runs
 from synth.cli.search import search
 from synth.cli.sql import sql
 
@@ -36,6 +38,8 @@ cli.add_command(recipes)
 cli.add_command(models)
 cli.add_command(kg)
 cli.add_command(search)
+cli.add_command(flows)
+cli.add_command(runs)
 
 
 def main(argv: list[str] | None = None) -> None:

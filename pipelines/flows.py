@@ -1,0 +1,148 @@
+"""Prefect flows, one per recipe, thin over `synth.runner`: a construction task, one task per panel
+shard, and a publish task. Tasks take and return plain values (paths, indexes, refs), never
+clients, so a Dask worker on another machine can run a shard: it rebuilds the recipe's world from
+the run folder, and its model calls go through its own session (with the shared response cache).
+
+A rerun of the same flow and parameters resumes the unfinished run: saved stages are skipped.
+Tasks retry with exponential backoff, except on errors a retry cannot fix (bad configuration,
+missing files). Shard tasks are tagged `model:NAME` for every model they call, so
+`prefect concurrency-limit create model:NAME 2` caps the shards in flight per model backend.
+"""
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.tasks import exponential_backoff
+
+from synth.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
+from synth.settings import Settings
+from synth.store.workdir import RunDir
+
+_RUNS: dict[str, Run] = {}
+_RUNS_LOCK = threading.Lock()
+
+
+def _run(home: str, run_root: str, runner: str) -> Run:
+    """This process's `Run` of a run folder, made once, so a worker loads the recipe's world and
+    starts its model engines once for all the shards it gets."""
+    with _RUNS_LOCK:
+        if run_root not in _RUNS:
+            _RUNS[run_root] = Run(Settings(home=Path(home)), RunDir.at(Path(run_root)), runner=runner)
+        return _RUNS[run_root]
+
+
+def _release(run_root: str) -> None:
+    with _RUNS_LOCK:
+        run = _RUNS.pop(run_root, None)
+    if run is not None:
+        run.close()
+
+
+def _retry_transient(task, task_run, state) -> bool:
+    """Retry unless the error is one a user must fix (SynthError) or a programming error."""
+    from synth.errors import SynthError
+
+    try:
+        state.result()
+    except (SynthError, TypeError, ValueError, KeyError, AttributeError):
+        return False
+    except Exception:
+        return True
+    return False
+
+
+_RETRIES = {"retries": 2, "retry_delay_seconds": exponential_backoff(backoff_factor=5), "retry_condition_fn": _retry_transient}
+
+
+@task(name="construct", **_RETRIES)
+def construct_task(home: str, run_root: str, runner: str) -> int:
+    """Walks, construction and cheap filters; returns the number of panel shards."""
+    return _run(home, run_root, runner).construct()
+
+
+@task(name="panel-shard", **_RETRIES)
+def attempt_task(home: str, run_root: str, runner: str, index: int) -> int:
+    _run(home, run_root, runner).attempt(index)
+    return index
+
+
+@task(name="publish", **_RETRIES)
+def publish_task(home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None) -> dict[str, Any]:
+    try:
+        version = _run(home, run_root, runner).publish(flow_run_id=flow_run_id, ui_url=ui_url)
+    finally:
+        _release(run_root)
+    return {"ref": version.ref, "items": version.row_counts.get("items", 0), "run_id": Path(run_root).name}
+
+
+def _model_tags(run: Run) -> list[str]:
+    from synth.flows_file import model_references
+
+    return sorted({f"model:{name}" for _, name in model_references(run.config.model_dump(mode="json"))})
+
+
+def _ui_url() -> str | None:
+    """The flow run's page in the Prefect UI; None on a temporary server, which has no UI."""
+    from prefect.runtime import flow_run
+
+    url = flow_run.get_flow_run_ui_url()
+    return url if url and url.startswith("http") else None
+
+
+def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
+               shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None) -> dict[str, Any]:
+    """The body every recipe flow shares."""
+    from prefect.context import get_run_context
+    from prefect.runtime import flow_run
+
+    settings = Settings(home=Path(home)) if home else Settings()
+    request = RunRequest(recipe, tuple(params or ()), dataset, llm, flows_file, shard_size)
+    run_dir = open_run(settings, request)
+    runner = f"prefect:{type(get_run_context().task_runner).__name__}"
+    home, root = str(settings.home.absolute()), str(run_dir.root)
+    try:
+        shards = construct_task(home, root, runner)
+        tags = _model_tags(_run(home, root, runner))
+        futures = [attempt_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(shards)]
+        for future in futures:
+            future.result()
+        return publish_task(home, root, runner, flow_run.get_id(), _ui_url())
+    except Exception as error:
+        _run(home, root, runner).record(status="failed", error=f"{type(error).__name__}: {error}"[:500],
+                                        flow_run_id=flow_run.get_id(), ui_url=_ui_url())
+        _release(root)
+        raise
+
+
+def dask_runner(spec: dict[str, Any]):
+    """A DaskTaskRunner for a flows.yaml `task_runner` entry (the `dask` extra: prefect-dask)."""
+    try:
+        from prefect_dask import DaskTaskRunner
+    except ImportError:
+        from synth.errors import ConfigError
+
+        raise ConfigError("task_runner kind dask needs prefect-dask: pip install 'synth-data[dask]'") from None
+    if spec.get("address"):
+        return DaskTaskRunner(address=spec["address"])
+    return DaskTaskRunner(cluster_kwargs={"n_workers": spec.get("workers", 2), "threads_per_worker": 1, "processes": True})
+
+
+# One shard at a time in the flow's process: the shards share the process's model engines (an
+# in-process vLLM engine serves one batch at a time anyway). Dask spreads them over workers.
+@flow(name="synth-multihop", persist_result=False, log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
+def multihop_flow(params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
+                  shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
+                  task_runner: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Recipe `multihop` as a Prefect flow: knowledge-graph questions, solver panel in shards, one
+    published version. `task_runner` {kind: dask, ...} runs the stages as a subflow on Dask."""
+    if task_runner and task_runner.get("kind") == "dask":
+        on_dask = multihop_flow.with_options(name="synth-multihop-dask", task_runner=dask_runner(task_runner))
+        return on_dask(params, dataset, flows_file, shard_size, llm, home)
+    return run_recipe("multihop", params, dataset, flows_file, shard_size, llm, home)
+
+
+FLOWS = {"multihop": multihop_flow}
+"""Recipe name -> its flow (a module-level name, so served deployments can import it)."""
