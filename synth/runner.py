@@ -7,6 +7,8 @@ crash skips the stages already saved: the model calls of finished shards are not
 those of the shard that was cut off come from the response cache.
 """
 
+import os
+import socket
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -81,7 +83,7 @@ class Run:
                                   flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
                                   dataset=info["dataset"])
         for stage in self.resumed:  # the budget covers what earlier attempts spent
-            self.context.ledger.absorb(run_dir.load(stage).meta.get("llm", []))
+            self.context.ledger.absorb(run_dir.meta(stage).get("llm", []))
 
     @cached_property
     def pipeline(self):
@@ -93,7 +95,8 @@ class Run:
             return self.dir.load(name)
         mark, started = self.context.ledger.export(), time.monotonic()
         output: StageOutput = work()
-        output.meta.update(seconds=round(time.monotonic() - started, 2), llm=self.context.ledger.since(mark))
+        output.meta.update(seconds=round(time.monotonic() - started, 2), llm=self.context.ledger.since(mark),
+                           worker=f"{os.getpid()}@{socket.gethostname()}")
         self.dir.save(name, output)
         return output
 
@@ -102,16 +105,19 @@ class Run:
         self._stage(CONSTRUCT, self.pipeline.construct)
         return self.shard_count()
 
+    @cached_property
+    def candidates(self) -> list:
+        """The construction stage's items (read once; only after that stage is saved)."""
+        return self.dir.load(CONSTRUCT).tables["items"]
+
     def shard_count(self) -> int:
         if not self.pipeline.runs_panel:
             return 0
-        items = len(self.dir.load(CONSTRUCT).tables["items"])
-        return -(-items // self.shard_size)
+        return -(-len(self.candidates) // self.shard_size)
 
     def attempt(self, index: int) -> None:
         def work() -> StageOutput:
-            items = self.dir.load(CONSTRUCT).tables["items"]
-            shard = items[index * self.shard_size:(index + 1) * self.shard_size]
+            shard = self.candidates[index * self.shard_size:(index + 1) * self.shard_size]
             self.context.progress.log(f"panel shard {index + 1}/{self.shard_count()}: {len(shard)} items")
             return self.pipeline.attempt(shard)
 
@@ -124,7 +130,7 @@ class Run:
         started = time.monotonic()
         result = self.pipeline.finish(construction, shards)
         stages = [construction, *shards]
-        ledger = Ledger(prices=dict(self.context.ledger.prices))
+        ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
         for stage in stages:
             ledger.absorb(stage.meta.get("llm", []))
         seconds = sum(stage.meta.get("seconds", 0.0) for stage in stages) + time.monotonic() - started

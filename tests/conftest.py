@@ -1,11 +1,46 @@
 """Hermetic test environment: every test gets its own data root; nothing reads the home directory."""
 
 import os
+import sys
+import tempfile
 
 import pytest
 
-from synth.schemas import Constraint, Hop, Item, Provenance, Step
-from synth.settings import Settings
+# Prefect reads its settings once, when first imported (during collection, before any fixture):
+# its home, database and memo store go to a fresh folder, never ~/.prefect, and it stays offline.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="synth-tests-prefect-")
+os.environ["PREFECT_MEMO_STORE_PATH"] = os.path.join(os.environ["PREFECT_HOME"], "memo_store.toml")
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ["DO_NOT_TRACK"] = "1"
+os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "180"
+os.environ.pop("PREFECT_API_URL", None)
+# `datasets` and huggingface_hub also read theirs at import: offline, and no download-count pings
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ["HF_UPDATE_DOWNLOAD_COUNTS"] = "0"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+
+# Network guard: this process and every Python process the tests start record any contact with
+# a non-loopback address; the session fails if there was one.
+_NETGUARD = os.path.join(os.path.dirname(__file__), "netguard")
+os.environ["SYNTH_TEST_NETGUARD_LOG"] = os.path.join(tempfile.mkdtemp(prefix="synth-tests-netguard-"), "contacts.log")
+os.environ["PYTHONPATH"] = os.pathsep.join([_NETGUARD, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+sys.path.insert(0, _NETGUARD)
+import netguard  # noqa: E402
+
+netguard.install()
+
+
+from synth.schemas import Constraint, Hop, Item, Provenance, Step  # noqa: E402
+from synth.settings import Settings  # noqa: E402
+
+
+def pytest_sessionfinish(session, exitstatus):
+    log = os.environ["SYNTH_TEST_NETGUARD_LOG"]
+    if os.path.exists(log) and os.path.getsize(log):
+        with open(log) as handle:
+            print(f"\nnetwork guard: the tests contacted non-loopback addresses ({log}):\n{handle.read()[:5000]}")
+        session.exitstatus = 1
 
 
 @pytest.fixture(autouse=True)
@@ -15,6 +50,7 @@ def _hermetic(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("SYNTH_HOME", str(tmp_path_factory.mktemp("synth_home")))
+
     for variable in ("SYNTH_CATALOG", "SYNTH_LOCK_TIMEOUT_S"):
         monkeypatch.delenv(variable, raising=False)
 

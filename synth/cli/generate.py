@@ -18,9 +18,10 @@ from synth.cli.options import json_option, load_settings
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Override a recipe parameter, e.g. --param hops=3; repeatable; see `synth recipes --params`.")
 @click.option("--llm", metavar="MODEL", help="Use this declared model for every model role of the recipe, e.g. --llm fake for a dry run (see `synth models list`).")
+@click.option("--shard-size", type=int, help="Items per solver-panel shard, the unit a rerun resumes from (default 64).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_option
-def generate(recipe, flow, flows_file, count, seed, name, params, llm, quiet, as_json) -> None:
+def generate(recipe, flow, flows_file, count, seed, name, params, llm, shard_size, quiet, as_json) -> None:
     """Generate items with a recipe and publish them as a new version of a dataset.
 
     Parameters apply in order: the flow's, then --n/--seed, then each --param.
@@ -43,7 +44,7 @@ def generate(recipe, flow, flows_file, count, seed, name, params, llm, quiet, as
     overrides += [f"seed={seed}"] if seed is not None else []
     overrides += list(params)
     result = run_generate(load_settings(), recipe, overrides, name, Progress(enabled=False if quiet or as_json else None),
-                          llm=llm, flows_file=flows_file)
+                          llm=llm, flows_file=flows_file, shard_size=shard_size)
     if as_json:
         print_json(result.version.model_dump(mode="json"))
     else:

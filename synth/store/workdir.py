@@ -96,6 +96,10 @@ class RunDir:
             writer.close()
         _write_json(folder / STAGE_FILE, {"tables": sorted(output.tables), "meta": output.meta})
 
+    def meta(self, stage: str) -> dict[str, Any]:
+        """A finished stage's metadata alone (no tables read)."""
+        return json.loads((self.root / stage / STAGE_FILE).read_text())["meta"]
+
     def load(self, stage: str) -> StageOutput:
         folder = self.root / stage
         saved = json.loads((folder / STAGE_FILE).read_text())

@@ -47,10 +47,10 @@ def test_declared_models_are_the_builtins_plus_the_flows_file(tmp_path):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("backend: openai\n    model: m", "models.bad: Value error, backend openai needs `model` and at least one entry in `endpoints`"),
-        ("backend: vllm", "models.bad: Value error, backend vllm needs `model`"),
-        ("backend: tgi", "models.bad.backend: Input should be 'embedded', 'vllm', 'openai' or 'fake'"),
-        ("backend: fake\n    temprature: 1", "models.bad.temprature: Extra inputs are not permitted"),
+        ("backend: openai\n    model: m", "models.bad (line 2): Value error, backend openai needs `model` and at least one entry in `endpoints`"),
+        ("backend: vllm", "models.bad (line 2): Value error, backend vllm needs `model`"),
+        ("backend: tgi", "models.bad.backend (line 3): Input should be 'embedded', 'vllm', 'openai' or 'fake'"),
+        ("backend: fake\n    temprature: 1", "models.bad.temprature (line 4): unknown key; remove it or fix its spelling"),
     ],
 )
 def test_a_bad_model_declaration_names_the_field(tmp_path, spec, message):

@@ -1,0 +1,5 @@
+"""Started with every Python process the tests launch (PYTHONPATH): install the network guard."""
+
+import netguard
+
+netguard.install()

@@ -1,0 +1,100 @@
+"""The recipe flow in process: Dask on two local workers makes the same items as the default
+runner; a failed flow resumes without redoing finished shards; transient errors are retried."""
+
+import json
+
+import pytest
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from synth.errors import SynthError
+from synth.pipelines import multihop
+from synth.pipelines.flows import multihop_flow
+from synth.settings import Settings
+from synth.store.catalog import Catalog
+from synth.store.reader import iter_records
+
+FLOWS = "models:\n  dry:\n    backend: fake\n"
+PARAMS = ["n=8", "seed=4", "hops=[2]",
+          "panel.solvers=[{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"]
+
+
+@pytest.fixture(autouse=True)
+def on_the_test_server(prefect_server, monkeypatch):
+    """Flow runs go to the session's loopback server (no temporary server per test); the Dask
+    workers, which inherit the environment, report there too."""
+    monkeypatch.setenv("PREFECT_API_URL", prefect_server)
+    with temporary_settings(updates={PREFECT_API_URL: prefect_server}):
+        yield
+
+
+@pytest.fixture
+def flows_file(tmp_path):
+    path = tmp_path / "flows.yaml"
+    path.write_text(FLOWS)
+    return str(path)
+
+
+def published(home, ref_result):
+    settings = Settings(home=home)
+    with Catalog.open(settings, read_only=True) as catalog:
+        version = catalog.resolve(ref_result["ref"])
+        run = catalog.run(ref_result["run_id"])
+    items = sorted((item.id, item.question, item.difficulty) for item in iter_records(settings, version, "items"))
+    return items, run
+
+
+def workers(home, run_id):
+    return {json.loads(path.read_text())["meta"]["worker"] for path in (home / "runs" / run_id).glob("attempt-*/stage.json")}
+
+
+def test_dask_on_two_workers_makes_the_same_items_as_the_default_runner(tmp_path, flows_file, prefect_server):
+    default = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path / "a"))
+    on_dask = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path / "b"),
+                            task_runner={"kind": "dask", "workers": 2})
+    default_items, default_run = published(tmp_path / "a", default)
+    dask_items, dask_run = published(tmp_path / "b", on_dask)
+    assert default_items and dask_items == default_items
+    assert default_run.runner == "prefect:ThreadPoolTaskRunner" and dask_run.runner == "prefect:DaskTaskRunner"
+    assert len(workers(tmp_path / "a", default["run_id"])) == 1
+    assert len(workers(tmp_path / "b", on_dask["run_id"])) == 2  # the four shards were spread over both workers
+    assert dask_run.ui_url.startswith(prefect_server.removesuffix("/api"))
+
+
+class Stop(SynthError):
+    """Not retryable: the flow fails at once, like a killed run."""
+
+
+def test_a_failed_flow_resumes_without_redoing_finished_shards(tmp_path, flows_file, monkeypatch):
+    original = multihop.Pipeline.attempt
+    shards = []
+
+    def stop_at_third(self, items):
+        shards.append([item.id for item in items])
+        if len(shards) == 3:
+            raise Stop("stopped mid-run")
+        return original(self, items)
+
+    monkeypatch.setattr(multihop.Pipeline, "attempt", stop_at_third)
+    with pytest.raises(Stop):
+        multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path))
+    assert len(shards) == 4  # the fourth shard was already queued and finished
+    result = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path))
+    assert len(shards) == 5 and shards[4] == shards[2]  # only the failed shard ran again
+    _, run = published(tmp_path, result)
+    assert run.resumed_stages == ["attempt-00000", "attempt-00001", "attempt-00003", "construct"]
+
+
+def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypatch):
+    original = multihop.Pipeline.attempt
+    calls = []
+
+    def flaky_once(self, items):
+        calls.append(len(items))
+        if len(calls) == 2:
+            raise ConnectionError("model server went away")
+        return original(self, items)
+
+    monkeypatch.setattr(multihop.Pipeline, "attempt", flaky_once)
+    monkeypatch.setattr(multihop_flow, "retry_delay_seconds", 0, raising=False)
+    result = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path))
+    assert calls == [4, 4, 4] and result["items"] == 8
