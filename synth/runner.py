@@ -139,7 +139,8 @@ class Run:
         spec = VersionSpec(
             name=info["dataset"], recipe=info["recipe"], config=info["config"], models=result.models,
             kg_snapshot=result.kg_snapshot, seed=getattr(self.config, "seed", None), funnel=result.funnel,
-            summary={"seconds": round(seconds, 2), "run_id": self.dir.id, **result.statistics, **llm_summary},
+            summary={"seconds": round(seconds, 2), "items_per_second": round(len(result.tables.get("items", [])) / seconds, 3) if seconds else None,
+                     "run_id": self.dir.id, **result.statistics, **llm_summary},
         )
         version = publish_version(self.settings, spec, result.tables)
         self.dir.update(status="published", version=version.version)
