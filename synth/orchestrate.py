@@ -34,11 +34,26 @@ def _recipe_flow(recipe: str):
     return FLOWS[recipe]
 
 
+def apply_shard_limits(path: Path) -> dict[str, int]:
+    """Set a Prefect concurrency limit on tag `model:NAME` for every model that declares
+    `max_parallel_shards`: shard tasks carry that tag, so the server holds back the rest."""
+    from prefect.client.orchestration import get_client
+
+    limits = {f"model:{name}": spec.max_parallel_shards for name, spec in load_flows(path).models.items() if spec.max_parallel_shards}
+    if limits:
+        with get_client(sync_client=True) as client:
+            for tag, limit in limits.items():
+                client.create_concurrency_limit(tag=tag, concurrency_limit=limit)
+    return limits
+
+
 def run_flow(settings: Settings, path: Path, name: str) -> dict[str, Any]:
     """Run one entry now, as a Prefect flow run (returns the published version's ref and counts)."""
     configure_prefect(settings)
     _, entry = get_flow(path, name)
-    return _recipe_flow(entry.recipe)(**flow_parameters(settings, path, name, entry))
+    flow = _recipe_flow(entry.recipe)
+    apply_shard_limits(path)
+    return flow(**flow_parameters(settings, path, name, entry))
 
 
 def _require_server(command: str) -> str:
@@ -85,7 +100,9 @@ def serve_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> 
     _require_server("serve")
     from prefect import serve
 
-    serve(*deployments(settings, path, names), print_starting_message=True)
+    chosen = deployments(settings, path, names)
+    apply_shard_limits(path)
+    serve(*chosen, print_starting_message=True)
 
 
 def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> list[str]:
@@ -97,6 +114,7 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
 
     import synth.pipelines.flows as flows_module
 
+    apply_shard_limits(path)
     ids = []
     for name, entry in _scheduled(path, names):
         if not entry.schedule:

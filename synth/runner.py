@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from synth.config import apply_params, build_config
-from synth.llm.accounting import Ledger
+from synth.llm.accounting import Ledger, Price
 from synth.progress import Progress
 from synth.recipes import get_recipe
 from synth.schemas import DatasetVersion, RunRecord
@@ -96,6 +96,7 @@ class Run:
         mark, started = self.context.ledger.export(), time.monotonic()
         output: StageOutput = work()
         output.meta.update(seconds=round(time.monotonic() - started, 2), llm=self.context.ledger.since(mark),
+                           prices={model: price.model_dump() for model, price in self.context.ledger.prices.items()},
                            worker=f"{os.getpid()}@{socket.gethostname()}")
         self.dir.save(name, output)
         return output
@@ -133,6 +134,7 @@ class Run:
         ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
         for stage in stages:
             ledger.absorb(stage.meta.get("llm", []))
+            ledger.prices.update({model: Price.model_validate(price) for model, price in stage.meta.get("prices", {}).items()})
         seconds = sum(stage.meta.get("seconds", 0.0) for stage in stages) + time.monotonic() - started
         llm_summary = {"llm": ledger.summary()} if ledger.totals or self.context.session is not None else {}
         info = self.dir.info

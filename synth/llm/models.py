@@ -30,6 +30,10 @@ class ModelSpec(FrozenConfig):
     max_model_len: int = Field(default=4096, ge=128, description="Context length (vllm, embedded).")
     engine: dict[str, Any] = Field(default_factory=dict, description="Extra vllm.LLM arguments (vllm, embedded).")
     price: Price | None = Field(default=None, description="Prices for the cost estimate.")
+    max_parallel_shards: int | None = Field(
+        default=None, ge=1,
+        description="Most panel shards calling this model at once across all flow workers (a Prefect concurrency limit on tag model:NAME).",
+    )
 
     @model_validator(mode="after")
     def _required_fields(self) -> "ModelSpec":

@@ -13,7 +13,7 @@ from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
 
-FLOWS = "models:\n  dry:\n    backend: fake\n"
+FLOWS = "models:\n  dry:\n    backend: fake\n    price: {input_per_mtok: 1.0, output_per_mtok: 2.0}\n"
 PARAMS = ["n=8", "seed=4", "hops=[2]",
           "panel.solvers=[{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"]
 
@@ -58,6 +58,20 @@ def test_dask_on_two_workers_makes_the_same_items_as_the_default_runner(tmp_path
     assert len(workers(tmp_path / "a", default["run_id"])) == 1
     assert len(workers(tmp_path / "b", on_dask["run_id"])) == 2  # the four shards were spread over both workers
     assert dask_run.ui_url.startswith(prefect_server.removesuffix("/api"))
+    # the cost estimate covers the shards the workers ran, though publish ran elsewhere
+    assert dask_run.summary["llm"]["estimated_cost_usd"] == default_run.summary["llm"]["estimated_cost_usd"] > 0
+
+
+def test_models_declaring_max_parallel_shards_get_a_concurrency_limit(tmp_path):
+    from prefect.client.orchestration import get_client
+
+    from synth.orchestrate import apply_shard_limits
+
+    path = tmp_path / "limited.yaml"
+    path.write_text("models:\n  limited:\n    backend: fake\n    max_parallel_shards: 3\n  free:\n    backend: fake\n")
+    assert apply_shard_limits(path) == {"model:limited": 3}
+    with get_client(sync_client=True) as client:
+        assert client.read_concurrency_limit_by_tag("model:limited").concurrency_limit == 3
 
 
 class Stop(SynthError):
