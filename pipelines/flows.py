@@ -70,18 +70,19 @@ def attempt_task(home: str, run_root: str, runner: str, index: int) -> int:
 
 
 @task(name="publish", **_RETRIES)
-def publish_task(home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None) -> dict[str, Any]:
+def publish_task(home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None,
+                 resumed: list[str]) -> dict[str, Any]:
     try:
-        version = _run(home, run_root, runner).publish(flow_run_id=flow_run_id, ui_url=ui_url)
+        version = _run(home, run_root, runner).publish(flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
     finally:
         _release(run_root)
     return {"ref": version.ref, "items": version.row_counts.get("items", 0), "run_id": Path(run_root).name}
 
 
 def _model_tags(run: Run) -> list[str]:
-    from synth.flows_file import model_references
-
-    return sorted({f"model:{name}" for _, name in model_references(run.config.model_dump(mode="json"))})
+    """`model:NAME` for each model a shard calls (`--llm` replaces them all)."""
+    models = [run.context.llm] if run.context.llm else run.pipeline.shard_models()
+    return sorted({f"model:{name}" for name in models})
 
 
 def _ui_url() -> str | None:
@@ -103,16 +104,17 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
     run_dir = open_run(settings, request)
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"
     home, root = str(settings.home.absolute()), str(run_dir.root)
+    resumed = run_dir.stages()
     try:
         shards = construct_task(home, root, runner)
         tags = _model_tags(_run(home, root, runner))
         futures = [attempt_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(shards)]
         for future in futures:
             future.result()
-        return publish_task(home, root, runner, flow_run.get_id(), _ui_url())
+        return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception as error:
         _run(home, root, runner).record(status="failed", error=f"{type(error).__name__}: {error}"[:500],
-                                        flow_run_id=flow_run.get_id(), ui_url=_ui_url())
+                                        flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed)
         _release(root)
         raise
 

@@ -110,6 +110,11 @@ class Pipeline:
     def runs_panel(self) -> bool:
         return self.config.panel.enabled
 
+    def shard_models(self) -> list[str]:
+        """The declared models a panel shard calls (for per-model concurrency limits)."""
+        panel = self.config.panel
+        return [solver.model for solver in panel.solvers if solver.model] + ([panel.judge_model] if panel.judge_model else [])
+
     def construct(self) -> StageOutput:
         config, context, kg = self.config, self.context, self.kg
         try:

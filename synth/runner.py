@@ -124,8 +124,9 @@ class Run:
 
         self._stage(shard_stage(index), work)
 
-    def publish(self, flow_run_id: str | None = None, ui_url: str | None = None) -> DatasetVersion:
-        """Consensus over every shard, then one atomic dataset version; the run is recorded in the catalog."""
+    def publish(self, flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> DatasetVersion:
+        """Consensus over every shard, then one atomic dataset version; the run is recorded in the
+        catalog. `resumed`: the stages found done when the run (re)started, if not when this object was made."""
         construction = self.dir.load(CONSTRUCT)
         shards = [self.dir.load(shard_stage(index)) for index in range(self.shard_count())]
         started = time.monotonic()
@@ -146,11 +147,11 @@ class Run:
         )
         version = publish_version(self.settings, spec, result.tables)
         self.dir.update(status="published", version=version.version)
-        self.record(status="published", version=version, flow_run_id=flow_run_id, ui_url=ui_url)
+        self.record(status="published", version=version, flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
         return version
 
     def record(self, status: str, version: DatasetVersion | None = None, error: str | None = None,
-               flow_run_id: str | None = None, ui_url: str | None = None) -> None:
+               flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> None:
         """Write this run's row to the catalog (`synth runs list`)."""
         from synth.store.catalog import Catalog
 
@@ -159,7 +160,7 @@ class Run:
             run_id=self.dir.id, dataset=info["dataset"], recipe=info["recipe"], status=status,
             started_at=datetime.fromisoformat(info["started_at"]), finished_at=datetime.now(UTC),
             version=version.version if version else None, runner=self.runner, flow_run_id=flow_run_id, ui_url=ui_url,
-            stages=self.dir.stages(), resumed_stages=self.resumed,
+            stages=self.dir.stages(), resumed_stages=self.resumed if resumed is None else resumed,
             funnel=version.funnel if version else [], summary=version.summary if version else {}, error=error,
         )
         with Catalog.open(self.settings) as catalog:

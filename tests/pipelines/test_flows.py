@@ -112,3 +112,14 @@ def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypat
     monkeypatch.setattr(multihop_flow, "retry_delay_seconds", 0, raising=False)
     result = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path))
     assert calls == [4, 4, 4] and result["items"] == 8
+
+
+def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
+    from synth.pipelines.flows import _model_tags
+    from synth.runner import Run, RunRequest, open_run
+
+    settings = Settings(home=tmp_path)
+    run = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), flows_file=flows_file)))
+    assert _model_tags(run) == ["model:dry"]  # not the generator model, which only verbalizer=llm calls
+    overridden = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), llm="fake", flows_file=flows_file)))
+    assert _model_tags(overridden) == ["model:fake"]
