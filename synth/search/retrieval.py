@@ -5,6 +5,7 @@ fingerprint (and the model, for dense), written to a temporary folder and rename
 a crash never leaves half an index and a rebuilt corpus never reuses a stale one.
 """
 
+import logging
 import shutil
 import sys
 import time
@@ -73,6 +74,8 @@ def import_bm25s():
         import bm25s
     finally:
         del sys.modules["numba"]
+    # its per-index DEBUG line would show in every Prefect task log
+    logging.getLogger("bm25s").setLevel(max(logging.getLogger("bm25s").level, logging.INFO))
     return bm25s
 
 

@@ -1,7 +1,8 @@
 """A real Prefect server on loopback: `synth flows serve` registers a one-minute cron schedule from
 flows.yaml, the server schedules a run, the served flow runs it and publishes a dataset version,
-and the run is in `synth runs` with its Prefect UI link. Slow (server start-up plus up to a
-minute for the schedule), so it runs once, with small settings."""
+and the run is in `synth runs` with its Prefect UI link; `synth flows deploy` registers an entry
+on a work pool, whose process worker runs it. Slow (server start-up, up to a minute for the
+schedule), so each runs once, with small settings."""
 
 import json
 import os
@@ -70,3 +71,42 @@ def test_a_served_cron_schedule_runs_and_publishes(tmp_path, prefect_server):
         flow_run = json.loads(response.read())
     assert flow_run["state_type"] == "COMPLETED" and flow_run["deployment_id"]
     assert "every-minute" in Path(log_path).read_text()
+
+
+DEPLOYED = """\
+models:
+  dry:
+    backend: fake
+flows:
+  pooled:
+    recipe: multihop
+    dataset: pooled
+    schedule: "0 3 * * *"
+    work_pool: synth-test-pool
+    params:
+      n: 4
+      seed: 3
+      hops: [2]
+      panel:
+        solvers: [{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]
+"""
+
+
+def test_a_deployed_flow_runs_on_a_process_worker_of_its_pool(tmp_path, prefect_server):
+    flows_file = tmp_path / "flows.yaml"
+    flows_file.write_text(DEPLOYED)
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "SYNTH_HOME": str(tmp_path / "home")}
+    prefect = [sys.executable, "-m", "prefect"]
+
+    def run(command, timeout=180):
+        result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        return result.stdout
+
+    run([*prefect, "work-pool", "create", "synth-test-pool", "--type", "process"])
+    assert "deployment " in run([sys.executable, "-m", "synth.cli.main", "flows", "deploy", "--flows-file", str(flows_file)])
+    run([*prefect, "deployment", "run", "synth-multihop/pooled"])
+    run([*prefect, "worker", "start", "--pool", "synth-test-pool", "--run-once"], timeout=300)
+    runs = json.loads(run([sys.executable, "-m", "synth.cli.main", "runs", "list", "--json"]))
+    assert [(r["dataset"], r["status"], r["version"]) for r in runs] == [("pooled", "published", 1)]
+    assert runs[0]["ui_url"].startswith(prefect_server.removesuffix("/api"))
