@@ -73,23 +73,9 @@ def test_a_served_cron_schedule_runs_and_publishes(tmp_path, prefect_server):
     assert "every-minute" in Path(log_path).read_text()
 
 
-DEPLOYED = """\
-models:
-  dry:
-    backend: fake
-flows:
-  pooled:
-    recipe: multihop
-    dataset: pooled
-    schedule: "0 3 * * *"
-    work_pool: synth-test-pool
-    params:
-      n: 4
-      seed: 3
-      hops: [2]
-      panel:
-        solvers: [{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]
-"""
+# the same entry, on a work pool and a daily schedule that never fires during the test
+DEPLOYED = (FLOWS.replace("every-minute:", "pooled:").replace("dataset: scheduled", "dataset: pooled")
+            .replace('schedule: "* * * * *"', 'schedule: "0 3 * * *"\n    work_pool: synth-test-pool'))
 
 
 def test_a_deployed_flow_runs_on_a_process_worker_of_its_pool(tmp_path, prefect_server):
