@@ -1,0 +1,82 @@
+"""What orchestration costs: the same run through `synth generate`'s local stage runner and
+through the Prefect flow (and, with --dask, on a local Dask cluster).
+
+    python benchmarks/bench_flows.py [--items 64] [--shard-size 8] [--dask 2]
+
+The panel is the scripted `fake` model (no model time), so the figures are synth's and Prefect's
+own overhead: seconds per run, items/s, and the flow's extra seconds per shard over the local
+runner. Without PREFECT_API_URL the flow starts a temporary server (its start-up is reported
+separately); --dask needs PREFECT_API_URL pointing at a running server, or each worker starts its own.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import peak_rss_mib  # noqa: E402
+
+from synth.prefect_env import configure_prefect  # noqa: E402
+from synth.runner import RunRequest, run_locally  # noqa: E402
+from synth.settings import Settings  # noqa: E402
+
+FLOWS = "models:\n  dry:\n    backend: fake\n"
+PANEL = "panel.solvers=[{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--items", type=int, default=64)
+    parser.add_argument("--shard-size", type=int, default=8)
+    parser.add_argument("--dask", type=int, default=0, help="also run on a local Dask cluster of this many workers")
+    arguments = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-flows-"))
+    flows_file = root / "flows.yaml"
+    flows_file.write_text(FLOWS)
+    params = (f"n={arguments.items}", "seed=0", "hops=[2]", PANEL)
+    shards = -(-arguments.items // arguments.shard_size)
+    rows = []
+
+    def measure(label: str, run) -> None:
+        started = time.perf_counter()
+        items = run()
+        rows.append((label, time.perf_counter() - started, items))
+
+    measure("local runner", lambda: run_locally(
+        Settings(home=root / "local"),
+        RunRequest("multihop", params, flows_file=str(flows_file), shard_size=arguments.shard_size),
+    ).row_counts["items"])
+
+    configure_prefect(Settings(home=root / "prefect-home"))
+    started = time.perf_counter()
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:  # starts the temporary server when no PREFECT_API_URL
+        client.api_healthcheck()
+    server_seconds = time.perf_counter() - started
+    from synth.pipelines.flows import multihop_flow
+
+    def flow(home: str, task_runner=None):
+        return multihop_flow(params=list(params), dataset="bench", flows_file=str(flows_file), shard_size=arguments.shard_size,
+                             home=str(root / home), task_runner=task_runner)["items"]
+
+    measure("prefect flow (one worker)", lambda: flow("prefect"))
+    if arguments.dask:
+        measure(f"prefect flow on dask ({arguments.dask} workers)", lambda: flow("dask", {"kind": "dask", "workers": arguments.dask}))
+
+    base = rows[0][1]
+    print(f"\n{arguments.items} items, {shards} shards of {arguments.shard_size}, fake model; "
+          f"Prefect server: {'PREFECT_API_URL' if os.environ.get('PREFECT_API_URL') else 'temporary'} "
+          f"(ready in {server_seconds:.1f} s)")
+    print(f"{'path':>34} {'seconds':>8} {'items':>6} {'items/s':>8} {'extra s/shard':>14}")
+    for label, seconds, items in rows:
+        print(f"{label:>34} {seconds:8.2f} {items:6d} {items / seconds:8.1f} {(seconds - base) / shards:14.3f}")
+    print(f"peak memory: {peak_rss_mib():.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
