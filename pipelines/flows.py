@@ -5,8 +5,8 @@ the run folder, and its model calls go through its own session (with the shared 
 
 A rerun of the same flow and parameters resumes the unfinished run: saved stages are skipped.
 Tasks retry with exponential backoff, except on errors a retry cannot fix (bad configuration,
-missing files). Shard tasks are tagged `model:NAME` for every model they call, so
-`prefect concurrency-limit create model:NAME 2` caps the shards in flight per model backend.
+missing files). Shard tasks are tagged `model:NAME` for every model they call, so a concurrency
+limit on that tag (`max_parallel_shards` in flows.yaml) caps the shards in flight per model backend.
 """
 
 import threading
@@ -113,8 +113,7 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
             future.result()
         return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception as error:
-        _run(home, root, runner).record(status="failed", error=f"{type(error).__name__}: {error}"[:500],
-                                        flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed)
+        _run(home, root, runner).record(status="failed", error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed)
         _release(root)
         raise
 

@@ -58,38 +58,27 @@ class FlowsFile(FrozenConfig):
     models: dict[str, ModelSpec] = Field(default_factory=dict)
 
 
-def _line(node: yaml.Node | None, path: tuple) -> int | None:
-    """1-based line of the deepest node of `path` that the document has."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in path:
-        if isinstance(node, yaml.MappingNode):
-            node = next((value for key, value in node.value if key.value == str(part)), None)
-            if node is None:
-                # an unknown key is reported at the key itself
-                return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
+def _child(node: yaml.Node | None, part) -> yaml.Node | None:
+    if isinstance(node, yaml.MappingNode):
+        return next((value for key, value in node.value if key.value == str(part)), None)
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part]
+    return None
+
+
+def _key_line(root: yaml.Node | None, path: tuple) -> int | None:
+    """1-based line of the key `path` names (an unknown key is reported at the key itself), or of
+    the deepest part of `path` the document has."""
+    node, line = root, (root.start_mark.line + 1 if root is not None else None)
+    for index, part in enumerate(path):
+        if isinstance(node, yaml.MappingNode) and index == len(path) - 1:
+            key = next((key for key, _ in node.value if key.value == str(part)), None)
+            return key.start_mark.line + 1 if key is not None else line
+        child = _child(node, part)
+        if child is None:
             return line
-        line = node.start_mark.line + 1
+        node, line = child, child.start_mark.line + 1
     return line
-
-
-def _key_line(node: yaml.Node | None, path: tuple) -> int | None:
-    """Line of the key named by `path` (for unknown keys, whose value node is what pydantic sees)."""
-    parent = node
-    for part in path[:-1]:
-        if isinstance(parent, yaml.MappingNode):
-            parent = next((value for key, value in parent.value if key.value == str(part)), None)
-        elif isinstance(parent, yaml.SequenceNode) and isinstance(part, int) and part < len(parent.value):
-            parent = parent.value[part]
-        else:
-            return _line(node, path)
-    if isinstance(parent, yaml.MappingNode) and path:
-        for key, _ in parent.value:
-            if key.value == str(path[-1]):
-                return key.start_mark.line + 1
-    return _line(node, path)
 
 
 def _fail(path: Path, root: yaml.Node | None, location: tuple, message: str) -> ConfigError:

@@ -77,21 +77,23 @@ def _scheduled(path: Path, names: tuple[str, ...]) -> list[tuple[str, FlowEntry]
     return chosen
 
 
-def deployments(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> list:
-    """A Prefect deployment (not yet registered) for each chosen entry with a schedule."""
+def _deployment_options(settings: Settings, path: Path, name: str, entry: FlowEntry) -> dict[str, Any]:
+    """What a served and a deployed entry share: name, schedule, parameters, description, tags."""
     from prefect.schedules import Cron
 
-    result = []
-    for name, entry in _scheduled(path, names):
-        if not entry.schedule:
-            continue
-        flow = _recipe_flow(entry.recipe)
-        result.append(flow.to_deployment(
-            name=entry.deployment or name, schedule=Cron(entry.schedule, timezone=entry.timezone),
-            parameters=flow_parameters(settings, path, name, entry), description=entry.description or None,
-            tags=["synth", f"recipe:{entry.recipe}"],
-        ))
-    return result
+    return {
+        "name": entry.deployment or name, "schedule": Cron(entry.schedule, timezone=entry.timezone),
+        "parameters": flow_parameters(settings, path, name, entry), "description": entry.description or None,
+        "tags": ["synth", f"recipe:{entry.recipe}"],
+    }
+
+
+def deployments(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> list:
+    """A Prefect deployment (not yet registered) for each chosen entry with a schedule."""
+    return [
+        _recipe_flow(entry.recipe).to_deployment(**_deployment_options(settings, path, name, entry))
+        for name, entry in _scheduled(path, names) if entry.schedule
+    ]
 
 
 def serve_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> None:
@@ -110,8 +112,6 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
     (`prefect worker start --pool NAME`, on a machine with synth installed) runs them."""
     configure_prefect(settings)
     _require_server("deploy")
-    from prefect.schedules import Cron
-
     import synth.pipelines.flows as flows_module
 
     apply_shard_limits(path)
@@ -123,9 +123,6 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
             raise ConfigError(f"{path}: flows.{name}.work_pool is not set; `synth flows deploy` needs the work pool that runs it")
         flow = _recipe_flow(entry.recipe)
         source = flow.from_source(source=str(Path(flows_module.__file__).parent), entrypoint=f"flows.py:{flow.fn.__name__}")
-        ids.append(str(source.deploy(
-            name=entry.deployment or name, work_pool_name=entry.work_pool, schedule=Cron(entry.schedule, timezone=entry.timezone),
-            parameters=flow_parameters(settings, path, name, entry), description=entry.description or None,
-            tags=["synth", f"recipe:{entry.recipe}"], build=False, push=False, print_next_steps=False,
-        )))
+        ids.append(str(source.deploy(**_deployment_options(settings, path, name, entry), work_pool_name=entry.work_pool,
+                                     build=False, push=False, print_next_steps=False)))
     return ids

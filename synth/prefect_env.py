@@ -21,5 +21,5 @@ def configure_prefect(settings: Settings) -> dict[str, str]:
     wanted = {**PREFECT_DEFAULTS, "PREFECT_HOME": str(home), "PREFECT_MEMO_STORE_PATH": str(home / "memo_store.toml")}
     applied = {key: value for key, value in wanted.items() if key not in os.environ}
     os.environ.update(applied)
-    Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)  # its database lives there
+    home.mkdir(parents=True, exist_ok=True)  # its database lives there
     return applied

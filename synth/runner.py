@@ -89,17 +89,17 @@ class Run:
     def pipeline(self):
         return self.module.Pipeline(self.config, self.context)
 
-    def _stage(self, name: str, work) -> StageOutput:
+    def _stage(self, name: str, work) -> None:
+        """Run `work` and save its output as stage `name`, unless an earlier attempt saved it."""
         if self.dir.done(name):
             self.context.progress.log(f"{name}: done earlier, skipped")
-            return self.dir.load(name)
+            return
         mark, started = self.context.ledger.export(), time.monotonic()
         output: StageOutput = work()
         output.meta.update(seconds=round(time.monotonic() - started, 2), llm=self.context.ledger.since(mark),
                            prices={model: price.model_dump() for model, price in self.context.ledger.prices.items()},
                            worker=f"{os.getpid()}@{socket.gethostname()}")
         self.dir.save(name, output)
-        return output
 
     def construct(self) -> int:
         """Run (or reuse) the construction stage; returns the number of panel shards."""
@@ -150,9 +150,9 @@ class Run:
         self.record(status="published", version=version, flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
         return version
 
-    def record(self, status: str, version: DatasetVersion | None = None, error: str | None = None,
+    def record(self, status: str, version: DatasetVersion | None = None, error: BaseException | None = None,
                flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> None:
-        """Write this run's row to the catalog (`synth runs list`)."""
+        """Write this run's row to the catalog (`synth runs list`); `error`: why it failed."""
         from synth.store.catalog import Catalog
 
         info = self.dir.info
@@ -161,7 +161,8 @@ class Run:
             started_at=datetime.fromisoformat(info["started_at"]), finished_at=datetime.now(UTC),
             version=version.version if version else None, runner=self.runner, flow_run_id=flow_run_id, ui_url=ui_url,
             stages=self.dir.stages(), resumed_stages=self.resumed if resumed is None else resumed,
-            funnel=version.funnel if version else [], summary=version.summary if version else {}, error=error,
+            funnel=version.funnel if version else [], summary=version.summary if version else {},
+            error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
         )
         with Catalog.open(self.settings) as catalog:
             catalog.record_run(run)
@@ -182,7 +183,7 @@ def run_locally(settings: Settings, request: RunRequest, progress: Progress | No
             run.attempt(index)
         return run.publish()
     except Exception as error:
-        run.record(status="failed", error=f"{type(error).__name__}: {error}"[:500])
+        run.record(status="failed", error=error)
         raise
     finally:
         run.close()

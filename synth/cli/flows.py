@@ -4,12 +4,9 @@ from pathlib import Path
 
 import click
 
-from synth.cli.options import json_option, load_settings
+from synth.cli.options import flows_file_option, json_option, load_settings
 
-flows_file_argument = click.option(
-    "--flows-file", type=click.Path(path_type=Path), default=Path("flows.yaml"), show_default=True,
-    help="The flows file to read.",
-)
+flows_file_argument = flows_file_option("The flows file to read.")
 
 
 @click.group()

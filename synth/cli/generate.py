@@ -1,17 +1,14 @@
 """`synth generate`: run a recipe and publish a new dataset version."""
 
-from pathlib import Path
-
 import click
 
-from synth.cli.options import json_option, load_settings
+from synth.cli.options import flows_file_option, json_option, load_settings
 
 
 @click.command()
 @click.option("--recipe", help="Recipe to run (see `synth recipes`).")
 @click.option("--flow", help="Run a named entry of the flows file instead (its recipe, dataset and params).")
-@click.option("--flows-file", type=click.Path(path_type=Path), default=Path("flows.yaml"), show_default=True,
-              help="The flows file --flow reads; its `models:` section declares models.")
+@flows_file_option("The flows file --flow reads; its `models:` section declares models.")
 @click.option("--n", "count", type=int, help="How many items to publish (same as --param n=N).")
 @click.option("--seed", type=int, help="Random seed; the same seed and config reproduce the same items.")
 @click.option("--name", help="Dataset name to publish under (default: the recipe name).")

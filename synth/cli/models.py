@@ -5,12 +5,9 @@ from pathlib import Path
 
 import click
 
-from synth.cli.options import json_option, load_settings
+from synth.cli.options import flows_file_option, json_option, load_settings
 
-flows_file_option = click.option(
-    "--flows-file", type=click.Path(path_type=Path), default=Path("flows.yaml"), show_default=True,
-    help="The flows file whose `models:` section declares models (built-ins are always there).",
-)
+models_file_option = flows_file_option("The flows file whose `models:` section declares models (built-ins are always there).")
 
 
 @click.group()
@@ -19,7 +16,7 @@ def models() -> None:
 
 
 @models.command("list")
-@flows_file_option
+@models_file_option
 @json_option
 def list_models(flows_file, as_json) -> None:
     """Every declared model: backend, model, endpoints, prices, and whether the embedded one is ready."""
@@ -57,7 +54,7 @@ def prepare() -> None:
 @click.option("--json-schema", "schema_text", metavar="SCHEMA",
               help="Constrain the reply to a JSON schema: inline JSON or a path to a .json file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
-@flows_file_option
+@models_file_option
 @json_option
 def ask(prompt, model_name, system, max_tokens, temperature, seed, schema_text, no_cache, flows_file, as_json) -> None:
     """Send one chat request to a declared model and print the reply, tokens and latency.
