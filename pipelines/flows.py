@@ -1,11 +1,11 @@
 """Prefect flows, one per recipe, thin over `synth.runner`: a construction task, one task per panel
-shard, and a publish task. Tasks take and return plain values (paths, indexes, refs), never
+shard, a label task, one task per distillation shard (when distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
 clients, so a Dask worker on another machine can run a shard: it rebuilds the recipe's world from
 the run folder, and its model calls go through its own session (with the shared response cache).
 
 A rerun of the same flow and parameters resumes the unfinished run: saved stages are skipped.
 Tasks retry with exponential backoff, except on errors a retry cannot fix (bad configuration,
-missing files). Shard tasks are tagged `model:NAME` for every model they call, so a concurrency
+missing files). Shard tasks (panel and distillation) are tagged `model:NAME` for every model they call, so a concurrency
 limit on that tag (`max_parallel_shards` in flows.yaml) caps the shards in flight per model backend.
 """
 
@@ -69,6 +69,18 @@ def attempt_task(home: str, run_root: str, runner: str, index: int) -> int:
     return index
 
 
+@task(name="label", **_RETRIES)
+def label_task(home: str, run_root: str, runner: str) -> int:
+    """Consensus and quotas over every panel shard; returns the number of distillation shards."""
+    return _run(home, run_root, runner).label()
+
+
+@task(name="distill-shard", **_RETRIES)
+def distill_task(home: str, run_root: str, runner: str, index: int) -> int:
+    _run(home, run_root, runner).distill(index)
+    return index
+
+
 @task(name="publish", **_RETRIES)
 def publish_task(home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None,
                  resumed: list[str]) -> dict[str, Any]:
@@ -79,10 +91,9 @@ def publish_task(home: str, run_root: str, runner: str, flow_run_id: str | None,
     return {"ref": version.ref, "items": version.row_counts.get("items", 0), "run_id": Path(run_root).name}
 
 
-def _model_tags(run: Run) -> list[str]:
+def _model_tags(run: Run, models: list[str]) -> list[str]:
     """`model:NAME` for each model a shard calls (`--llm` replaces them all)."""
-    models = [run.context.llm] if run.context.llm else run.pipeline.shard_models()
-    return sorted({f"model:{name}" for name in models})
+    return sorted({f"model:{name}" for name in ([run.context.llm] if run.context.llm else models)})
 
 
 def _ui_url() -> str | None:
@@ -107,8 +118,14 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
     resumed = run_dir.stages()
     try:
         shards = construct_task(home, root, runner)
-        tags = _model_tags(_run(home, root, runner))
+        run = _run(home, root, runner)
+        tags = _model_tags(run, run.pipeline.shard_models())
         futures = [attempt_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(shards)]
+        for future in futures:
+            future.result()
+        distills = label_task(home, root, runner)
+        tags = _model_tags(run, run.pipeline.distill_models()) if distills else []
+        futures = [distill_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(distills)]
         for future in futures:
             future.result()
         return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)

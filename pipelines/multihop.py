@@ -33,6 +33,9 @@ from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
 from synth.matching import normalize_answer
+from synth.generators.distill import DistillConfig
+from synth.generators.guidance import path_guidance
+from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
@@ -67,6 +70,7 @@ class Config(FrozenConfig):
     shortcut: ShortcutConfig = ShortcutConfig()
     panel: PanelConfig = PanelConfig()
     consensus: ConsensusConfig = ConsensusConfig()
+    distill: DistillConfig = DistillConfig()
     oversample: float = Field(
         default=1.0, ge=1.0, le=10.0,
         description="With the panel on, make n * oversample candidates, since consensus drops some; the surplus is dropped as over_quota.",
@@ -86,9 +90,10 @@ class Config(FrozenConfig):
 
 
 class Pipeline:
-    """The recipe in three stages, each resumable on its own: `construct` (walks, reverse
-    construction, cheap filters: seconds), `attempt` (the solver panel on one shard of the
-    candidates: the model calls) and `finish` (consensus over every shard, quotas, statistics)."""
+    """The recipe in stages, each resumable on its own: `construct` (walks, reverse construction,
+    cheap filters: seconds), `attempt` (the solver panel on one shard of the candidates: the model
+    calls), `finish` (consensus over every shard, quotas, statistics) and, with `distill.enabled`,
+    `distill` (teacher rollouts on one shard of the finished items) and `add_distillation`."""
 
     def __init__(self, config: Config, context: RunContext):
         self.config, self.context = config, context
@@ -114,6 +119,13 @@ class Pipeline:
         """The declared models a panel shard calls (for per-model concurrency limits)."""
         panel = self.config.panel
         return [solver.model for solver in panel.solvers if solver.model] + ([panel.judge_model] if panel.judge_model else [])
+
+    @property
+    def distills(self) -> bool:
+        return self.config.distill.enabled
+
+    def distill_models(self) -> list[str]:
+        return [self.config.distill.teacher_model]
 
     def construct(self) -> StageOutput:
         config, context, kg = self.config, self.context, self.kg
@@ -186,6 +198,14 @@ class Pipeline:
         kept_ids = {item.id for item in items}
         tables.update(items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept])
         return RecipeResult(tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models)
+
+
+    def distill(self, items: list[Item]) -> StageOutput:
+        return distill_items(items, self.config.distill, self.context, self.world.tools, self.config.panel.f1_threshold,
+                             guidance=lambda item: path_guidance(item, self.full.name))
+
+    def add_distillation(self, result: RecipeResult, shards: list[StageOutput]) -> RecipeResult:
+        return add_distillation(result, shards, self.config.distill)
 
 
 class _World:

@@ -1,4 +1,5 @@
-"""One run of a recipe as resumable stages: construct, attempt one shard at a time, publish.
+"""One run of a recipe as resumable stages: construct, attempt one panel shard at a time, label
+(consensus and quotas), distill one shard of the labeled items at a time (optional), publish.
 
 `synth generate` drives the stages in order in one process; the Prefect flows
 (`synth.pipelines.flows`) make each stage a task, so shards can run on other workers. Either way a
@@ -16,10 +17,11 @@ from functools import cached_property
 from pathlib import Path
 
 from synth.config import apply_params, build_config
+from synth.generate import RecipeResult
 from synth.llm.accounting import Ledger, Price
 from synth.progress import Progress
 from synth.recipes import get_recipe
-from synth.schemas import DatasetVersion, RunRecord
+from synth.schemas import DatasetVersion, FunnelStage, RunRecord
 from synth.settings import Settings
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 from synth.store.workdir import RunDir, StageOutput
@@ -27,10 +29,28 @@ from synth.store.workdir import RunDir, StageOutput
 DEFAULT_SHARD_SIZE = 64
 """Items per panel shard: the unit of resumption and of distribution over workers."""
 CONSTRUCT = "construct"
+LABEL = "label"
 
 
 def shard_stage(index: int) -> str:
     return f"attempt-{index:05d}"
+
+
+def distill_stage(index: int) -> str:
+    return f"distill-{index:05d}"
+
+
+def _result_stage(result: RecipeResult) -> StageOutput:
+    return StageOutput(tables=result.tables, meta={
+        "funnel": [stage.model_dump(mode="json") for stage in result.funnel], "models": result.models,
+        "kg_snapshot": result.kg_snapshot, "statistics": result.statistics,
+    })
+
+
+def _stage_result(stage: StageOutput) -> RecipeResult:
+    meta = stage.meta
+    return RecipeResult(tables=stage.tables, funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]], models=meta["models"],
+                        kg_snapshot=meta["kg_snapshot"], statistics=meta["statistics"])
 
 
 @dataclass(frozen=True)
@@ -124,14 +144,47 @@ class Run:
 
         self._stage(shard_stage(index), work)
 
+    def label(self) -> int:
+        """Consensus over every panel shard, quotas and statistics, saved as one stage; returns the
+        number of distillation shards."""
+        def work() -> StageOutput:
+            construction = self.dir.load(CONSTRUCT)
+            shards = [self.dir.load(shard_stage(index)) for index in range(self.shard_count())]
+            return _result_stage(self.pipeline.finish(construction, shards))
+
+        self._stage(LABEL, work)
+        return self.distill_count()
+
+    @cached_property
+    def labeled(self) -> list:
+        """The items the label stage publishes (read once; only after that stage is saved)."""
+        return self.dir.load(LABEL).tables["items"]
+
+    def distill_count(self) -> int:
+        if not getattr(self.pipeline, "distills", False):
+            return 0
+        return -(-len(self.labeled) // self.shard_size)
+
+    def distill(self, index: int) -> None:
+        def work() -> StageOutput:
+            items = self.labeled[index * self.shard_size:(index + 1) * self.shard_size]
+            self.context.progress.log(f"distill shard {index + 1}/{self.distill_count()}: {len(items)} items")
+            return self.pipeline.distill(items)
+
+        self._stage(distill_stage(index), work)
+
     def publish(self, flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> DatasetVersion:
         """Consensus over every shard, then one atomic dataset version; the run is recorded in the
         catalog. `resumed`: the stages found done when the run (re)started, if not when this object was made."""
-        construction = self.dir.load(CONSTRUCT)
-        shards = [self.dir.load(shard_stage(index)) for index in range(self.shard_count())]
+        labeled = self.dir.load(LABEL)
+        distilled = [self.dir.load(distill_stage(index)) for index in range(self.distill_count())]
         started = time.monotonic()
-        result = self.pipeline.finish(construction, shards)
-        stages = [construction, *shards]
+        result = _stage_result(labeled)
+        if distilled:
+            result = self.pipeline.add_distillation(result, distilled)
+        # metadata alone for the stages whose tables the label stage already merged
+        earlier = [StageOutput(meta=self.dir.meta(name)) for name in (CONSTRUCT, *map(shard_stage, range(self.shard_count())))]
+        stages = [*earlier, labeled, *distilled]
         ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
         for stage in stages:
             ledger.absorb(stage.meta.get("llm", []))
@@ -181,6 +234,8 @@ def run_locally(settings: Settings, request: RunRequest, progress: Progress | No
     try:
         for index in range(run.construct()):
             run.attempt(index)
+        for index in range(run.label()):
+            run.distill(index)
         return run.publish()
     except Exception as error:
         run.record(status="failed", error=error)

@@ -20,5 +20,11 @@ class LLMBackend(ABC):
     async def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMFailure]:
         """One result per request, in order."""
 
+    def native_tool_calls(self) -> bool:
+        """Whether a request's `tools` reach the model in its own tool-call format (its chat
+        template or the server's tool parser) and its calls come back as `tool_calls`. Agents
+        fall back to describing the tools in text when not."""
+        return False
+
     async def aclose(self) -> None:
         """Release engines, connections and threads."""

@@ -30,6 +30,9 @@ class LLMClient:
     def model_id(self) -> str:
         return self.backend.model_id
 
+    def native_tool_calls(self) -> bool:
+        return self.backend.native_tool_calls()
+
     async def complete(self, requests: Sequence[ChatRequest]) -> list[Result]:
         """One result per request, in order; hits are marked `cached`."""
         model = self.backend.model_id

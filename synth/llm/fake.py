@@ -18,7 +18,9 @@ class ScriptedBackend(LLMBackend):
     the request. Usage counts whitespace-separated words, so token accounting is testable.
     """
 
-    def __init__(self, replies: Sequence[Reply] = (), default: Reply | None = None, name: str = "fake"):
+    def __init__(self, replies: Sequence[Reply] = (), default: Reply | None = None, name: str = "fake",
+                 native_tools: bool = False):
+        self.native_tools = native_tools
         self.queue = list(replies)
         self.default = default if default is not None else dry_run_reply
         self.name = name
@@ -28,6 +30,9 @@ class ScriptedBackend(LLMBackend):
     @property
     def model_id(self) -> str:
         return f"fake:{self.name}"
+
+    def native_tool_calls(self) -> bool:
+        return self.native_tools
 
     async def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMFailure]:
         self.batches.append(len(requests))

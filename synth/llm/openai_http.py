@@ -78,6 +78,10 @@ class OpenAICompatibleBackend(LLMBackend):
     def model_id(self) -> str:
         return f"openai:{self.model}"
 
+    def native_tool_calls(self) -> bool:
+        """OpenAI-compatible servers take `tools` and return `tool_calls` (vLLM with its tool parser on)."""
+        return True
+
     def _session(self) -> aiohttp.ClientSession:
         """One connection pool per event loop (a session must not cross loops)."""
         loop = asyncio.get_running_loop()

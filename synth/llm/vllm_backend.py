@@ -68,6 +68,12 @@ class VLLMBackend(LLMBackend):
     def model_id(self) -> str:
         return f"vllm:{self.name}"
 
+    def native_tool_calls(self) -> bool:
+        """True when the model's chat template renders `tools` (Qwen, Hermes, Llama 3.1 ...);
+        the calls it writes are parsed from <tool_call> tags. Starts the engine."""
+        tokenizer = self.in_engine_thread(lambda: self.engine().get_tokenizer())
+        return "tools" in (getattr(tokenizer, "chat_template", None) or "")
+
     # ---- engine ---------------------------------------------------------------------------------
 
     def engine(self):

@@ -1,24 +1,32 @@
 """The search agent loop: a model answers a question by calling `search`/`open` until it answers.
 
-Tool calls are written as text (`<tool_call>{...}</tool_call>`, the Hermes/Qwen convention every
-chat model can follow) and the final answer as `<answer>...</answer>`, as in Search-R1. All
-unfinished conversations of a batch go to the model together, one turn at a time, so vLLM batches
-them. Every turn is an ordinary cached request whose seed derives from the rollout, so a rerun
-after a crash replays finished turns from the cache and spends tokens only where it stopped.
+Two protocols, one stored record. `tags`: tool calls are written as text
+(`<tool_call>{...}</tool_call>`, the Hermes/Qwen convention every chat model can follow) and the
+final answer as `<answer>...</answer>`, as in Search-R1; tool results go back as user turns.
+`native`: the request carries OpenAI tool schemas (search, open, answer), the backend's tool-call
+channel returns the calls, and results go back as `tool` messages. Either way the stored messages
+are OpenAI-shaped (assistant `tool_calls`, `tool` results).
 
-A reply with neither a parseable tool call nor an answer gets a corrective observation (counted
-as malformed), as RL trainers do; a rollout ends at its answer, at `max_turns`, or on a failure.
-The stored messages are OpenAI-shaped (assistant `tool_calls`, `tool` results).
+All unfinished conversations of a batch go to the model together, one turn at a time, so vLLM
+batches them. Every turn is an ordinary cached request whose seed derives from the rollout, so a
+rerun after a crash replays finished turns from the cache and spends tokens only where it stopped.
+
+A reply with neither a usable tool call nor an answer, or a call that cannot run as written,
+gets a corrective observation (counted as malformed), as RL trainers do. A rollout ends at its
+answer, at `max_turns`, past `max_context_tokens`, on a reply cut off by the token limit, or on a
+failed model call.
 """
 
+import json
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from synth.llm.client import LLMClient
 from synth.llm.toolcalls import parse_tool_calls
-from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
-from synth.schemas import ChatMessage, Usage
-from synth.search.tools import SearchTools
+from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
+from synth.schemas import ChatMessage, ToolCall, Usage
+from synth.search.tools import ANSWER_SCHEMA, SearchTools
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 
@@ -50,6 +58,14 @@ def extract_answer(text: str | None) -> str | None:
     return " ".join(found[-1].split()) or None
 
 
+NATIVE_SYSTEM = (
+    "You answer questions by searching a collection of documents with the tools you are given. "
+    "Call `search` as often as you need and `open` to read a document in full. "
+    "When you know the answer, call `answer` with only the answer (usually a name)."
+)
+NATIVE_CORRECTION = "error: call one of the tools (search, open, answer); to finish, call answer."
+
+
 @dataclass
 class Rollout:
     """One agent run on one question."""
@@ -57,12 +73,16 @@ class Rollout:
     question: str
     seed: int
     messages: list[ChatMessage] = field(default_factory=list)
+    hint: str | None = None
+    """Privileged guidance added to the system prompt of the requests only, never stored."""
     answer: str | None = None
     num_tool_calls: int = 0
     malformed: int = 0
     usage: Usage = field(default_factory=Usage)
+    context_tokens: int = 0
+    """Prompt plus completion tokens of the latest turn: the trajectory's length so far."""
     finish_reason: str | None = None
-    """answered, turn_budget_exhausted, or the model call's failure reason."""
+    """answered, turn_budget_exhausted, token_budget_exhausted, truncated, or the model call's failure reason."""
 
     @property
     def done(self) -> bool:
@@ -87,9 +107,15 @@ def _prompt(messages: list[ChatMessage]) -> list[dict]:
     return prompt
 
 
+def openai_messages(messages: list[ChatMessage]) -> list[dict]:
+    """The stored conversation as OpenAI chat messages (what a native tool-calling request carries)."""
+    return [{"role": m.role, "content": m.content, **m.model_dump(mode="json", exclude_none=True)} for m in messages]
+
+
 class SearchAgent:
     def __init__(self, client: LLMClient, tools: SearchTools, max_turns: int = 4, max_tokens: int = 96,
-                 temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False):
+                 temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False,
+                 protocol: Literal["tags", "native"] = "tags", max_context_tokens: int | None = None):
         self.client = client
         self.demonstrate = demonstrate
         self.tools = tools
@@ -97,12 +123,21 @@ class SearchAgent:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.stage = stage
+        self.protocol = protocol
+        self.max_context_tokens = max_context_tokens
 
-    async def run(self, questions: list[tuple[str, int]]) -> list[Rollout]:
+    @property
+    def schemas(self) -> list[dict]:
+        """The tools this agent offers, as OpenAI function schemas."""
+        return self.tools.schemas + ([ANSWER_SCHEMA] if self.protocol == "native" else [])
+
+    async def run(self, questions: list[tuple[str, int]], hints: list[str | None] | None = None) -> list[Rollout]:
         """One rollout per (question, seed), all advanced turn by turn in shared batches."""
+        system = NATIVE_SYSTEM if self.protocol == "native" else SYSTEM
         rollouts = [
-            Rollout(question, seed, [ChatMessage(role="system", content=SYSTEM), ChatMessage(role="user", content=f"Question: {question}")])
-            for question, seed in questions
+            Rollout(question, seed, [ChatMessage(role="system", content=system), ChatMessage(role="user", content=f"Question: {question}")],
+                    hint=hints[index] if hints else None)
+            for index, (question, seed) in enumerate(questions)
         ]
         for turn in range(self.max_turns):
             active = [rollout for rollout in rollouts if not rollout.done]
@@ -117,12 +152,20 @@ class SearchAgent:
         return rollouts
 
     def _request(self, rollout: Rollout, turn: int) -> ChatRequest:
-        sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=rollout.seed * 1000 + turn,
-                                  stop=["</tool_call>", "</answer>"])
-        prompt = _prompt(rollout.messages)
-        if self.demonstrate:
-            prompt = prompt[:1] + DEMONSTRATION + prompt[1:]
-        return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage)
+        seed = rollout.seed * 1000 + turn
+        if self.protocol == "native":
+            sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
+            prompt = openai_messages(rollout.messages)
+        else:
+            sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed,
+                                      stop=["</tool_call>", "</answer>"])
+            prompt = _prompt(rollout.messages)
+            if self.demonstrate:
+                prompt = prompt[:1] + DEMONSTRATION + prompt[1:]
+        if rollout.hint:
+            prompt = [{**prompt[0], "content": f"{prompt[0]['content']}\n\n{rollout.hint}"}, *prompt[1:]]
+        return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage,
+                           tools=self.schemas if self.protocol == "native" else None)
 
     def _advance(self, rollout: Rollout, result) -> None:
         if not isinstance(result, ChatResponse):
@@ -130,7 +173,17 @@ class SearchAgent:
             return
         rollout.usage = Usage(prompt_tokens=rollout.usage.prompt_tokens + result.usage.prompt_tokens,
                               completion_tokens=rollout.usage.completion_tokens + result.usage.completion_tokens)
-        text = close_stopped_tag(result.text or "")
+        rollout.context_tokens = result.usage.prompt_tokens + result.usage.completion_tokens
+        completion = result.completions[0]
+        if self.protocol == "native":
+            self._advance_native(rollout, completion)
+        else:
+            self._advance_tags(rollout, completion)
+        if not rollout.done and self.max_context_tokens and rollout.context_tokens > self.max_context_tokens:
+            rollout.finish_reason = "token_budget_exhausted"
+
+    def _advance_tags(self, rollout: Rollout, completion: Completion) -> None:
+        text = close_stopped_tag(completion.text or "")
         answer = extract_answer(text)
         if answer is not None:
             rollout.messages.append(ChatMessage(role="assistant", content=text))
@@ -138,14 +191,61 @@ class SearchAgent:
             return
         remaining, calls = parse_tool_calls(text, id_prefix=f"call_{len(rollout.messages)}")
         if not calls:
-            rollout.malformed += 1
-            rollout.messages.append(ChatMessage(role="assistant", content=text or "(empty reply)"))
-            rollout.messages.append(ChatMessage(role="user", content=CORRECTION))
+            self._malformed(rollout, completion, text, CORRECTION)
             return
-        call = calls[0]  # one call per turn, as the system prompt says
-        rollout.messages.append(ChatMessage(role="assistant", content=remaining or None, tool_calls=[call]))
-        rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=self.tools.call(call)))
-        rollout.num_tool_calls += 1
+        self._run_calls(rollout, remaining or None, calls[:1])  # one call per turn, as the system prompt says
+
+    def _advance_native(self, rollout: Rollout, completion: Completion) -> None:
+        text = completion.text
+        if completion.tool_calls:
+            calls = [call if call.id else call.model_copy(update={"id": f"call_{len(rollout.messages)}_{index}"})
+                     for index, call in enumerate(completion.tool_calls)]
+            self._run_calls(rollout, text or None, calls)
+            return
+        answer = extract_answer(close_stopped_tag(text or ""))
+        if answer is not None:
+            rollout.messages.append(ChatMessage(role="assistant", content=text))
+            rollout.answer, rollout.finish_reason = answer, "answered"
+            return
+        self._malformed(rollout, completion, text or "", NATIVE_CORRECTION)
+
+    def _malformed(self, rollout: Rollout, completion: Completion, text: str, correction: str) -> None:
+        """No usable call and no answer: a reply cut off by the token limit ends the rollout
+        (trainers drop truncated runs); anything else gets a corrective observation."""
+        rollout.messages.append(ChatMessage(role="assistant", content=text or "(empty reply)"))
+        if completion.finish_reason == "length":
+            rollout.finish_reason = "truncated"
+            return
+        rollout.malformed += 1
+        rollout.messages.append(ChatMessage(role="user", content=correction))
+
+    def _run_calls(self, rollout: Rollout, content: str | None, calls: list[ToolCall]) -> None:
+        """Answer every call of one assistant turn, in order; an `answer` call ends the rollout."""
+        rollout.messages.append(ChatMessage(role="assistant", content=content, tool_calls=calls))
+        for call in calls:
+            if call.function.name == "answer":
+                answer = _answer_argument(call)
+                if answer is None:
+                    rollout.malformed += 1
+                    observation = "error: answer needs a non-empty string `answer`"
+                else:
+                    rollout.answer, rollout.finish_reason = answer, "answered"
+                    observation = "Answer recorded."
+            else:
+                error = self.tools.malformed(call)
+                rollout.malformed += error is not None
+                observation = error or self.tools.call(call)
+            rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
+            rollout.num_tool_calls += 1
+
+
+def _answer_argument(call: ToolCall) -> str | None:
+    try:
+        arguments = json.loads(call.function.arguments or "{}")
+    except json.JSONDecodeError:
+        return None
+    answer = arguments.get("answer") if isinstance(arguments, dict) else None
+    return " ".join(answer.split()) or None if isinstance(answer, str) else None
 
 
 def close_stopped_tag(text: str) -> str:

@@ -43,6 +43,21 @@ OPEN_SCHEMA = {
 }
 
 
+ANSWER_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "answer",
+        "description": "Give the final answer and stop. Only the answer itself (usually a name), no explanation.",
+        "parameters": {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "The final answer."}},
+            "required": ["answer"],
+        },
+    },
+}
+"""Offered to agents with a native tool-call channel, so the final answer is a call like the others."""
+
+
 def render_documents(documents: list[Document]) -> str:
     """Search-R1's passage rendering, with each document's id."""
     return "\n".join(
@@ -69,9 +84,8 @@ class SearchTools:
     def open(self, doc_id: str) -> Document | None:
         return self.corpus.get(doc_id)
 
-    def call(self, call: ToolCall) -> str:
-        """Run one tool call from a model and return the tool message content. Bad calls get an
-        error text the model can read and recover from, never an exception."""
+    def malformed(self, call: ToolCall) -> str | None:
+        """Why `call` cannot be run as written (the corrective observation), or None."""
         try:
             arguments = json.loads(call.function.arguments or "{}")
         except json.JSONDecodeError:
@@ -82,13 +96,27 @@ class SearchTools:
             query = arguments.get("query")
             if not isinstance(query, str) or not query.strip():
                 return "error: search needs a non-empty string `query`"
+        elif call.function.name == "open":
+            if arguments.get("doc_id") is None:
+                return "error: open needs a `doc_id` from a search result"
+        else:
+            return f"error: unknown tool {call.function.name!r}; the tools are search and open"
+        return None
+
+    def call(self, call: ToolCall) -> str:
+        """Run one tool call from a model and return the tool message content. Bad calls get an
+        error text the model can read and recover from, never an exception."""
+        error = self.malformed(call)
+        if error is not None:
+            return error
+        arguments = json.loads(call.function.arguments or "{}")
+        if call.function.name == "search":
+            query = arguments["query"]
             k = arguments.get("k")
             documents = self.search(query, k if isinstance(k, int) else None)
             return render_documents(documents) if documents else "No results."
-        if call.function.name == "open":
-            doc_id = arguments.get("doc_id")
-            document = self.open(str(doc_id)) if doc_id is not None else None
-            if document is None:
-                return f"error: no document with id {doc_id!r}"
-            return f"(Title: {document.title}) [id: {document.id}] {document.text}"
-        return f"error: unknown tool {call.function.name!r}; the tools are search and open"
+        doc_id = arguments["doc_id"]
+        document = self.open(str(doc_id))
+        if document is None:
+            return f"error: no document with id {doc_id!r}"
+        return f"(Title: {document.title}) [id: {document.id}] {document.text}"

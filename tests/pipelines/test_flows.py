@@ -120,6 +120,7 @@ def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
 
     settings = Settings(home=tmp_path)
     run = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), flows_file=flows_file)))
-    assert _model_tags(run) == ["model:dry"]  # not the generator model, which only verbalizer=llm calls
+    assert _model_tags(run, run.pipeline.shard_models()) == ["model:dry"]  # not the generator model, which only verbalizer=llm calls
+    assert _model_tags(run, run.pipeline.distill_models()) == ["model:embedded"]  # the default teacher
     overridden = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), llm="fake", flows_file=flows_file)))
-    assert _model_tags(overridden) == ["model:fake"]
+    assert _model_tags(overridden, overridden.pipeline.shard_models()) == ["model:fake"]

@@ -1,0 +1,116 @@
+"""Rejection sampling of teacher trajectories: which rollouts are training data, and which one per
+item goes to SFT.
+
+A rollout is kept when it is well-formed and correct. Reasons, checked in this order (the first
+that applies is recorded):
+
+    model_failure          a model call failed (after the client's retries)
+    truncated              a reply was cut off by the turn's token limit
+    token_budget_exhausted the trajectory outgrew `max_context_tokens`
+    turn_budget_exhausted  no answer within `max_turns`
+    unanswered_tool_call   a tool call without the tool message that answers it
+    no_answer              the run ended without a final answer
+    malformed_tool_call    more corrected malformed calls than `max_malformed`
+    hint_leak              guided run whose actions use the hint (see synth.generators.guidance)
+    too_few_tool_calls     fewer calls than `min_tool_calls` (a search agent must search)
+    incorrect              the answer does not match (normalized exact, alias or token F1)
+
+Best-of-n (documented rule, `select`): among an item's kept rollouts, `fewest_tool_calls` picks the
+one with the fewest calls (the shortest path to the answer, as ASearcher and WebSailor prefer),
+then the fewest completion tokens, then the lowest sample index; `fewest_tokens` swaps the first
+two keys. Kept rollouts that are not chosen stay unselected with no reason. Well-formed but
+incorrect rollouts are the DPO negatives of the chosen one (the `dpo` export pairs them).
+"""
+
+from collections import Counter
+from statistics import mean
+
+from synth.generators.distill import DistillConfig
+from synth.matching import match_answer
+from synth.schemas import ChatMessage, Item, Trajectory
+
+RUN_ENDINGS = {"truncated": "truncated", "token_budget_exhausted": "token_budget_exhausted",
+               "context_too_long": "token_budget_exhausted", "turn_budget_exhausted": "turn_budget_exhausted"}
+
+
+def unanswered_calls(messages: list[ChatMessage]) -> int:
+    """Tool calls with no tool message answering them. Ids may repeat within a run, so each tool
+    message answers the oldest open call with its id."""
+    open_calls: Counter = Counter()
+    for message in messages:
+        for call in message.tool_calls or []:
+            open_calls[call.id] += 1
+        if message.role == "tool" and open_calls[message.tool_call_id] > 0:
+            open_calls[message.tool_call_id] -= 1
+    return sum(open_calls.values())
+
+
+def reject_reason(trajectory: Trajectory, item: Item, config: DistillConfig, f1_threshold: float) -> str | None:
+    finish = trajectory.finish_reason or ""
+    if finish not in ("answered", *RUN_ENDINGS):
+        return "model_failure"
+    if finish in RUN_ENDINGS:
+        return RUN_ENDINGS[finish]
+    if unanswered_calls(trajectory.messages):
+        return "unanswered_tool_call"
+    if trajectory.final_answer is None:
+        return "no_answer"
+    if trajectory.metadata.get("malformed_calls", 0) > config.max_malformed:
+        return "malformed_tool_call"
+    if trajectory.metadata.get("hint_leak"):
+        return "hint_leak"
+    if trajectory.num_tool_calls < config.min_tool_calls:
+        return "too_few_tool_calls"
+    if match_answer(trajectory.final_answer, item.answers, f1_threshold)[0] == "none":
+        return "incorrect"
+    return None
+
+
+def _rank(trajectory: Trajectory, rule: str) -> tuple:
+    calls, tokens = trajectory.num_tool_calls, trajectory.usage.completion_tokens
+    return (calls, tokens, trajectory.sample_index) if rule == "fewest_tool_calls" else (tokens, calls, trajectory.sample_index)
+
+
+def judge_rollouts(items: list[Item], trajectories: list[Trajectory], config: DistillConfig,
+                   f1_threshold: float) -> list[Trajectory]:
+    """Every rollout with `correct`, `reject_reason` and `selected` set."""
+    by_id = {item.id: item for item in items}
+    judged = []
+    for trajectory in trajectories:
+        item = by_id[trajectory.item_id]
+        reason = reject_reason(trajectory, item, config, f1_threshold)
+        correct = match_answer(trajectory.final_answer, item.answers, f1_threshold)[0] != "none"
+        judged.append(trajectory.model_copy(update={"reject_reason": reason, "correct": correct, "selected": False}))
+    best: dict[str, Trajectory] = {}
+    for trajectory in judged:
+        if trajectory.reject_reason is None:
+            current = best.get(trajectory.item_id)
+            if current is None or _rank(trajectory, config.select) < _rank(current, config.select):
+                best[trajectory.item_id] = trajectory
+    chosen = {trajectory.id for trajectory in best.values()}
+    return [t.model_copy(update={"selected": True}) if t.id in chosen else t for t in judged]
+
+
+def distill_statistics(trajectories: list[Trajectory], items: int, config: DistillConfig) -> dict:
+    """The figures a version's summary shows for its teacher trajectories."""
+    selected = [t for t in trajectories if t.selected]
+    kept = [t for t in trajectories if t.reject_reason is None]
+    chosen_items = {t.item_id for t in selected}
+    pairs = sum(1 for t in trajectories if t.reject_reason == "incorrect" and t.item_id in chosen_items)
+    return {
+        "rollouts": len(trajectories),
+        "accepted": len(kept),
+        "accept_rate": round(len(kept) / len(trajectories), 3) if trajectories else None,
+        "items": items,
+        "items_with_trajectory": len(chosen_items),
+        "correct": sum(1 for t in trajectories if t.correct),
+        "rejected": dict(Counter(t.reject_reason for t in trajectories if t.reject_reason).most_common()),
+        "tool_calls_per_rollout": round(mean(t.num_tool_calls for t in trajectories), 2) if trajectories else None,
+        "tool_calls_per_selected": round(mean(t.num_tool_calls for t in selected), 2) if selected else None,
+        "malformed_calls": sum(t.metadata.get("malformed_calls", 0) for t in trajectories),
+        "prompt_tokens": sum(t.usage.prompt_tokens for t in trajectories),
+        "completion_tokens": sum(t.usage.completion_tokens for t in trajectories),
+        "dpo_pairs": pairs,
+        "select": config.select,
+        "guided": config.guided,
+    }
