@@ -6,7 +6,7 @@ import click
 
 from synth.cli.options import json_option, load_settings
 
-FORMAT_NAMES = ["sft", "verl", "searchr1", "hf", "jsonl"]
+FORMAT_NAMES = ["sft", "sft-chatml", "searchr1-sft", "dpo", "verl", "searchr1", "hf", "jsonl"]
 
 
 @click.command()
@@ -16,18 +16,21 @@ FORMAT_NAMES = ["sft", "verl", "searchr1", "hf", "jsonl"]
 @click.option("--split", default="train", show_default=True, help="Split name written into the rows.")
 @click.option("--where", help="SQL filter on the exported table, e.g. \"difficulty in ('medium','hard')\".")
 @click.option("--data-source", help="Override data_source in verl/searchr1 rows (it selects the trainer's scorer).")
-@click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder (verl/searchr1).")
+@click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder (verl/searchr1/searchr1-sft).")
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @json_option
 def export(ref, fmt, out, split, where, data_source, prompt_template, force, as_json) -> None:
     """Export dataset NAME (latest version) or NAME@VERSION to a training format.
 
     \b
-    sft       SFT chat rows {messages, tools} from selected trajectories
-    verl      verl RL rows {data_source, prompt, ability, reward_model, extra_info}
-    searchr1  Search-R1 training rows with its tag-protocol prompt
-    hf        a Hugging Face datasets folder (datasets.load_from_disk)
-    jsonl     every item field, privileged information included
+    sft           SFT chat rows {messages, tools} (OpenAI format) from selected teacher trajectories
+    sft-chatml    the same as role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes)
+    searchr1-sft  the same as Search-R1 text: <think>, <search>, <information>, <answer>
+    dpo           TRL preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect
+    verl          verl RL rows {data_source, prompt, ability, reward_model, extra_info, agent_name}
+    searchr1      Search-R1 training rows with its tag-protocol prompt
+    hf            a Hugging Face datasets folder (datasets.load_from_disk)
+    jsonl         every item field, privileged information included
     """
     from synth.cli.render import print_json
     from synth.store.export import export_version

@@ -56,7 +56,8 @@ def test_verl_export_matches_the_trainer_format_exactly(settings, published, tmp
     assert result.rows == 3
     assert "custom_reward_function.path=" in result.notes[0]
     schema = pq.read_schema(out)
-    assert schema.names == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
+    # the five columns every verl row has, then agent_name: verl's multi-turn tool agent loop
+    assert schema.names == ["data_source", "prompt", "ability", "reward_model", "extra_info", "agent_name"]
     assert str(schema.field("prompt").type) == "list<element: struct<role: string, content: string>>"
     assert str(schema.field("reward_model").type) == "struct<style: string, ground_truth: struct<target: list<element: string>>>"
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
@@ -67,6 +68,9 @@ def test_verl_export_matches_the_trainer_format_exactly(settings, published, tmp
     assert row["reward_model"] == {"style": "rule", "ground_truth": {"target": ["Film 0", "The Film 0"]}}
     assert row["extra_info"]["split"] == "train" and row["extra_info"]["index"] == 0
     assert row["extra_info"]["item_id"] == "item-0" and row["extra_info"]["dataset"] == "demo@1"
+    assert row["agent_name"] == "tool_agent" and row["extra_info"]["need_tools_kwargs"] is True
+    create_kwargs = {"ground_truth": {"target": ["Film 0", "The Film 0"]}, "question": row["extra_info"]["question"], "data_source": "synth_multihop"}
+    assert row["extra_info"]["tools_kwargs"] == {"search": {"create_kwargs": create_kwargs}, "open": {"create_kwargs": create_kwargs}}
     solution = "I think... <answer> the film 0 </answer>"
     assert compute_score(row["data_source"], solution, row["reward_model"]["ground_truth"], row["extra_info"]) == 1.0
 
@@ -88,6 +92,8 @@ def test_searchr1_export_uses_a_scorer_name_searchr1_knows(settings, published, 
     assert rows[0]["data_source"] == "hotpotqa" and rows[0]["golden_answers"] == ["Film 0", "The Film 0"]
     assert "<search>" in rows[0]["prompt"][0]["content"] and "<information>" in rows[0]["prompt"][0]["content"]
     assert "qa_em" in result.notes[0]
+    assert rows[0]["agent_name"] == "tool_agent"
+    assert rows[0]["extra_info"]["tools_kwargs"]["search"]["create_kwargs"]["data_source"] == "hotpotqa"
 
 
 def test_sft_export_loads_with_datasets_and_keeps_openai_quirks(settings, published, tmp_path):

@@ -9,8 +9,11 @@ from synth.store.catalog import Catalog
 from synth.store.export.options import ExportRequest, ExportResult
 
 FORMATS: dict[str, str] = {
-    "sft": "SFT chat rows {messages, tools} from the selected trajectories (.parquet or .jsonl)",
-    "verl": "verl RL Parquet rows {data_source, prompt, ability, reward_model, extra_info} (.parquet or .jsonl)",
+    "sft": "SFT chat rows {messages, tools} in OpenAI format from the selected teacher trajectories (.parquet or .jsonl)",
+    "sft-chatml": "the same as plain role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes ChatML)",
+    "searchr1-sft": "the same as one Search-R1 completion (<think>/<search>/<information>/<answer>) per question",
+    "dpo": "TRL conversational preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect",
+    "verl": "verl RL rows {data_source, prompt, ability, reward_model, extra_info, agent_name} (.parquet or .jsonl)",
     "searchr1": "Search-R1 training rows (verl row + id, question, golden_answers; tag-protocol prompt)",
     "hf": "Hugging Face datasets folder of the items (datasets.load_from_disk)",
     "jsonl": "every item field as JSON Lines, privileged information included",
@@ -18,9 +21,12 @@ FORMATS: dict[str, str] = {
 
 
 def _exporter(name: str) -> Callable[[ExportRequest], ExportResult]:
-    from synth.store.export import hf, jsonl, searchr1, sft, verl
+    from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, verl
 
-    return {"sft": sft.export, "verl": verl.export, "searchr1": searchr1.export, "hf": hf.export, "jsonl": jsonl.export}[name]
+    return {
+        "sft": sft.export, "sft-chatml": chatml.export, "searchr1-sft": searchr1_sft.export, "dpo": dpo.export,
+        "verl": verl.export, "searchr1": searchr1.export, "hf": hf.export, "jsonl": jsonl.export,
+    }[name]
 
 
 def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options) -> ExportResult:

@@ -1,24 +1,38 @@
-"""SFT chat data: one row per selected trajectory, `{"messages": [...], "tools": ...}` in OpenAI format.
+"""SFT chat data: one row per selected teacher trajectory, in OpenAI format:
+
+    {"messages": [...], "tools": [...], "item_id": str, "trajectory_id": str}
 
 In Parquet, `tools` is a JSON string (tool schemas differ in shape, and Arrow structs would pad
 them with nulls that break chat templates); in JSON Lines it is the list itself. Messages keep
-the OpenAI quirks: `content` null on tool-call turns, arguments as JSON strings.
+the OpenAI quirks: `content` null on tool-call turns, arguments as JSON strings (verbatim, even
+when malformed), repeated call ids.
+
+Loading the JSON Lines with `datasets.load_dataset("json", ...)`: datasets 5 stores objects whose
+keys differ between rows as its `Json` feature, so messages and tools come back exactly as written;
+older versions infer structs and pad every message and tool schema with the keys of the others
+(`None` values): drop None-valued keys before applying a chat template. Some templates (e.g.
+MiniCPM-V 4.5's, shipped in vLLM) test `'</think>' in message.content` and fail on the null
+content of tool-call turns: give those templates `""` instead.
 """
 
-import json
 from typing import Iterator
 
 import pyarrow as pa
 
-from synth.errors import NotFoundError
-from synth.schemas import ChatMessage, Trajectory
-from synth.store.arrow_schema import arrow_type, to_row
+from synth.schemas import Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import PARQUET_SUFFIXES, check_output, write_rows
-from synth.store.reader import iter_records
+from synth.store.export.trajectories import (
+    MESSAGES,
+    messages_value,
+    none_selected_note,
+    require_trajectories,
+    teacher_trajectories,
+    tools_value,
+)
 
 SCHEMA = pa.schema([
-    ("messages", pa.list_(arrow_type(ChatMessage))),
+    ("messages", MESSAGES),
     ("tools", pa.string()),
     ("item_id", pa.string()),
     ("trajectory_id", pa.string()),
@@ -26,30 +40,22 @@ SCHEMA = pa.schema([
 
 
 def sft_row(trajectory: Trajectory, parquet: bool) -> dict:
-    if parquet:
-        messages = [to_row(message) for message in trajectory.messages]
-        tools = json.dumps(trajectory.tools, ensure_ascii=False)
-    else:
-        # OpenAI shape: optional keys omitted, but `content` always present (null on tool-call turns).
-        messages = [{"role": m.role, "content": m.content, **m.model_dump(exclude_none=True)} for m in trajectory.messages]
-        tools = trajectory.tools
-    return {"messages": messages, "tools": tools, "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
+    return {
+        "messages": messages_value(trajectory.messages, parquet),
+        "tools": tools_value(trajectory.tools, parquet),
+        "item_id": trajectory.item_id,
+        "trajectory_id": trajectory.id,
+    }
 
 
 def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet", ".jsonl"))
-    if request.version.row_counts.get("trajectories", 0) == 0:
-        raise NotFoundError(
-            f"{request.version.ref} has no trajectories, so there is nothing to export as SFT; "
-            "export its items with --format verl or --format jsonl instead"
-        )
+    require_trajectories(request, "SFT")
     parquet = request.out.suffix in PARQUET_SUFFIXES
-    where = "selected" + (f" and ({request.where})" if request.where else "")
 
     def rows() -> Iterator[dict]:
-        for trajectory in iter_records(request.settings, request.version, "trajectories", where):
+        for trajectory in teacher_trajectories(request, "selected"):
             yield sft_row(trajectory, parquet)
 
     count = write_rows(rows(), SCHEMA, request.out)
-    notes = [] if count else [f"{request.version.ref} has trajectories but none is selected for SFT"]
-    return ExportResult(request.out, count, notes)
+    return ExportResult(request.out, count, none_selected_note(request, count))

@@ -2,7 +2,13 @@
 
     {"data_source": str, "prompt": [{"role": "user", "content": str}], "ability": str,
      "reward_model": {"style": "rule", "ground_truth": {"target": [str, ...]}},
-     "extra_info": {"split": str, "index": int, ...}}
+     "extra_info": {"split": str, "index": int, ..., "need_tools_kwargs": true, "tools_kwargs": {...}},
+     "agent_name": "tool_agent"}
+
+For multi-turn tool rollouts, `agent_name` selects verl's tool agent loop and `extra_info.tools_kwargs`
+hands each tool (`search`, `open`) its per-row `create_kwargs` (ground truth, question, data_source),
+the layout of verl's own Search-R1-like preprocessing; single-turn trainers ignore both, so one file
+serves either. The `agent_name` column is last, after the five columns every verl row has.
 
 verl picks the reward function by `data_source`. The default `synth_<recipe>` is scored by
 `synth/rewards.py` (pass it as custom_reward_function.path); `--data-source searchR1_hotpotqa`
@@ -27,6 +33,16 @@ VERL_BUILTIN_QA_SOURCES = (
     "searchR1_2wikimultihopqa", "searchR1_musique", "searchR1_bamboogle",
 )
 
+AGENT_NAME = "tool_agent"
+"""verl's agent loop for multi-turn tool use."""
+AGENT_TOOLS = ("search", "open")
+GROUND_TRUTH = pa.struct([("target", pa.list_(pa.string()))])
+TOOL_KWARGS = pa.struct([("create_kwargs", pa.struct([
+    ("ground_truth", GROUND_TRUTH),
+    ("question", pa.string()),
+    ("data_source", pa.string()),
+]))])
+
 EXTRA_INFO = pa.struct([
     ("split", pa.string()),
     ("index", pa.int64()),
@@ -36,14 +52,17 @@ EXTRA_INFO = pa.struct([
     ("answer", pa.string()),
     ("hops", pa.int64()),
     ("difficulty", pa.string()),
+    ("need_tools_kwargs", pa.bool_()),
+    ("tools_kwargs", pa.struct([(tool, TOOL_KWARGS) for tool in AGENT_TOOLS])),
 ])
 
 SCHEMA = pa.schema([
     ("data_source", pa.string()),
     ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
     ("ability", pa.string()),
-    ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.struct([("target", pa.list_(pa.string()))]))])),
+    ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", GROUND_TRUTH)])),
     ("extra_info", EXTRA_INFO),
+    ("agent_name", pa.string()),
 ])
 
 
@@ -52,11 +71,13 @@ def default_data_source(request: ExportRequest) -> str:
 
 
 def rl_row(item: Item, index: int, request: ExportRequest, template: str, data_source: str) -> dict:
+    ground_truth = {"target": item.answers}
+    create_kwargs = {"ground_truth": ground_truth, "question": item.question, "data_source": data_source}
     return {
         "data_source": data_source,
         "prompt": [{"role": "user", "content": render(template, item.question)}],
         "ability": ABILITY,
-        "reward_model": {"style": "rule", "ground_truth": {"target": item.answers}},
+        "reward_model": {"style": "rule", "ground_truth": ground_truth},
         "extra_info": {
             "split": request.split,
             "index": index,
@@ -66,7 +87,10 @@ def rl_row(item: Item, index: int, request: ExportRequest, template: str, data_s
             "answer": item.answer,
             "hops": item.hops,
             "difficulty": item.difficulty,
+            "need_tools_kwargs": True,
+            "tools_kwargs": {tool: {"create_kwargs": create_kwargs} for tool in AGENT_TOOLS},
         },
+        "agent_name": AGENT_NAME,
     }
 
 
