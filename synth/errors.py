@@ -19,3 +19,9 @@ class NotFoundError(SynthError):
 
 class CatalogError(SynthError):
     """The catalog cannot be opened, is locked, or refused a statement."""
+
+
+class InputFileError(SynthError):
+    """A file the user gave cannot be read as the format they named (the message names file and row)."""
+
+    exit_code = 2

@@ -1,8 +1,12 @@
-"""`synth datasets`: list, inspect and reindex published dataset versions."""
+"""`synth datasets`: list, inspect, reindex and import dataset versions."""
+
+from pathlib import Path
 
 import click
 
 from synth.cli.options import json_option, load_settings
+
+IMPORT_FORMATS = ["sft", "sft-chatml", "searchr1-sft", "dpo"]
 
 
 @click.group()
@@ -93,3 +97,32 @@ def reindex_command(as_json: bool) -> None:
         print_json(found)
     else:
         click.echo(f"registered {len(found)} version(s)" + (f": {', '.join(found)}" if found else ""))
+
+
+@datasets.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(IMPORT_FORMATS), required=True, help="Shape of the rows (listed below).")
+@click.option("--name", required=True, help="Dataset to publish the rows as (the next version of it).")
+@click.option("--answer-field", help="Row field with the reference answer(s), dotted for nested ones (e.g. reward_model.ground_truth); "
+              "default: golden_answers, answer or reward_model.ground_truth, else the trajectory's final answer.")
+@json_option
+def import_command(file: Path, fmt: str, name: str, answer_field: str | None, as_json: bool) -> None:
+    """Publish a file of trajectories (.jsonl, .json or .parquet) as a dataset version.
+
+    \b
+    sft           OpenAI messages + tools per row
+    sft-chatml    role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes)
+    searchr1-sft  a prompt and one Search-R1 completion (<search>/<information>/<answer>)
+    dpo           TRL preference pairs {prompt, chosen, rejected}
+    """
+    from synth.cli.render import print_json
+    from synth.store.imports import import_file
+
+    result = import_file(load_settings(), file, fmt, name, answer_field)
+    if as_json:
+        print_json({"version": result.version.ref, "rows": result.rows, "items": result.items,
+                    "trajectories": result.trajectories, "notes": result.notes})
+        return
+    click.echo(f"imported {result.rows} rows from {file} as {result.version.ref}: {result.items} items, {result.trajectories} trajectories")
+    for note in result.notes:
+        click.echo(f"note: {note}")

@@ -1,0 +1,69 @@
+"""`synth datasets import`: trajectory files in the shapes the exports write (and the common
+variants of those shapes) published as a new dataset version, whole or not at all.
+
+Every row becomes teacher trajectories (role "teacher", model from a `model` column or
+"imported"; SFT rows selected; DPO rows a selected chosen side and a rejected side with
+reject_reason "incorrect") and every distinct question an item of recipe "imported". Every row is
+read and checked before anything is published, so a bad row publishes nothing.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from synth.errors import ConfigError
+from synth.schemas import DatasetVersion
+from synth.settings import Settings
+
+FORMATS: dict[str, str] = {
+    "sft": "OpenAI messages + tools per row (the `sft` export)",
+    "sft-chatml": "role/content chat with <tool_call>/<tool_response> tags (the `sft-chatml` export)",
+    "searchr1-sft": "a prompt and one Search-R1 completion per row (the `searchr1-sft` export)",
+    "dpo": "TRL preference pairs {prompt, chosen, rejected} (the `dpo` export)",
+}
+
+
+@dataclass
+class ImportResult:
+    version: DatasetVersion
+    rows: int
+    trajectories: int
+    items: int
+    notes: list[str] = field(default_factory=list)
+
+
+def _parser(fmt: str):
+    from synth.store.imports import chatml, dpo, searchr1, sft
+
+    return {"sft": sft.parse, "sft-chatml": chatml.parse, "searchr1-sft": searchr1.parse, "dpo": dpo.parse}[fmt]
+
+
+def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_field: str | None = None) -> ImportResult:
+    """Read `path` as `fmt` and publish it as the next version of dataset `name`."""
+    from synth.errors import InputFileError
+    from synth.store.imports.build import build
+    from synth.store.imports.rows import read_rows
+    from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
+
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    validate_dataset_name(name)
+    path = Path(path)
+    built = build(path, read_rows(path), _parser(fmt), answer_field)
+    if not built.trajectories:
+        raise InputFileError(f"{path} has no rows to import")
+    summary = {"rows": built.rows, "items": len(built.items), "trajectories": len(built.trajectories),
+               "merged_rollouts": built.merged, "answers_from_trajectories": built.answers_from_trajectories}
+    spec = VersionSpec(
+        name=name, recipe="imported", config={"file": str(path.resolve()), "format": fmt, "answer_field": answer_field},
+        models={"teacher": ", ".join(sorted(built.models))}, summary=summary,
+    )
+    version = publish_version(settings, spec, {"items": built.items, "trajectories": built.trajectories})
+    notes = []
+    if built.answers_from_trajectories:
+        notes.append(
+            f"{built.answers_from_trajectories} items take their answer from their trajectory's final answer "
+            "(metadata answer_source='trajectory'); pass --answer-field if the file has reference answers"
+        )
+    if built.merged:
+        notes.append(f"{built.merged} rollouts repeated earlier ones (e.g. the chosen side of further DPO pairs) and were stored once")
+    return ImportResult(version, built.rows, len(built.trajectories), len(built.items), notes)

@@ -1,0 +1,182 @@
+"""Turn parsed rows into the records of a version: one teacher Trajectory per rollout and one Item
+per question.
+
+Ids: the row's own (item_id, trajectory_id, chosen_id, rejected_id) when it has them, so an export
+imported again keeps its ids; else content hashes. A rollout seen twice (the chosen side of several
+DPO pairs, a repeated row) is stored once. An item's answer comes from --answer-field, else the
+first of golden_answers, answer, reward_model.ground_truth, else the final answer of its first
+trajectory (metadata answer_source="trajectory"). Its hops are the search/open calls of that
+trajectory (answer calls do not count), at least 1.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from pydantic import ValidationError
+
+from synth.errors import InputFileError
+from synth.hashing import content_hash
+from synth.rewards import extract_answer, ground_truth_answers
+from synth.schemas import ChatMessage, Item, Provenance, Trajectory
+from synth.store.export.dpo import PAIRED_WITH
+from synth.store.imports.base import Parsed, Rollout, RowError
+from synth.store.imports.messages import first_problem
+
+RECIPE = "imported"
+ANSWER_KEYS = ("golden_answers", "answer", "reward_model.ground_truth")
+
+
+@dataclass
+class _Question:
+    id: str
+    question: str
+    row: int
+    answers: list[str] | None
+    trajectories: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Built:
+    items: list[Item]
+    trajectories: list[Trajectory]
+    rows: int = 0
+    merged: int = 0
+    """Rollouts that repeated one already read (e.g. the chosen side of a DPO pair after the first)."""
+    answers_from_trajectories: int = 0
+    models: set[str] = field(default_factory=set)
+
+
+def field_value(row: dict[str, Any], dotted: str) -> Any:
+    value: Any = row
+    for key in dotted.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def row_answers(row: dict[str, Any], answer_field: str | None) -> list[str] | None:
+    keys = (answer_field,) if answer_field else ANSWER_KEYS
+    value = next((field_value(row, key) for key in keys if field_value(row, key) not in (None, "", [], {})), None)
+    if value is None:
+        if answer_field:
+            raise RowError(f"no `{answer_field}` field (--answer-field)")
+        return None
+    answers = [answer.strip() for answer in ground_truth_answers(value) if str(answer).strip()]
+    if not answers:
+        raise RowError(f"the answer field holds no answer: {value!r}")
+    return answers
+
+
+def final_answer(messages: list[ChatMessage]) -> str | None:
+    """The last answer given: an `answer` tool call's argument, or <answer> text."""
+    for message in reversed(messages):
+        if message.role != "assistant":
+            continue
+        for call in reversed(message.tool_calls or []):
+            if call.function.name == "answer":
+                try:
+                    value = json.loads(call.function.arguments)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(value, dict) and isinstance(value.get("answer"), str) and value["answer"].strip():
+                    return value["answer"].strip()
+        found = extract_answer(message.content or "")
+        if found:
+            return found
+    return None
+
+
+def _calls(messages: list[ChatMessage], exclude: str = "") -> int:
+    return sum(call.function.name != exclude for message in messages for call in message.tool_calls or [])
+
+
+class Builder:
+    def __init__(self, path: Path, answer_field: str | None):
+        self.path, self.answer_field = path, answer_field
+        self.questions: dict[str, _Question] = {}
+        self.trajectories: dict[str, dict[str, Any]] = {}
+        self.built = Built([], [])
+
+    def add(self, number: int, row: dict[str, Any], parse: Callable[[dict[str, Any]], Parsed]) -> None:
+        try:
+            parsed = parse(row)
+            answers = row_answers(row, self.answer_field)
+            model = row.get("model") if isinstance(row.get("model"), str) and row["model"].strip() else "imported"
+            question = self._question(number, row.get("item_id"), parsed.question, answers)
+            ids = [self._trajectory(number, question, rollout, model) for rollout in parsed.rollouts]
+            for rollout, trajectory_id in zip(parsed.rollouts, ids):
+                if rollout.paired_with is not None:
+                    paired = self.trajectories[trajectory_id]["metadata"].setdefault(PAIRED_WITH, [])
+                    if ids[rollout.paired_with] not in paired:
+                        paired.append(ids[rollout.paired_with])
+        except RowError as error:
+            raise InputFileError(f"{self.path} row {number}: {error}") from None
+        except ValidationError as error:
+            raise InputFileError(f"{self.path} row {number}: {first_problem(error)}") from None
+        self.built.rows += 1
+        self.built.models.add(model)
+
+    def _question(self, number: int, item_id: Any, question: str, answers: list[str] | None) -> _Question:
+        key = str(item_id) if item_id else content_hash({"recipe": RECIPE, "question": question})
+        known = self.questions.get(key)
+        if known is None:
+            known = self.questions[key] = _Question(key, question, number, answers)
+        elif known.question != question:
+            raise RowError(f"item_id {key!r} was used on row {known.row} for another question")
+        elif known.answers is None:
+            known.answers = answers
+        return known
+
+    def _trajectory(self, number: int, question: _Question, rollout: Rollout, model: str) -> str:
+        messages = rollout.messages
+        trajectory_id = rollout.id or content_hash({
+            "messages": [message.model_dump(mode="json") for message in messages], "tools": rollout.tools, "selected": rollout.selected,
+        })
+        known = self.trajectories.get(trajectory_id)
+        if known is not None:
+            if known["messages"] != messages or known["item_id"] != question.id:
+                raise RowError(f"trajectory id {trajectory_id!r} was used on row {known['metadata']['row']} for another trajectory")
+            self.built.merged += 1
+            return trajectory_id
+        self.trajectories[trajectory_id] = dict(
+            id=trajectory_id, item_id=question.id, role="teacher", model=model, messages=messages, tools=rollout.tools,
+            final_answer=final_answer(messages), correct=rollout.correct, num_tool_calls=_calls(messages),
+            selected=rollout.selected, reject_reason=rollout.reject_reason,
+            metadata={"source": self.path.name, "row": number},
+        )
+        question.trajectories.append(trajectory_id)
+        return trajectory_id
+
+    def finish(self) -> Built:
+        trajectories = {key: Trajectory(**values) for key, values in self.trajectories.items()}
+        for question in self.questions.values():
+            self.built.items.append(self._item(question, [trajectories[key] for key in question.trajectories]))
+        self.built.trajectories = list(trajectories.values())
+        return self.built
+
+    def _item(self, question: _Question, trajectories: list[Trajectory]) -> Item:
+        first = next((trajectory for trajectory in trajectories if trajectory.selected), trajectories[0])
+        answers, source = question.answers, "file"
+        if answers is None:
+            answer = first.final_answer or next((t.final_answer for t in trajectories if t.final_answer), None)
+            if answer is None:
+                raise InputFileError(
+                    f"{self.path} row {question.row}: no answer for {question.question[:80]!r}: the row has none of "
+                    f"{', '.join(ANSWER_KEYS)} and its trajectory gives no final answer; pass --answer-field FIELD"
+                )
+            answers, source = [answer], "trajectory"
+            self.built.answers_from_trajectories += 1
+        return Item(
+            id=question.id, question=question.question, answer=answers[0], aliases=answers[1:], recipe=RECIPE,
+            hops=max(1, _calls(first.messages, exclude="answer")),
+            provenance=Provenance(generator="import", models={"teacher": first.model}),
+            metadata={"answer_source": source, "source": self.path.name, "row": question.row},
+        )
+
+
+def build(path: Path, rows: Iterable[tuple[int, dict[str, Any]]], parse: Callable[[dict[str, Any]], Parsed], answer_field: str | None) -> Built:
+    builder = Builder(path, answer_field)
+    for number, row in rows:
+        builder.add(number, row, parse)
+    return builder.finish()

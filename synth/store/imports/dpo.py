@@ -1,0 +1,37 @@
+"""Rows of the `dpo` export, TRL's conversational preference format:
+`{"prompt": [...], "chosen": [...], "rejected": [...], "tools"?, "chosen_id"?, "rejected_id"?}`.
+
+TRL's standard (plain text) variant is read too: a string prompt is one user message, a string
+chosen or rejected one assistant message. The chosen side is imported as the selected trajectory,
+the rejected side as a trajectory rejected as "incorrect", paired with that chosen one.
+"""
+
+import json
+from typing import Any
+
+from synth.schemas import ChatMessage
+from synth.store.imports.base import Parsed, Rollout, first_user, require
+from synth.store.imports.messages import chat_messages, tools_list
+
+
+def _side(row: dict[str, Any], key: str, role: str) -> list[ChatMessage]:
+    """Messages of one side: a list (or a JSON string of one), or plain text as one `role` message."""
+    value = require(row, key)
+    if isinstance(value, str):
+        try:
+            listed = json.loads(value)
+        except json.JSONDecodeError:
+            listed = None
+        value = listed if isinstance(listed, list) else [{"role": role, "content": value}]
+    return chat_messages(value, key)
+
+
+def parse(row: dict[str, Any]) -> Parsed:
+    prompt = _side(row, "prompt", "user")
+    tools = tools_list(row.get("tools"))
+    chosen = Rollout(prompt + _side(row, "chosen", "assistant"), tools, id=row.get("chosen_id"), correct=True)
+    rejected = Rollout(
+        prompt + _side(row, "rejected", "assistant"), tools, id=row.get("rejected_id"),
+        selected=False, reject_reason="incorrect", correct=False, paired_with=0,
+    )
+    return Parsed(first_user(prompt), [chosen, rejected])

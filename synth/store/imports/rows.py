@@ -1,0 +1,61 @@
+"""Rows of an import file, numbered for error messages: JSON Lines (row = line number), JSON (a
+list, or an object holding one; row = position) or Parquet (row = position)."""
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from synth.errors import ConfigError, InputFileError, NotFoundError
+
+SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise NotFoundError(f"import file {path} does not exist")
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ConfigError(f"cannot import {path}: synth reads {', '.join(SUFFIXES)} files; convert it or fix the suffix")
+    numbered = _parquet(path) if suffix == ".parquet" else _jsonl(path) if suffix == ".jsonl" else _json(path)
+    for number, row in numbered:
+        if not isinstance(row, dict):
+            raise InputFileError(f"{path} row {number}: not a JSON object but {type(row).__name__}")
+        yield number, row
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputFileError(f"{path} row {number}: not valid JSON ({error.msg} at character {error.pos})") from None
+
+
+def _json(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise InputFileError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}); JSON Lines files need the .jsonl suffix") from None
+    if isinstance(data, dict):  # {"data": [...]} or {"train": [...]}
+        data = next((value for value in data.values() if isinstance(value, list)), [data])
+    if not isinstance(data, list):
+        raise InputFileError(f"{path}: expected a list of rows, got {type(data).__name__}")
+    yield from enumerate(data, start=1)
+
+
+def _parquet(path: Path) -> Iterator[tuple[int, Any]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=1_024)
+    except (pa.ArrowInvalid, OSError) as error:
+        raise InputFileError(f"{path}: not a readable Parquet file ({error})") from None
+    number = 0
+    for batch in batches:
+        for row in batch.to_pylist():
+            number += 1
+            yield number, row
