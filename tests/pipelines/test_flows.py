@@ -124,3 +124,16 @@ def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
     assert _model_tags(run, run.pipeline.distill_models()) == ["model:embedded"]  # the default teacher
     overridden = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), llm="fake", flows_file=flows_file)))
     assert _model_tags(overridden, overridden.pipeline.shard_models()) == ["model:fake"]
+
+
+def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_file):
+    params = [*PARAMS, "distill.enabled=true", "distill.teacher_model=dry", "distill.n=2", "distill.max_turns=2"]
+    result = multihop_flow(params=params, dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path))
+    items, run = published(tmp_path, result)
+    assert run.stages == ["attempt-00000", "attempt-00001", "construct", "distill-00000", "distill-00001", "label"]
+    settings = Settings(home=tmp_path)
+    with Catalog.open(settings, read_only=True) as catalog:
+        version = catalog.resolve(result["ref"])
+    teacher = [t for t in iter_records(settings, version, "trajectories") if t.role == "teacher"]
+    assert len(teacher) == 2 * len(items) and version.summary["distill"]["rollouts"] == 2 * len(items)
+    assert version.models["teacher"] == "fake:dry-run"  # the declared model `dry` is the fake backend

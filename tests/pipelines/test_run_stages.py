@@ -62,3 +62,30 @@ def test_a_published_run_is_not_resumed(tmp_path):
     third = generate(settings, "multihop", [*ARGS, "panel.enabled=false", "near_dup.against_earlier_versions=false"])
     assert len({first.version.summary["run_id"], second.version.summary["run_id"], third.version.summary["run_id"]}) == 3
     assert third.version.version == 3 and items_of(settings, second.version) == items_of(settings, third.version)
+
+
+def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
+    args = [*ARGS, "distill.enabled=true", "distill.n=2", "distill.max_turns=2"]
+    settings = Settings(home=tmp_path)
+    original = multihop.Pipeline.distill
+    distilled = []
+
+    def crash_on_second_shard(self, items):
+        distilled.append([item.id for item in items])
+        if len(distilled) == 2:
+            raise Crash("killed mid-distillation")
+        return original(self, items)
+
+    monkeypatch.setattr(multihop.Pipeline, "distill", crash_on_second_shard)
+    with pytest.raises(Crash):
+        generate(settings, "multihop", args, llm="fake", shard_size=4)
+    run_dir = open_run(settings, RunRequest("multihop", tuple(args), llm="fake", shard_size=4))
+    assert run_dir.stages() == ["attempt-00000", "attempt-00001", "construct", "distill-00000", "label"]
+    resumed = generate(settings, "multihop", args, llm="fake", shard_size=4)
+    assert len(distilled) == 3 and distilled[2] == distilled[1]  # only the unfinished shard ran again
+    trajectories = list(iter_records(settings, resumed.version, "trajectories", "role = 'teacher'"))
+    assert len(trajectories) == 6 * 2 and {t.item_id for t in trajectories} == {i for i, _ in items_of(settings, resumed.version)}
+    statistics = resumed.version.summary["distill"]
+    assert statistics["rollouts"] == 12 and statistics["items"] == 6 and statistics["protocol"] == "tags"
+    assert sum(statistics["rejected"].values()) + statistics["accepted"] == 12
+    assert resumed.version.models["teacher"] == "fake:dry-run"

@@ -1,0 +1,116 @@
+"""Distillation throughput: teacher rollouts per minute and tokens/s, against the raw backend on the
+same prompts.
+
+    python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided]
+
+Builds multihop items from the bundled graph, then times (1) the teacher's rollouts through the
+LLM client (empty cache, so every turn is paid; turn by turn, each turn one batch of every
+unfinished rollout) plus rejection sampling, and (2) the raw backend answering every request the
+teacher made, in one batch (no cache, no accounting, no waiting for earlier turns). The ratio is
+what the agent loop's turn-by-turn batching and bookkeeping cost against the backend's best case.
+`--model fake` measures synth's own overhead with a backend that costs nothing.
+"""
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import peak_rss_mib  # noqa: E402
+from bench_panel import make_items  # noqa: E402
+
+from synth.filters.rejection import distill_statistics, judge_rollouts  # noqa: E402
+from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
+from synth.generators.guidance import path_guidance  # noqa: E402
+from synth.kg.snapshot import load_snapshot  # noqa: E402
+from synth.llm.base import LLMBackend  # noqa: E402
+from synth.llm.cache import ResponseCache  # noqa: E402
+from synth.llm.client import LLMClient  # noqa: E402
+from synth.llm.models import ModelPool, declared_models  # noqa: E402
+from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
+from synth.search.corpus import Corpus  # noqa: E402
+from synth.search.retrieval import BM25Retriever  # noqa: E402
+from synth.search.tools import SearchTools  # noqa: E402
+from synth.settings import Settings  # noqa: E402
+
+
+class Recording(LLMBackend):
+    """Passes requests on and keeps them, so the raw run can replay exactly the same prompts."""
+
+    def __init__(self, backend: LLMBackend):
+        self.backend, self.requests = backend, []
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    def native_tool_calls(self) -> bool:
+        return self.backend.native_tool_calls()
+
+    async def complete(self, requests):
+        self.requests += list(requests)
+        return await self.backend.complete(requests)
+
+
+def completion_tokens(results) -> int:
+    return sum(result.usage.completion_tokens for result in results if hasattr(result, "usage"))
+
+
+async def measure(arguments, settings: Settings) -> None:
+    kg = load_snapshot()
+    items = make_items(kg, arguments.items)
+    corpus = Corpus.from_kg(kg)
+    tools = SearchTools(corpus, BM25Retriever(corpus, settings.cache_dir / "search", log=lambda line: None), default_k=3)
+    pool = ModelPool(settings, declared_models(None), log=lambda line: print(line, file=sys.stderr))
+    backend = pool.backend(arguments.model)
+    recording = Recording(backend)
+    client = LLMClient(recording, cache=ResponseCache(settings.llm_cache_path))
+    config = DistillConfig(enabled=True, n=arguments.n, max_turns=arguments.turns, turn_tokens=arguments.turn_tokens, guided=arguments.guided)
+    teacher = Teacher(config, client, tools, guidance=lambda item: path_guidance(item, kg.name))
+    await backend.complete([ChatRequest(messages=[{"role": "user", "content": "Hello"}], sampling=SamplingParams(max_tokens=4))])  # engine start-up
+
+    started = time.perf_counter()
+    rollouts = await teacher.rollouts(items)
+    judged = judge_rollouts(items, rollouts, config, 0.8)
+    seconds = time.perf_counter() - started
+    summary = client.ledger.summary()
+    statistics = distill_statistics(judged, len(items), config)
+
+    started = time.perf_counter()
+    raw = await backend.complete(recording.requests)
+    raw_seconds = time.perf_counter() - started
+    print(f"model {backend.model_id}, protocol {teacher.protocol}, {len(items)} items x n={config.n}, "
+          f"{len(recording.requests)} requests over {config.max_turns} turns max")
+    print(f"distill          {len(rollouts) / seconds * 60:8.1f} rollouts/min  {summary['completion_tokens'] / seconds:8.1f} completion tok/s  "
+          f"{summary['prompt_tokens'] / seconds:8.1f} prompt tok/s  ({seconds:.1f} s)")
+    print(f"raw backend      {len(recording.requests) / raw_seconds:8.2f} req/s  {completion_tokens(raw) / raw_seconds:8.1f} completion tok/s  ({raw_seconds:.1f} s, same requests in one batch)")
+    print(f"distill / raw    {raw_seconds / seconds:8.3f} (time ratio)")
+    print(f"accepted {statistics['accepted']}/{statistics['rollouts']}, items with a trajectory {statistics['items_with_trajectory']}/{len(items)}, "
+          f"rejected {statistics['rejected']}, tool calls per rollout {statistics['tool_calls_per_rollout']}")
+    print(f"peak memory {peak_rss_mib():.0f} MiB")
+    await pool.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=8)
+    parser.add_argument("--n", type=int, default=2, help="Rollouts per item.")
+    parser.add_argument("--turns", type=int, default=4, help="Model turns per rollout.")
+    parser.add_argument("--turn-tokens", type=int, default=128, help="Tokens per turn.")
+    parser.add_argument("--model", default="embedded", help="A declared model: embedded (vLLM) or fake.")
+    parser.add_argument("--guided", action="store_true", help="Show the teacher the construction path (and check the runs for hint use).")
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        settings = Settings(home=Path(home))
+        models = Path(Settings().home) / "models"
+        if models.exists():  # reuse a converted embedded model instead of converting again
+            (Path(home) / "models").symlink_to(models.absolute())
+        asyncio.run(measure(arguments, settings))
+
+
+if __name__ == "__main__":
+    main()
