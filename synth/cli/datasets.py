@@ -101,7 +101,7 @@ def reindex_command(as_json: bool) -> None:
 
 @datasets.command("import")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(IMPORT_FORMATS), required=True, help="Shape of the rows (listed below).")
+@click.option("--format", "fmt", type=click.Choice(IMPORT_FORMATS), required=True, help="Shape of the rows (see the list above).")
 @click.option("--name", required=True, help="Dataset to publish the rows as (the next version of it).")
 @click.option("--answer-field", help="Row field with the reference answer(s), dotted for nested ones (e.g. reward_model.ground_truth); "
               "default: golden_answers, answer or reward_model.ground_truth, else the trajectory's final answer.")

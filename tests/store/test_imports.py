@@ -53,12 +53,13 @@ def test_import_then_export_in_the_same_format_gives_the_file_back(settings, tmp
     assert read_jsonl(tmp_path / "again.jsonl") == read_jsonl(source)
 
 
-def test_parquet_exports_import_back_too(settings, tmp_path):
-    version = import_file(settings, FIXTURES / "sft.jsonl", "sft", "first").version
-    export_version(settings, version.ref, "sft", tmp_path / "sft.parquet")
-    again = import_file(settings, tmp_path / "sft.parquet", "sft", "second").version
-    export_version(settings, again.ref, "sft", tmp_path / "again.jsonl")
-    assert read_jsonl(tmp_path / "again.jsonl") == read_jsonl(FIXTURES / "sft.jsonl")
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_parquet_exports_import_back_too(settings, tmp_path, fmt):
+    version = import_file(settings, FIXTURES / f"{fmt}.jsonl", fmt, "first").version
+    export_version(settings, version.ref, fmt, tmp_path / "rows.parquet")
+    again = import_file(settings, tmp_path / "rows.parquet", fmt, "second").version
+    export_version(settings, again.ref, fmt, tmp_path / "again.jsonl")
+    assert read_jsonl(tmp_path / "again.jsonl") == read_jsonl(FIXTURES / f"{fmt}.jsonl")
 
 
 def test_imported_records_follow_the_distiller_contract(settings):
@@ -158,3 +159,20 @@ def test_unreadable_files_are_named(settings, tmp_path):
     shutil.copy(FIXTURES / "sft.jsonl", tmp_path / "rows.csv")
     with pytest.raises(Exception, match="synth reads .jsonl, .json, .parquet"):
         import_file(settings, tmp_path / "rows.csv", "sft", "x")
+
+
+def test_chatml_from_elsewhere_becomes_openai_messages(settings, tmp_path):
+    tool = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
+    system = f"# Tools\n\nSchemas:\n<tools>\n{json.dumps(tool)}\n</tools>\n\nCall them in tags."
+    row = {"messages": [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "Who directed Gosford Park?"},
+        {"role": "assistant", "content": '<tool_call>\n{"arguments": {"query": "Gosford Park"}, "name": "search"}\n</tool_call>'},
+        {"role": "user", "content": "<tool_response>\nRobert Altman directed it.\n</tool_response>"},
+        {"role": "assistant", "content": "<answer>Robert Altman</answer>"},
+    ]}
+    version = import_file(settings, write_jsonl(tmp_path / "hermes.jsonl", [row]), "sft-chatml", "hermes").version
+    [trajectory] = iter_records(settings, version, "trajectories")
+    assert trajectory.tools == [tool] and [m.role for m in trajectory.messages] == ["user", "assistant", "tool", "assistant"]
+    assert trajectory.messages[1].content is None and trajectory.messages[1].tool_calls[0].function.arguments == '{"query": "Gosford Park"}'
+    assert trajectory.messages[2].tool_call_id == trajectory.messages[1].tool_calls[0].id == "call_0"

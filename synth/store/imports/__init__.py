@@ -10,7 +10,7 @@ read and checked before anything is published, so a bad row publishes nothing.
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth.errors import ConfigError
+from synth.errors import ConfigError, InputFileError
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 
@@ -39,7 +39,6 @@ def _parser(fmt: str):
 
 def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_field: str | None = None) -> ImportResult:
     """Read `path` as `fmt` and publish it as the next version of dataset `name`."""
-    from synth.errors import InputFileError
     from synth.store.imports.build import build
     from synth.store.imports.rows import read_rows
     from synth.store.publish import VersionSpec, publish_version, validate_dataset_name

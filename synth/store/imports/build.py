@@ -4,9 +4,9 @@ per question.
 Ids: the row's own (item_id, trajectory_id, chosen_id, rejected_id) when it has them, so an export
 imported again keeps its ids; else content hashes. A rollout seen twice (the chosen side of several
 DPO pairs, a repeated row) is stored once. An item's answer comes from --answer-field, else the
-first of golden_answers, answer, reward_model.ground_truth, else the final answer of its first
-trajectory (metadata answer_source="trajectory"). Its hops are the search/open calls of that
-trajectory (answer calls do not count), at least 1.
+first of golden_answers, answer, reward_model.ground_truth, else the final answer of a selected
+trajectory (metadata answer_source="trajectory"; a rejected side never gives the answer). Its hops
+are the tool calls of its first selected trajectory, answer calls not counted, at least 1.
 """
 
 import json
@@ -159,7 +159,7 @@ class Builder:
         first = next((trajectory for trajectory in trajectories if trajectory.selected), trajectories[0])
         answers, source = question.answers, "file"
         if answers is None:
-            answer = first.final_answer or next((t.final_answer for t in trajectories if t.final_answer), None)
+            answer = next((t.final_answer for t in trajectories if t.selected and t.final_answer), None)
             if answer is None:
                 raise InputFileError(
                     f"{self.path} row {question.row}: no answer for {question.question[:80]!r}: the row has none of "
