@@ -10,7 +10,7 @@ from synth.errors import NotFoundError
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.export.prompts import SEARCH_R1_PROMPT
-from synth.store.export.searchr1_sft import Unsupported, assistant_text
+from synth.store.export.searchr1_sft import Unsupported, assistant_text, thought
 from synth.store.publish import VersionSpec, publish_version
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}
@@ -102,6 +102,11 @@ def test_searchr1_sft_export_writes_one_completion_in_search_r1_tags(settings, p
         "<search> Town 0 director </search>\n\n<information>Doc 1(Title: A) a</information>\n\n"
         "<search> Film 0 </search>\n\n<information>Doc 1(Title: B) b</information>\n\n"
         "<think>It is Film 0.</think>\n<answer> Film 0 </answer>")}
+
+
+def test_searchr1_sft_wraps_free_text_in_think_and_keeps_tagged_text():
+    assert thought("Found it. <answer>Film 0</answer>") == "<think>Found it.</think>\n<answer>Film 0</answer>"
+    assert thought("<think>a</think> <answer>b</answer>") == "<think>a</think> <answer>b</answer>"
 
 
 def test_searchr1_sft_cannot_express_other_tools():

@@ -29,7 +29,7 @@ from synth.store.reader import read_columns
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
 
-TAGGED = re.compile(r"</?(?:think|search|information|answer)>")
+TAGGED = re.compile(r"<(think|search|information|answer)>.*?</\1>", re.DOTALL)
 
 
 class Unsupported(Exception):
@@ -37,7 +37,17 @@ class Unsupported(Exception):
 
 
 def thought(text: str) -> str:
-    return text if TAGGED.search(text) else f"<think>{text}</think>"
+    """`text` with its free text (outside Search-R1 tags) wrapped in <think>; fully tagged text is kept as it is."""
+    pieces, free_text, position = [], False, 0
+    for tagged in [*TAGGED.finditer(text), None]:
+        free = text[position:tagged.start() if tagged else len(text)].strip()
+        if free:
+            pieces.append(f"<think>{free}</think>")
+            free_text = True
+        if tagged:
+            pieces.append(tagged.group(0))
+            position = tagged.end()
+    return "\n".join(pieces) if free_text else text
 
 
 def search_step(query: str, result: str) -> str:
