@@ -50,7 +50,7 @@ class Teacher:
     """Rollouts of one teacher model over a batch of items."""
 
     def __init__(self, config: DistillConfig, client: LLMClient, tools: SearchTools,
-                 guidance: Callable[[Item], Guidance | None] | None = None):
+                 guidance: Callable[[Item], Guidance | None] | None = None, log=None):
         self.config, self.client = config, client
         self.guidance = guidance if config.guided else None
         protocol = config.protocol
@@ -58,7 +58,7 @@ class Teacher:
             protocol = "native" if client.native_tool_calls() else "tags"
         self.agent = SearchAgent(client, tools, max_turns=config.max_turns, max_tokens=config.turn_tokens,
                                  temperature=config.temperature, stage="distill", demonstrate=config.demonstrations,
-                                 protocol=protocol, max_context_tokens=config.max_context_tokens)
+                                 protocol=protocol, max_context_tokens=config.max_context_tokens, log=log)
 
     @property
     def protocol(self) -> str:

@@ -23,7 +23,7 @@ def distill_items(items: list[Item], config: DistillConfig, context: RunContext,
     """Rollouts of the teacher on `items`, judged; every rollout is kept in the output (rejected
     ones with their reason), so statistics and DPO negatives survive."""
     client = context.llm_session({"teacher": config.teacher_model}).client("teacher")
-    teacher = Teacher(config, client, tools, guidance)
+    teacher = Teacher(config, client, tools, guidance, log=context.progress.log)
     context.progress.log(f"distill: {client.model_id} x {len(items)} items, n={config.n}, protocol {teacher.protocol} ...")
     rollouts = asyncio.run(teacher.rollouts(items))
     judged = judge_rollouts(items, rollouts, config, f1_threshold)

@@ -77,9 +77,12 @@ def show(ref: str, examples: int, as_json: bool) -> None:
     print_table(["stage", "in", "kept", "dropped (reason: count)"], funnel, title="funnel")
     print_table(["difficulty", "items"], list(described["difficulty"].items()), title="difficulty")
     print_table(["hops", "items"], list(described["hops"].items()), title="hops")
-    summary = version.get("summary") or {}
+    summary = dict(version.get("summary") or {})
+    distill = summary.pop("distill", None)
     if summary:
         print_table(["summary", "value"], list(summary.items()), title="run summary")
+    if distill:
+        print_table(["figure", "value"], list(distill.items()), title="distillation (teacher trajectories)")
     print_table(["question", "answer", "hops", "difficulty"],
                 [(row["question"], row["answer"], row["hops"], row["difficulty"]) for row in described["examples"]],
                 title="examples")

@@ -115,8 +115,9 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict]:
 class SearchAgent:
     def __init__(self, client: LLMClient, tools: SearchTools, max_turns: int = 4, max_tokens: int = 96,
                  temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False,
-                 protocol: Literal["tags", "native"] = "tags", max_context_tokens: int | None = None):
+                 protocol: Literal["tags", "native"] = "tags", max_context_tokens: int | None = None, log=None):
         self.client = client
+        self.log = log  # called with a line per turn, so long batches show progress
         self.demonstrate = demonstrate
         self.tools = tools
         self.max_turns = max_turns
@@ -143,6 +144,8 @@ class SearchAgent:
             active = [rollout for rollout in rollouts if not rollout.done]
             if not active:
                 break
+            if self.log is not None:
+                self.log(f"{self.stage}: turn {turn + 1}/{self.max_turns}, {len(active)} of {len(rollouts)} rollouts still running")
             requests = [self._request(rollout, turn) for rollout in active]
             for rollout, result in zip(active, await self.client.complete(requests)):
                 self._advance(rollout, result)

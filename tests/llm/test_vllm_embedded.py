@@ -99,3 +99,30 @@ def test_a_prompt_longer_than_the_context_is_a_recorded_failure(embedded):
     answers = complete(client, [greedy(too_long), greedy("Say hi.")])
     assert answers[0].reason == "context_too_long"
     assert isinstance(answers[1], ChatResponse)
+
+
+def test_the_embedded_teacher_distills_well_formed_trajectories(embedded, tmp_path, make_item):
+    """The real model as a teacher: its chat template has no tool role, so `auto` picks the tag
+    protocol; every rollout ends for a known reason and is stored as an OpenAI-shaped record."""
+    from synth.filters.rejection import RUN_ENDINGS, judge_rollouts, unanswered_calls
+    from synth.generators.distill import DistillConfig, Teacher
+    from synth.schemas import Document
+    from synth.search.corpus import Corpus
+    from synth.search.retrieval import BM25Retriever
+    from synth.search.tools import SearchTools
+
+    settings, _, backend = embedded
+    documents = [Document(id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."),
+                 Document(id="d2", title="First Light", text="First Light is a drama film directed by Alice Ames.")]
+    corpus = Corpus(documents, name="t")
+    tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
+    items = [make_item(0, question="Which film was directed by someone born in Springfield?", answer="First Light", aliases=[])]
+    config = DistillConfig(enabled=True, n=2, max_turns=3, turn_tokens=48)
+    teacher = Teacher(config, LLMClient(backend, cache=ResponseCache(settings.llm_cache_path)), tools)
+    assert teacher.protocol == "tags"
+    judged = judge_rollouts(items, asyncio.run(teacher.rollouts(items)), config, 0.8)
+    assert len(judged) == 2
+    for trajectory in judged:
+        assert trajectory.finish_reason in ("answered", *RUN_ENDINGS) and trajectory.usage.completion_tokens > 0
+        assert unanswered_calls(trajectory.messages) == 0 and trajectory.messages[1].content.startswith("Question:")
+        assert not trajectory.selected or (trajectory.reject_reason is None and trajectory.correct)
