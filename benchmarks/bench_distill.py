@@ -14,13 +14,12 @@ what the agent loop's turn-by-turn batching and bookkeeping cost against the bac
 import argparse
 import asyncio
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import peak_rss_mib  # noqa: E402
+from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 from bench_panel import make_items  # noqa: E402
 
 from synth.filters.rejection import distill_statistics, judge_rollouts  # noqa: E402
@@ -104,11 +103,7 @@ def main() -> None:
     parser.add_argument("--model", default="embedded", help="A declared model: embedded (vLLM) or fake.")
     parser.add_argument("--guided", action="store_true", help="Show the teacher the construction path (and check the runs for hint use).")
     arguments = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home:
-        settings = Settings(home=Path(home))
-        models = Path(Settings().home) / "models"
-        if models.exists():  # reuse a converted embedded model instead of converting again
-            (Path(home) / "models").symlink_to(models.absolute())
+    with scratch_settings() as settings:
         asyncio.run(measure(arguments, settings))
 
 

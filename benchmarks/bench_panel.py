@@ -14,13 +14,12 @@ import argparse
 import asyncio
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import peak_rss_mib  # noqa: E402
+from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 
 from synth.filters.solvers import ModelSolver  # noqa: E402
 from synth.generators.base import Rejection  # noqa: E402
@@ -97,11 +96,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=2, help="Samples per item and condition.")
     parser.add_argument("--gold", action="store_true", help="Also time the gold-evidence requests.")
     arguments = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home:
-        settings = Settings(home=Path(home))
-        models = Path(Settings().home) / "models"
-        if models.exists():  # reuse a converted embedded model instead of converting again
-            (Path(home) / "models").symlink_to(models.absolute())
+    with scratch_settings() as settings:
         asyncio.run(measure(arguments, settings))
 
 
