@@ -54,8 +54,12 @@ class FilterChain:
         return survivors
 
     def _count(self, name: str, entered: int, kept: int, dropped: Counter) -> None:
-        previous = self.stages.get(name)
-        if previous is not None:
-            dropped = Counter(previous.dropped) + dropped
-            entered, kept = previous.input + entered, previous.kept + kept
-        self.stages[name] = FunnelStage(stage=name, input=entered, kept=kept, dropped=dict(sorted(dropped.items())))
+        stage = FunnelStage(stage=name, input=entered, kept=kept, dropped=dict(sorted(dropped.items())))
+        self.stages[name] = add_stages(self.stages[name], stage) if name in self.stages else stage
+
+
+def add_stages(first: FunnelStage, second: FunnelStage) -> FunnelStage:
+    """Two counts of the same stage (two batches, two rounds) as one."""
+    dropped = Counter(first.dropped) + Counter(second.dropped)
+    return FunnelStage(stage=first.stage, input=first.input + second.input, kept=first.kept + second.kept,
+                       dropped=dict(sorted(dropped.items())))

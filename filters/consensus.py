@@ -56,14 +56,19 @@ def pass_rates(attempts: Sequence[SolverAttempt]) -> list[PassRate]:
             for (solver, condition), (total, correct) in sorted(counts.items())]
 
 
+def search_success(rates: Sequence[PassRate]) -> float | None:
+    """Pass rate of search attempts pooled over the panel (None without any): the difficulty signal."""
+    search = [rate for rate in rates if rate.condition == "search"]
+    total = sum(rate.attempts for rate in search)
+    return sum(rate.correct for rate in search) / total if total else None
+
+
 def label(attempts: Sequence[SolverAttempt], thresholds: Thresholds) -> str:
     rates = pass_rates(attempts)
     closed = [rate for rate in rates if rate.condition == "closed_book"]
     if closed and sum(rate.rate >= thresholds.trivial_closed_book for rate in closed) * 2 > len(closed):
         return "trivial"
-    search = [rate for rate in rates if rate.condition == "search"]
-    total = sum(rate.attempts for rate in search)
-    pooled = sum(rate.correct for rate in search) / total if total else 0.0
+    pooled = search_success(rates) or 0.0
     if pooled >= thresholds.easy:
         return "easy"
     if pooled >= thresholds.medium:

@@ -76,8 +76,11 @@ def parse_answer(text: str | None) -> str | None:
 class ModelSolver:
     def __init__(self, name: str, client: LLMClient, tools: SearchTools, evidence: Callable[[Item], list[Document]],
                  conditions: tuple[Condition, ...], answer_tokens: int = 24, temperature: float = 0.7,
-                 max_turns: int = 3, turn_tokens: int = 64, demonstrate: bool = True):
+                 max_turns: int = 3, turn_tokens: int = 64, demonstrate: bool = True, stage: str = "solver"):
+        """`stage`: prefix of the request stages (`solver_closed_book`, ...), so the ledger tells
+        this solver's calls from those of other readers of the same model."""
         self.name = name
+        self.stage = stage
         self.client = client
         self.demonstrate = demonstrate
         self.evidence = evidence
@@ -119,7 +122,7 @@ class ModelSolver:
         messages: list[ChatMessage] = [{"role": "system", "content": ANSWER_SYSTEM}]
         for question, answer in DEMONSTRATIONS[condition] if self.demonstrate else ():
             messages += [{"role": "user", "content": question}, {"role": "assistant", "content": f"<answer>{answer}</answer>"}]
-        return ChatRequest(messages=messages + [{"role": "user", "content": prompt}], sampling=sampling, stage=f"solver_{condition}")
+        return ChatRequest(messages=messages + [{"role": "user", "content": prompt}], sampling=sampling, stage=f"{self.stage}_{condition}")
 
 
 class RetrievalReader:

@@ -1,5 +1,5 @@
-"""Prefect flows, one per recipe, thin over `synth.runner`: a construction task, one task per panel
-shard, a label task, one task per distillation shard (when distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
+"""Prefect flows, one per recipe, thin over `synth.runner`: one task per self-play round (in
+order), a construction task, one task per panel shard, a label task, one task per distillation shard (when distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
 clients, so a Dask worker on another machine can run a shard: it rebuilds the recipe's world from
 the run folder, and its model calls go through its own session (with the shared response cache).
 
@@ -55,6 +55,13 @@ def _retry_transient(task, task_run, state) -> bool:
 
 
 _RETRIES = {"retries": 2, "retry_delay_seconds": exponential_backoff(backoff_factor=5), "retry_condition_fn": _retry_transient}
+
+
+@task(name="round", **_RETRIES)
+def round_task(home: str, run_root: str, runner: str, index: int) -> int:
+    """One self-play round (it needs the rounds before it, so rounds run one after another)."""
+    _run(home, run_root, runner).play_round(index)
+    return index
 
 
 @task(name="construct", **_RETRIES)
@@ -117,8 +124,12 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
     home, root = str(settings.home.absolute()), str(run_dir.root)
     resumed = run_dir.stages()
     try:
-        shards = construct_task(home, root, runner)
         run = _run(home, root, runner)
+        if run.round_count():
+            tags = _model_tags(run, run.pipeline.round_models())
+            for index in range(run.round_count()):
+                round_task.with_options(tags=tags)(home, root, runner, index)
+        shards = construct_task(home, root, runner)
         tags = _model_tags(run, run.pipeline.shard_models())
         futures = [attempt_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(shards)]
         for future in futures:
@@ -150,17 +161,29 @@ def dask_runner(spec: dict[str, Any]):
 
 # One shard at a time in the flow's process: the shards share the process's model engines (an
 # in-process vLLM engine serves one batch at a time anyway). Dask spreads them over workers.
-@flow(name="synth-multihop", persist_result=False, log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
-def multihop_flow(params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
-                  shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
-                  task_runner: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Recipe `multihop` as a Prefect flow: knowledge-graph questions, solver panel in shards, one
-    published version. `task_runner` {kind: dask, ...} runs the stages as a subflow on Dask."""
-    if task_runner and task_runner.get("kind") == "dask":
-        on_dask = multihop_flow.with_options(name="synth-multihop-dask", task_runner=dask_runner(task_runner))
-        return on_dask(params, dataset, flows_file, shard_size, llm, home)
-    return run_recipe("multihop", params, dataset, flows_file, shard_size, llm, home)
+def _recipe_flow(recipe: str, summary: str):
+    """The Prefect flow of `recipe` (named synth-RECIPE); `task_runner` {kind: dask, ...} runs the
+    stages as a subflow on Dask."""
+
+    def recipe_flow(params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
+                    shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
+                    task_runner: dict[str, Any] | None = None) -> dict[str, Any]:
+        if task_runner and task_runner.get("kind") == "dask":
+            on_dask = FLOWS[recipe].with_options(name=f"synth-{recipe}-dask", task_runner=dask_runner(task_runner))
+            return on_dask(params, dataset, flows_file, shard_size, llm, home)
+        return run_recipe(recipe, params, dataset, flows_file, shard_size, llm, home)
+
+    # deployments import the flow by this name from this module (`flows.py:multihop_flow`)
+    recipe_flow.__name__ = recipe_flow.__qualname__ = f"{recipe}_flow"
+    recipe_flow.__doc__ = summary
+    return flow(name=f"synth-{recipe}", persist_result=False, log_prints=True,
+                task_runner=ThreadPoolTaskRunner(max_workers=1))(recipe_flow)
 
 
-FLOWS = {"multihop": multihop_flow}
+multihop_flow = _recipe_flow("multihop", "Recipe `multihop` as a Prefect flow: knowledge-graph questions, solver panel in shards, "
+                                         "one published version.")
+selfplay_flow = _recipe_flow("selfplay", "Recipe `selfplay` as a Prefect flow: one task per round (proposer, gates, RAG verification, "
+                                         "solver panel, band), then construction, labels, optional distillation shards, publishing.")
+
+FLOWS = {"multihop": multihop_flow, "selfplay": selfplay_flow}
 """Recipe name -> its flow (a module-level name, so served deployments can import it)."""

@@ -29,6 +29,12 @@ RECIPES: dict[str, Recipe] = {
             description="Walk the knowledge graph and build multi-hop questions whose answer is unique in the graph.",
             module="synth.pipelines.multihop",
         ),
+        Recipe(
+            name="selfplay",
+            description="A proposer agent searches the corpus and writes questions for target answers; RAG-verified, "
+            "tried by a solver panel, kept in a difficulty band; rounds adapt the search depth.",
+            module="synth.pipelines.selfplay",
+        ),
     ]
 }
 

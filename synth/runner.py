@@ -1,5 +1,6 @@
-"""One run of a recipe as resumable stages: construct, attempt one panel shard at a time, label
-(consensus and quotas), distill one shard of the labeled items at a time (optional), publish.
+"""One run of a recipe as resumable stages: rounds (self-play recipes: one stage per round, in
+order), construct, attempt one panel shard at a time, label (consensus and quotas), distill one
+shard of the labeled items at a time (optional), publish.
 
 `synth generate` drives the stages in order in one process; the Prefect flows
 (`synth.pipelines.flows`) make each stage a task, so shards can run on other workers. Either way a
@@ -34,6 +35,10 @@ LABEL = "label"
 
 def shard_stage(index: int) -> str:
     return f"attempt-{index:05d}"
+
+
+def round_stage(index: int) -> str:
+    return f"round-{index:05d}"
 
 
 def distill_stage(index: int) -> str:
@@ -121,9 +126,25 @@ class Run:
                            worker=f"{os.getpid()}@{socket.gethostname()}")
         self.dir.save(name, output)
 
+    def round_count(self) -> int:
+        """Rounds of a recipe that plays them (`Pipeline.rounds`; each depends on the one before)."""
+        return getattr(self.pipeline, "rounds", 0)
+
+    def play_round(self, index: int) -> None:
+        def work() -> StageOutput:
+            return self.pipeline.play_round(index, [self.dir.load(round_stage(earlier)) for earlier in range(index)])
+
+        self._stage(round_stage(index), work)
+
     def construct(self) -> int:
-        """Run (or reuse) the construction stage; returns the number of panel shards."""
-        self._stage(CONSTRUCT, self.pipeline.construct)
+        """Run (or reuse) the rounds, if any, and the construction stage; returns the number of panel shards."""
+        rounds = self.round_count()
+        for index in range(rounds):
+            self.play_round(index)
+        if rounds:
+            self._stage(CONSTRUCT, lambda: self.pipeline.construct([self.dir.load(round_stage(index)) for index in range(rounds)]))
+        else:
+            self._stage(CONSTRUCT, self.pipeline.construct)
         return self.shard_count()
 
     @cached_property
@@ -183,7 +204,8 @@ class Run:
         if distilled:
             result = self.pipeline.add_distillation(result, distilled)
         # metadata alone for the stages whose tables the label stage already merged
-        earlier = [StageOutput(meta=self.dir.meta(name)) for name in (CONSTRUCT, *map(shard_stage, range(self.shard_count())))]
+        merged = (*map(round_stage, range(self.round_count())), CONSTRUCT, *map(shard_stage, range(self.shard_count())))
+        earlier = [StageOutput(meta=self.dir.meta(name)) for name in merged]
         stages = [*earlier, labeled, *distilled]
         ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
         for stage in stages:

@@ -28,7 +28,6 @@ from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParam
 from synth.schemas import ChatMessage, ToolCall, Usage
 from synth.search.tools import ANSWER_SCHEMA, SearchTools
 
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 
 SYSTEM = (
     "You answer questions by searching a collection of documents.\n"
@@ -37,7 +36,6 @@ SYSTEM = (
     "Search results come back inside <tool_response> tags. Search as often as you need, one call per reply.\n"
     "When you know the answer, reply with <answer>the answer</answer>: only the name, no explanation."
 )
-CORRECTION = "error: reply with exactly one <tool_call>{...}</tool_call> or with <answer>...</answer>."
 # A worked rollout (invented entities) shown before the question when `demonstrate` is on: small
 # models copy the call format from it. It is part of the request only, never of the stored trajectory.
 DEMONSTRATION = [
@@ -50,12 +48,17 @@ DEMONSTRATION = [
 ]
 
 
-def extract_answer(text: str | None) -> str | None:
-    """The content of the last <answer> tag, or None."""
-    found = _ANSWER.findall(text or "")
+def extract_tagged(text: str | None, tag: str) -> str | None:
+    """The content of the last <tag>...</tag>, whitespace folded, or None."""
+    found = re.findall(rf"<{tag}>(.*?)</{tag}>", text or "", re.DOTALL | re.IGNORECASE)
     if not found:
         return None
     return " ".join(found[-1].split()) or None
+
+
+def extract_answer(text: str | None) -> str | None:
+    """The content of the last <answer> tag, or None."""
+    return extract_tagged(text, "answer")
 
 
 NATIVE_SYSTEM = (
@@ -63,7 +66,43 @@ NATIVE_SYSTEM = (
     "Call `search` as often as you need and `open` to read a document in full. "
     "When you know the answer, call `answer` with only the answer (usually a name)."
 )
-NATIVE_CORRECTION = "error: call one of the tools (search, open, answer); to finish, call answer."
+
+
+@dataclass(frozen=True)
+class AgentTask:
+    """What the agent is asked to produce and how it says it is done: an answer to a question
+    (solvers, teachers) or, for a self-play proposer, a question for a given answer."""
+
+    system: str
+    """System prompt of the tags protocol."""
+    native_system: str
+    """System prompt of the native protocol."""
+    final_tag: str
+    """Tag that carries the result in the tags protocol (`<answer>`)."""
+    final_tool: dict
+    """Tool that carries the result in the native protocol (its schema)."""
+    prompt_prefix: str = "Question: "
+    """Put before the task text in the first user message."""
+    demonstration: tuple[dict, ...] = ()
+    """A worked rollout shown before the task when `demonstrate` is on (request only, never stored)."""
+
+    @property
+    def final_argument(self) -> str:
+        return next(iter(self.final_tool["function"]["parameters"]["required"]))
+
+    @property
+    def correction(self) -> str:
+        tag = self.final_tag
+        return f"error: reply with exactly one <tool_call>{{...}}</tool_call> or with <{tag}>...</{tag}>."
+
+    @property
+    def native_correction(self) -> str:
+        name = self.final_tool["function"]["name"]
+        return f"error: call one of the tools (search, open, {name}); to finish, call {name}."
+
+
+ANSWERING = AgentTask(SYSTEM, NATIVE_SYSTEM, "answer", ANSWER_SCHEMA, demonstration=tuple(DEMONSTRATION))
+"""Answer a question: what solvers and teachers do."""
 
 
 @dataclass
@@ -71,12 +110,18 @@ class Rollout:
     """One agent run on one question."""
 
     question: str
+    """The task text: a question to answer (or, for a proposer, what to write a question about)."""
     seed: int
     messages: list[ChatMessage] = field(default_factory=list)
     hint: str | None = None
     """Privileged guidance added to the system prompt of the requests only, never stored."""
     answer: str | None = None
+    """The result: the final answer, or what the task's final tag or tool carried."""
     num_tool_calls: int = 0
+    queries: list[str] = field(default_factory=list)
+    """Every search query that ran, in order."""
+    retrieved: list[str] = field(default_factory=list)
+    """Ids of every document a search returned or `open` read, in order (with repeats)."""
     malformed: int = 0
     usage: Usage = field(default_factory=Usage)
     context_tokens: int = 0
@@ -115,8 +160,10 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict]:
 class SearchAgent:
     def __init__(self, client: LLMClient, tools: SearchTools, max_turns: int = 4, max_tokens: int = 96,
                  temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False,
-                 protocol: Literal["tags", "native"] = "tags", max_context_tokens: int | None = None, log=None):
+                 protocol: Literal["tags", "native"] = "tags", max_context_tokens: int | None = None, log=None,
+                 task: AgentTask = ANSWERING):
         self.client = client
+        self.task = task
         self.log = log  # called with a line per turn, so long batches show progress
         self.demonstrate = demonstrate
         self.tools = tools
@@ -130,13 +177,14 @@ class SearchAgent:
     @property
     def schemas(self) -> list[dict]:
         """The tools this agent offers, as OpenAI function schemas."""
-        return self.tools.schemas + ([ANSWER_SCHEMA] if self.protocol == "native" else [])
+        return self.tools.schemas + ([self.task.final_tool] if self.protocol == "native" else [])
 
     async def run(self, questions: list[tuple[str, int]], hints: list[str | None] | None = None) -> list[Rollout]:
         """One rollout per (question, seed), all advanced turn by turn in shared batches."""
-        system = NATIVE_SYSTEM if self.protocol == "native" else SYSTEM
+        task = self.task
+        system = task.native_system if self.protocol == "native" else task.system
         rollouts = [
-            Rollout(question, seed, [ChatMessage(role="system", content=system), ChatMessage(role="user", content=f"Question: {question}")],
+            Rollout(question, seed, [ChatMessage(role="system", content=system), ChatMessage(role="user", content=f"{task.prompt_prefix}{question}")],
                     hint=hints[index] if hints else None)
             for index, (question, seed) in enumerate(questions)
         ]
@@ -161,10 +209,10 @@ class SearchAgent:
             prompt = openai_messages(rollout.messages)
         else:
             sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed,
-                                      stop=["</tool_call>", "</answer>"])
+                                      stop=["</tool_call>", f"</{self.task.final_tag}>"])
             prompt = _prompt(rollout.messages)
             if self.demonstrate:
-                prompt = prompt[:1] + DEMONSTRATION + prompt[1:]
+                prompt = prompt[:1] + list(self.task.demonstration) + prompt[1:]
         if rollout.hint:
             prompt = [{**prompt[0], "content": f"{prompt[0]['content']}\n\n{rollout.hint}"}, *prompt[1:]]
         return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage,
@@ -186,15 +234,16 @@ class SearchAgent:
             rollout.finish_reason = "token_budget_exhausted"
 
     def _advance_tags(self, rollout: Rollout, completion: Completion) -> None:
-        text = close_stopped_tag(completion.text or "")
-        answer = extract_answer(text)
+        tag = self.task.final_tag
+        text = close_stopped_tag(completion.text or "", ("tool_call", tag))
+        answer = extract_tagged(text, tag)
         if answer is not None:
             rollout.messages.append(ChatMessage(role="assistant", content=text))
             rollout.answer, rollout.finish_reason = answer, "answered"
             return
         remaining, calls = parse_tool_calls(text, id_prefix=f"call_{len(rollout.messages)}")
         if not calls:
-            self._malformed(rollout, completion, text, CORRECTION)
+            self._malformed(rollout, completion, text, self.task.correction)
             return
         self._run_calls(rollout, remaining or None, calls[:1])  # one call per turn, as the system prompt says
 
@@ -205,12 +254,13 @@ class SearchAgent:
                      for index, call in enumerate(completion.tool_calls)]
             self._run_calls(rollout, text or None, calls)
             return
-        answer = extract_answer(close_stopped_tag(text or ""))
+        tag = self.task.final_tag
+        answer = extract_tagged(close_stopped_tag(text or "", ("tool_call", tag)), tag)
         if answer is not None:
             rollout.messages.append(ChatMessage(role="assistant", content=text))
             rollout.answer, rollout.finish_reason = answer, "answered"
             return
-        self._malformed(rollout, completion, text or "", NATIVE_CORRECTION)
+        self._malformed(rollout, completion, text or "", self.task.native_correction)
 
     def _malformed(self, rollout: Rollout, completion: Completion, text: str, correction: str) -> None:
         """No usable call and no answer: a reply cut off by the token limit ends the rollout
@@ -223,37 +273,44 @@ class SearchAgent:
         rollout.messages.append(ChatMessage(role="user", content=correction))
 
     def _run_calls(self, rollout: Rollout, content: str | None, calls: list[ToolCall]) -> None:
-        """Answer every call of one assistant turn, in order; an `answer` call ends the rollout."""
+        """Answer every call of one assistant turn, in order; the task's final call ends the rollout."""
         rollout.messages.append(ChatMessage(role="assistant", content=content, tool_calls=calls))
+        final, argument = self.task.final_tool["function"]["name"], self.task.final_argument
         for call in calls:
-            if call.function.name == "answer":
-                answer = _answer_argument(call)
+            if call.function.name == final:
+                answer = _string_argument(call, argument)
                 if answer is None:
                     rollout.malformed += 1
-                    observation = "error: answer needs a non-empty string `answer`"
+                    observation = f"error: {final} needs a non-empty string `{argument}`"
                 else:
                     rollout.answer, rollout.finish_reason = answer, "answered"
-                    observation = "Answer recorded."
+                    observation = f"{argument.capitalize()} recorded."
             else:
                 error = self.tools.malformed(call)
                 rollout.malformed += error is not None
-                observation = error or self.tools.call(call)
+                if error is None:
+                    result = self.tools.execute(call)
+                    observation = result.text
+                    rollout.queries += [result.query] if result.query else []
+                    rollout.retrieved += [document.id for document in result.documents]
+                else:
+                    observation = error
             rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
             rollout.num_tool_calls += 1
 
 
-def _answer_argument(call: ToolCall) -> str | None:
+def _string_argument(call: ToolCall, name: str) -> str | None:
     try:
         arguments = json.loads(call.function.arguments or "{}")
     except json.JSONDecodeError:
         return None
-    answer = arguments.get("answer") if isinstance(arguments, dict) else None
-    return " ".join(answer.split()) or None if isinstance(answer, str) else None
+    value = arguments.get(name) if isinstance(arguments, dict) else None
+    return " ".join(value.split()) or None if isinstance(value, str) else None
 
 
-def close_stopped_tag(text: str) -> str:
+def close_stopped_tag(text: str, tags: tuple[str, ...] = ("tool_call", "answer")) -> str:
     """Stop strings are cut from the reply: put back the closing tag a stop left open."""
-    for tag in ("tool_call", "answer"):
+    for tag in tags:
         if text.rfind(f"<{tag}>") > text.rfind(f"</{tag}>"):
             return text + f"</{tag}>"
     return text

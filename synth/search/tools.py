@@ -6,7 +6,7 @@ text`), plus the document id, so an agent can `open` a document and cite it as e
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from synth.schemas import Document, ToolCall
 from synth.search.corpus import Corpus
@@ -66,6 +66,17 @@ def render_documents(documents: list[Document]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class ToolResult:
+    """What one tool call showed the agent: the rendered text, and what it was built from."""
+
+    text: str
+    documents: list[Document] = field(default_factory=list)
+    """Documents a search returned or `open` read (none for an error)."""
+    query: str | None = None
+    """The query, for a search."""
+
+
 @dataclass
 class SearchTools:
     corpus: Corpus
@@ -106,17 +117,21 @@ class SearchTools:
     def call(self, call: ToolCall) -> str:
         """Run one tool call from a model and return the tool message content. Bad calls get an
         error text the model can read and recover from, never an exception."""
+        return self.execute(call).text
+
+    def execute(self, call: ToolCall) -> ToolResult:
+        """`call`, keeping the query and the documents shown (a proposer's evidence is exactly these)."""
         error = self.malformed(call)
         if error is not None:
-            return error
+            return ToolResult(error)
         arguments = json.loads(call.function.arguments or "{}")
         if call.function.name == "search":
             query = arguments["query"]
             k = arguments.get("k")
             documents = self.search(query, k if isinstance(k, int) else None)
-            return render_documents(documents) if documents else "No results."
+            return ToolResult(render_documents(documents) if documents else "No results.", documents, query)
         doc_id = arguments["doc_id"]
         document = self.open(str(doc_id))
         if document is None:
-            return f"error: no document with id {doc_id!r}"
-        return f"(Title: {document.title}) [id: {document.id}] {document.text}"
+            return ToolResult(f"error: no document with id {doc_id!r}")
+        return ToolResult(f"(Title: {document.title}) [id: {document.id}] {document.text}", [document])

@@ -1,0 +1,207 @@
+"""Self-play proposer: given a target answer from the corpus and a number of searches, an agent
+searches the world and writes a question whose answer is the target.
+
+Search Self-Play (SSP, Lu et al. 2025) trains one model as proposer and solver; for a data
+pipeline the proposer is a generator whose ground truth is known by construction (the target) and
+whose evidence is exactly what its searches returned, which the RAG verification
+(`synth.filters.rag_verify`) then checks. Targets are document titles (on the bundled world, entity
+names), so any Search-R1 corpus works, not only a knowledge graph.
+
+Input: targets (`Target`) and the requested searches; output: an `Item` per proposal that ended
+with a `<question>` (with the proposer's queries and retrieved ids in `metadata.proposer`), a
+`Rejection` otherwise, and one proposer `Trajectory` per rollout either way (raw output kept).
+"""
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from synth.config import FrozenConfig
+from synth.generators.base import Rejection
+from synth.hashing import content_hash
+from synth.llm.client import LLMClient
+from synth.matching import normalize_answer
+from synth.schemas import Item, Provenance, Trajectory
+from synth.search.agent import AgentTask, Rollout, SearchAgent
+from synth.search.corpus import Corpus
+
+PROPOSE_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "propose",
+        "description": "Give the finished question and stop. It must not contain the target answer.",
+        "parameters": {
+            "type": "object",
+            "properties": {"question": {"type": "string", "description": "One question whose only answer is the target."}},
+            "required": ["question"],
+        },
+    },
+}
+
+PROPOSER_SYSTEM = (
+    "You write hard quiz questions by searching a collection of documents.\n"
+    'To search, write: <tool_call>{"name": "search", "arguments": {"query": "your query"}}</tool_call>\n'
+    'To read a document in full, write: <tool_call>{"name": "open", "arguments": {"doc_id": "an id from the results"}}</tool_call>\n'
+    "Search results come back inside <tool_response> tags. One call per reply.\n"
+    "Never write the target answer in a search or in the question. After your searches, reply with "
+    "<question>the question</question>: one question whose only answer is the target, built from facts you found."
+)
+PROPOSER_NATIVE_SYSTEM = (
+    "You write hard quiz questions by searching a collection of documents with the tools you are given. "
+    "Never use the target answer in a search or in the question. After your searches, call `propose` with one "
+    "question whose only answer is the target, built from facts you found."
+)
+# A worked proposal about invented entities: small models copy the call format from it. Request only.
+PROPOSER_DEMONSTRATION = (
+    {"role": "user", "content": "Target answer: Grey Harbour\nWhat the collection says about it: Grey Harbour is a drama film "
+                                "directed by Mira Olsen.\nMake 2 different searches, then write the question."},
+    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "Mira Olsen director"}}</tool_call>'},
+    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Mira Olsen) [id: demo#1] Mira Olsen was born in Norway. "
+                                "Mira Olsen directed Grey Harbour.\n</tool_response>"},
+    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "drama film by a director born in Norway"}}</tool_call>'},
+    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Norway) [id: demo#2] Norway is a country in Europe.\n</tool_response>"},
+    {"role": "assistant", "content": "<question>Which drama film was directed by a woman born in Norway?</question>"},
+)
+PROPOSING = AgentTask(PROPOSER_SYSTEM, PROPOSER_NATIVE_SYSTEM, "question", PROPOSE_SCHEMA, prompt_prefix="",
+                      demonstration=PROPOSER_DEMONSTRATION)
+
+
+class TargetConfig(FrozenConfig):
+    max_answer_words: int = Field(default=4, ge=1, description="Longest document title usable as a target answer.")
+    min_document_words: int = Field(default=12, ge=1, description="Shortest document (in words) whose title can be a target: it must say something.")
+
+
+class ProposerConfig(FrozenConfig):
+    model: str = Field(default="embedded", description="Declared model for the proposer role.")
+    temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the proposer.")
+    turn_tokens: int = Field(default=96, ge=8, description="Tokens per proposer turn.")
+    extra_turns: int = Field(default=2, ge=1, description="Turns beyond the requested searches (for the question and one slip).")
+    show_target_document: bool = Field(
+        default=True,
+        description="Show the proposer the target's own document (its key facts) so it knows what to search around; "
+        "the document counts as evidence only if a search of its own finds it.",
+    )
+    document_words: int = Field(default=80, ge=10, description="Words of the target document shown to the proposer.")
+    demonstrations: bool = Field(default=True, description="Show a worked proposal before the task (tags protocol; request only).")
+    protocol: Literal["auto", "native", "tags"] = Field(
+        default="auto", description="native: the backend's tool-call channel (`propose` tool); tags: <tool_call>/<question> tags; auto: native where the backend has it.",
+    )
+
+
+@dataclass(frozen=True)
+class Target:
+    """A ground-truth answer the proposer must write a question for."""
+
+    answer: str
+    doc_id: str
+    """The document it is the title of (its entity, on a knowledge-graph corpus)."""
+    entity_id: str | None
+    text: str
+
+
+def eligible_targets(corpus: Corpus, config: TargetConfig) -> list[Target]:
+    """One target per distinct title: short titles (names, not sentences) of documents long enough
+    to hold facts, in corpus order."""
+    seen: set[str] = set()
+    targets = []
+    for document in corpus.documents:
+        title = " ".join(document.title.split())
+        key = normalize_answer(title)
+        if not key or key in seen or len(title.split()) > config.max_answer_words or key.replace(" ", "").isdigit():
+            continue
+        if len(document.text.split()) < config.min_document_words:
+            continue
+        seen.add(key)
+        targets.append(Target(title, document.id, document.entity_id, document.text))
+    return targets
+
+
+def sample_targets(targets: list[Target], seed: int, start: int, count: int) -> list[Target]:
+    """`count` targets from position `start` of one seeded shuffle: rounds take consecutive slices,
+    so no target is proposed twice in a run and every round is reproducible on its own."""
+    order = list(targets)
+    random.Random(seed).shuffle(order)
+    return order[start:start + count]
+
+
+def _tools_protocol(config: ProposerConfig, client: LLMClient) -> str:
+    if config.protocol == "auto":
+        return "native" if client.native_tool_calls() else "tags"
+    return config.protocol
+
+
+@dataclass
+class Proposal:
+    """One proposer rollout, as an item (if it wrote a question) or a rejection, plus its trajectory."""
+
+    target: Target
+    outcome: Item | Rejection
+    trajectory: Trajectory
+
+
+class Proposer:
+    """Runs the proposer agent on a batch of targets at one requested search depth."""
+
+    def __init__(self, config: ProposerConfig, client: LLMClient, tools, seed: int, corpus_name: str, log=None):
+        self.config, self.client, self.seed, self.corpus_name = config, client, seed, corpus_name
+        self.tools = tools
+        self.log = log
+        self.protocol = _tools_protocol(config, client)
+
+    def task_text(self, target: Target, searches: int) -> str:
+        lines = [f"Target answer: {target.answer}"]
+        if self.config.show_target_document:
+            words = target.text.split()
+            excerpt = " ".join(words[:self.config.document_words]) + (" ..." if len(words) > self.config.document_words else "")
+            lines.append(f"What the collection says about it: {excerpt}")
+        lines.append(f"Make {searches} different searches, then write the question.")
+        return "\n".join(lines)
+
+    async def propose(self, targets: list[Target], searches: int, round_index: int) -> list[Proposal]:
+        agent = SearchAgent(self.client, self.tools, max_turns=searches + self.config.extra_turns, max_tokens=self.config.turn_tokens,
+                            temperature=self.config.temperature, stage="propose", demonstrate=self.config.demonstrations,
+                            protocol=self.protocol, log=self.log, task=PROPOSING)
+        seeds = [int(content_hash({"target": t.doc_id, "seed": self.seed, "searches": searches, "round": round_index}, length=8), 16)
+                 for t in targets]
+        rollouts = await agent.run([(self.task_text(target, searches), seed) for target, seed in zip(targets, seeds)])
+        return [self._proposal(target, rollout, searches, round_index, agent.schemas) for target, rollout in zip(targets, rollouts)]
+
+    def _proposal(self, target: Target, rollout: Rollout, searches: int, round_index: int, schemas: list[dict]) -> Proposal:
+        question = _clean_question(rollout.answer)
+        retrieved = list(dict.fromkeys(rollout.retrieved))
+        queries = list(dict.fromkeys(" ".join(query.split()) for query in rollout.queries))
+        raw = next((m.content for m in reversed(rollout.messages) if m.role == "assistant" and m.content), None)
+        if question is not None:
+            item_id = content_hash({"recipe": "selfplay", "target": target.doc_id, "answer": target.answer, "question": question})
+        else:
+            item_id = content_hash({"recipe": "selfplay", "target": target.doc_id, "round": round_index, "searches": searches, "seed": self.seed})
+        trajectory = Trajectory(
+            id=content_hash({"proposal": item_id, "model": self.client.model_id, "round": round_index, "searches": searches}),
+            item_id=item_id, role="proposer", model=self.client.model_id, messages=rollout.messages, tools=schemas,
+            final_answer=question, num_tool_calls=rollout.num_tool_calls, finish_reason=rollout.finish_reason, usage=rollout.usage,
+            metadata={"target": target.answer, "target_doc_id": target.doc_id, "round": round_index, "requested_searches": searches,
+                      "queries": queries, "retrieved": retrieved, "malformed_calls": rollout.malformed, "protocol": self.protocol},
+        )
+        if question is None:
+            reason = "no_question" if rollout.finish_reason == "answered" else rollout.finish_reason or "no_question"
+            return Proposal(target, Rejection("proposal", reason, raw or ""), trajectory)
+        item = Item(
+            id=item_id, question=question, answer=target.answer, recipe="selfplay", hops=searches,
+            answer_entity_id=target.entity_id, evidence_doc_ids=retrieved,
+            provenance=Provenance(generator="selfplay_proposer", seed=self.seed, kg_snapshot=self.corpus_name,
+                                  verbalizer=self.client.model_id, models={"proposer": self.client.model_id}, raw_output=raw),
+            metadata={"round": round_index, "target_doc_id": target.doc_id, "proposer_trajectory_id": trajectory.id,
+                      "proposer": {"requested_searches": searches, "queries": queries, "retrieved": retrieved}},
+        )
+        return Proposal(target, item, trajectory)
+
+
+def _clean_question(text: str | None) -> str | None:
+    """The proposed question without a 'Question:' label or wrapping quotes; None if empty."""
+    if text is None:
+        return None
+    text = re.sub(r"^\s*question\s*:\s*", "", text, flags=re.IGNORECASE).strip().strip('"').strip()
+    return text or None

@@ -1,0 +1,323 @@
+"""Recipe `selfplay`: a proposer agent searches the corpus and writes questions for target answers;
+gates and RAG verification keep the grounded ones; a solver panel tries them; rounds move the
+requested search depth toward the difficulty band (Search Self-Play, as a data generator).
+
+One round is one resumable stage (`round-NNNNN`): propose -> format, leakage, proposer searches,
+dedup, near-dup, contamination -> RAG verification -> solver panel -> consensus labels -> band.
+The next round's depth depends on this round's solver results, so rounds run in order; within a
+round every model call is batched and cached, so a run killed mid-round replays its finished calls.
+`construct` merges the rounds (quota `n`); labels and distillation are shared with `multihop`.
+"""
+
+import asyncio
+import math
+from collections import Counter
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from synth.config import FrozenConfig
+from synth.errors import ConfigError
+from synth.filters.band import BandConfig, BandFilter
+from synth.filters.base import FilterChain, add_stages
+from synth.filters.consensus import ConsensusConfig, search_success
+from synth.filters.contamination import ContaminationConfig, ContaminationFilter
+from synth.filters.dedup import ExactDedupFilter
+from synth.filters.format import FormatConfig, FormatFilter
+from synth.filters.leakage import LeakageFilter
+from synth.filters.near_dup import NearDupConfig, NearDupFilter
+from synth.filters.panel import PanelConfig, SolverSpec
+from synth.filters.proposer_searches import ProposerSearchFilter
+from synth.filters.rag_verify import RAGConfig, RAGVerifier
+from synth.generate import RecipeResult, RunContext
+from synth.generators.curriculum import CurriculumConfig, next_searches
+from synth.generators.distill import DistillConfig
+from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
+from synth.pipelines.distilling import add_distillation, distill_items
+from synth.pipelines.labeling import attempt_items, build_panel, judge_items
+from synth.schemas import FilterVerdict, FunnelStage, Item, Trajectory
+from synth.store.workdir import StageOutput
+
+
+def _selfplay_solvers() -> list[SolverSpec]:
+    # The embedded model twice per question plus the model-free reader: small enough for 2 CPU
+    # cores, and a pooled success rate with more than two values. Real runs: a real model, k >= 4.
+    return [
+        SolverSpec(name="embedded", model="embedded", conditions=["search"], k=2),
+        SolverSpec(name="bm25_reader", baseline="bm25_reader", conditions=["search"], k=1),
+    ]
+
+
+class SolverPanelConfig(PanelConfig):
+    """The panel, with self-play's defaults: search attempts only (RAG verification already checked
+    answerability from the evidence, and closed-book is rarely the question here)."""
+
+    solvers: list[SolverSpec] = Field(default_factory=_selfplay_solvers, description="Solvers that try each verified question with search.")
+
+
+class SelfplayConsensus(ConsensusConfig):
+    drop_unanswerable: bool = Field(default=False, description="RAG verification already dropped questions their evidence does not answer.")
+
+
+class Config(FrozenConfig):
+    n: int = Field(default=20, ge=1, description="Items to publish (fewer if fewer survive every gate).")
+    seed: int = Field(default=0, description="Same seed and config reproduce the same targets and requests.")
+    rounds: int = Field(default=3, ge=1, le=100, description="Self-play rounds; each adapts the requested searches to the last one's solver success.")
+    per_round: int | None = Field(default=None, ge=1, description="Targets proposed per round; default ceil(n * oversample / rounds).")
+    oversample: float = Field(default=3.0, ge=1.0, le=50.0, description="Proposals per published item: gates and the band drop many.")
+    corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus file ({\"id\", \"contents\"}); default: the corpus of `kg`.")
+    kg: str | None = Field(default=None, description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled one.")
+    retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents one search returns to proposer and solvers.")
+    min_distinct_searches: int = Field(default=2, ge=1, description="Distinct searches a proposer must have made (SSP: more than one).")
+    targets: TargetConfig = TargetConfig()
+    proposer: ProposerConfig = ProposerConfig()
+    curriculum: CurriculumConfig = CurriculumConfig()
+    format: FormatConfig = FormatConfig()
+    near_dup: NearDupConfig = NearDupConfig()
+    contamination: ContaminationConfig = ContaminationConfig()
+    rag: RAGConfig = RAGConfig()
+    panel: SolverPanelConfig = SolverPanelConfig()
+    consensus: SelfplayConsensus = SelfplayConsensus()
+    band: BandConfig = BandConfig()
+    distill: DistillConfig = DistillConfig()
+
+    @model_validator(mode="after")
+    def _panel_on(self) -> "Config":
+        if not self.panel.enabled:
+            raise ValueError("selfplay needs its solver panel (panel.enabled=true): the band and the curriculum are its success rates")
+        return self
+
+    @property
+    def targets_per_round(self) -> int:
+        return self.per_round or math.ceil(self.n * self.oversample / self.rounds)
+
+
+class Pipeline:
+    """Rounds (`play_round`), then `construct` merges them; `finish` and distillation as every recipe."""
+
+    runs_panel = False  # the solver runs inside each round: the curriculum needs its results
+
+    def __init__(self, config: Config, context: RunContext):
+        self.config, self.context = config, context
+
+    @property
+    def rounds(self) -> int:
+        return self.config.rounds
+
+    @cached_property
+    def world(self) -> "_World":
+        return _World(self.config, self.context)
+
+    def shard_models(self) -> list[str]:
+        return []
+
+    def round_models(self) -> list[str]:
+        """The declared models a round calls (for per-model concurrency limits)."""
+        panel = self.config.panel
+        return [self.config.proposer.model, self.config.rag.judge_model, *(s.model for s in panel.solvers if s.model),
+                *([panel.judge_model] if panel.judge_model else [])]
+
+    @property
+    def distills(self) -> bool:
+        return self.config.distill.enabled
+
+    def distill_models(self) -> list[str]:
+        return [self.config.distill.teacher_model]
+
+    def play_round(self, index: int, earlier: list[StageOutput]) -> StageOutput:
+        config, context, world = self.config, self.context, self.world
+        searches = earlier[-1].meta["round"]["next_searches"] if earlier else config.curriculum.start_searches
+        targets = sample_targets(world.targets, config.seed, index * config.targets_per_round, config.targets_per_round)
+        context.progress.log(f"round {index + 1}/{config.rounds}: {len(targets)} targets, {searches} searches requested")
+        proposer_client = context.llm_session({"proposer": config.proposer.model}).client("proposer")
+        proposer = Proposer(config.proposer, proposer_client, world.tools, config.seed, world.corpus.name, log=context.progress.log)
+        proposals = asyncio.run(proposer.propose(targets, searches, index)) if targets else []
+        rejected = Counter(p.outcome.reason for p in proposals if not isinstance(p.outcome, Item))
+        candidates = [p.outcome for p in proposals if isinstance(p.outcome, Item)]
+        funnel = [FunnelStage(stage="proposal", input=len(proposals), kept=len(candidates), dropped=dict(sorted(rejected.items())))]
+
+        judge = context.llm_session({"rag_judge": config.rag.judge_model}).client("rag_judge")
+        chain = FilterChain(self._gates([item for stage in earlier for item in stage.tables["items"]], judge))
+        verified = chain.run(candidates)
+        verdicts, attempts, solver_trajectories, labels, kept, solved = list(chain.verdicts), [], [], [], [], None
+        funnel += list(chain.stages.values())
+        if verified:
+            panel, solvers = build_panel(config.panel, context, world.tools, world.evidence)
+            attempts, solver_trajectories = attempt_items(verified, panel, context)
+            labeled = judge_items(verified, attempts, solver_trajectories, solvers, config.consensus,
+                                  judge=panel.judge.model if panel.judge else None)
+            band = FilterChain([BandFilter(config.band, {label.item_id: label for label in labeled.labels})])
+            kept = band.run(labeled.items)
+            verdicts += labeled.verdicts + band.verdicts
+            funnel += [labeled.stage, *band.stages.values()]
+            kept_ids = {item.id for item in kept}
+            labels = [label for label in labeled.labels if label.item_id in kept_ids]
+            rates = [search_success(label.pass_rates) or 0.0 for label in labeled.labels]
+            solved = sum(rates) / len(rates) if rates else None
+        decision = next_searches(config.curriculum, searches, solved)
+        proposer_trajectories = _judged_proposals(proposals, verdicts, attempts)
+        statistics = _round_statistics(index, searches, proposals, verified, kept, solved, decision, funnel)
+        context.progress.log(f"round {index + 1}: {len(candidates)} questions, {len(verified)} verified, {len(kept)} in band; "
+                             f"next round: {decision.searches} searches ({decision.decision}: {decision.reason})")
+        return StageOutput(
+            tables={"items": kept, "verdicts": verdicts, "attempts": attempts, "labels": labels,
+                    "trajectories": proposer_trajectories + solver_trajectories},
+            meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "round": statistics,
+                  "models": {"proposer": proposer_client.model_id, "rag_judge": judge.model_id,
+                             **({f"solver:{n}": m for n, m in solvers.items()} if verified else {})}},
+        )
+
+    def _gates(self, earlier_items: list[Item], judge) -> list:
+        """Cheap gates first, then the judge: format, answer in the question, proposer searches,
+        exact and near duplicates (also of earlier rounds and versions), contamination, RAG."""
+        config, context, world = self.config, self.context, self.world
+        dedup = ExactDedupFilter()
+        for item in earlier_items:
+            dedup.check(item)
+        gates = [FormatFilter(config.format), LeakageFilter(lambda entity_id: entity_id),
+                 ProposerSearchFilter(config.min_distinct_searches), dedup]
+        if config.near_dup.enabled:
+            earlier = context.earlier_items(["id", "question", "answer", "aliases"]) if config.near_dup.against_earlier_versions else []
+            earlier = [(item_id, question, [answer, *aliases]) for item_id, question, answer, aliases in earlier]
+            earlier += [(item.id, item.question, item.answers) for item in earlier_items]
+            gates.append(NearDupFilter(config.near_dup, earlier))
+        if config.contamination.benchmarks:
+            gates.append(ContaminationFilter(config.contamination))
+        gates.append(RAGVerifier(config.rag, judge, world.tools, config.panel.f1_threshold))
+        return gates
+
+    def construct(self, rounds: list[StageOutput]) -> StageOutput:
+        """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""
+        items = [item for stage in rounds for item in stage.tables["items"]]
+        chosen, surplus = items[:self.config.n], items[self.config.n:]
+        chosen_ids = {item.id for item in chosen}
+        funnel = _merge_funnels([FunnelStage.model_validate(stage) for r in rounds for stage in r.meta["funnel"]])
+        funnel.append(FunnelStage(stage="quota", input=len(items), kept=len(chosen), dropped={"over_quota": len(surplus)} if surplus else {}))
+        verdicts = [v for r in rounds for v in r.tables["verdicts"] if v.item_id in chosen_ids or not v.kept]
+        verdicts += [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus]
+        models = {key: value for r in rounds for key, value in r.meta["models"].items() if value}
+        statistics = {
+            "corpus": self.world.corpus.name, "corpus_documents": len(self.world.corpus), "eligible_targets": len(self.world.targets),
+            "rounds": [r.meta["round"] for r in rounds],
+            "difficulty": dict(Counter(item.difficulty for item in chosen)),
+            "items_per_searches": dict(Counter(item.hops for item in chosen)),
+        }
+        return StageOutput(
+            tables={"items": chosen, "verdicts": verdicts,
+                    "labels": [label for r in rounds for label in r.tables["labels"] if label.item_id in chosen_ids],
+                    **{table: [record for r in rounds for record in r.tables[table]] for table in ("attempts", "trajectories")}},
+            meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "statistics": statistics, "models": models,
+                  "kg_snapshot": self.world.snapshot},
+        )
+
+    def finish(self, construction: StageOutput, shards: list[StageOutput]) -> RecipeResult:
+        meta = construction.meta
+        return RecipeResult(tables=dict(construction.tables), funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]],
+                            models=meta["models"], kg_snapshot=meta["kg_snapshot"], statistics=meta["statistics"])
+
+    def distill(self, items: list[Item]) -> StageOutput:
+        return distill_items(items, self.config.distill, self.context, self.world.tools, self.config.panel.f1_threshold)
+
+    def add_distillation(self, result: RecipeResult, shards: list[StageOutput]) -> RecipeResult:
+        return add_distillation(result, shards, self.config.distill)
+
+
+class _World:
+    """The corpus (a Search-R1 file or a graph's), its BM25 search tools and the eligible targets."""
+
+    def __init__(self, config: Config, context: RunContext):
+        self.config, self.context = config, context
+
+    @cached_property
+    def corpus(self):
+        from synth.search.corpus import Corpus
+
+        if self.config.corpus is not None:
+            path = Path(self.config.corpus).expanduser()
+            if not path.is_file():
+                raise ConfigError(f"corpus file {path} not found; give a Search-R1 JSONL file "
+                                  '({"id": ..., "contents": "\\"Title\\"\\ntext"} per line) with --param corpus=PATH')
+            return Corpus.from_jsonl(path)
+        from synth.kg.snapshot import load_kg
+
+        self.context.progress.log("loading the knowledge graph ...")
+        kg = load_kg(self.config.kg, self.context.settings.kg_path)
+        self.kg_snapshot = kg.snapshot
+        return Corpus.from_kg(kg)
+
+    @property
+    def snapshot(self) -> str:
+        """Lineage of the searched world: the graph snapshot, or the corpus file's name and content hash."""
+        corpus = self.corpus
+        return getattr(self, "kg_snapshot", None) or f"{corpus.name}@{corpus.fingerprint}"
+
+    @cached_property
+    def tools(self):
+        from synth.search.retrieval import open_retriever
+        from synth.search.tools import SearchTools
+        from synth.search.world import search_cache
+
+        self.context.progress.log(f"opening the bm25 index of {self.corpus.name} ({len(self.corpus)} documents) ...")
+        retriever = open_retriever("bm25", self.corpus, search_cache(self.context.settings), log=self.context.progress.log)
+        return SearchTools(self.corpus, retriever, default_k=self.config.retrieval_k)
+
+    @cached_property
+    def targets(self):
+        targets = eligible_targets(self.corpus, self.config.targets)
+        if not targets:
+            raise ConfigError(f"corpus {self.corpus.name} has no usable target: no document with a title of at most "
+                              f"{self.config.targets.max_answer_words} words and at least {self.config.targets.min_document_words} words of text; "
+                              "lower targets.min_document_words or raise targets.max_answer_words")
+        return targets
+
+    def evidence(self, item: Item):
+        documents = (self.tools.open(doc_id) for doc_id in item.evidence_doc_ids)
+        return [document for document in documents if document is not None]
+
+
+def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], attempts) -> list[Trajectory]:
+    """Proposer trajectories with their outcome: the first gate that dropped the question (or the
+    proposal's own failure), and SSP's proposer reward: 1 - solver success for a verified
+    question, 0 for one that failed a gate."""
+    dropped = {}
+    for verdict in verdicts:
+        if not verdict.kept:
+            dropped.setdefault(verdict.item_id, verdict.reason)
+    success: dict[str, list[bool]] = {}
+    for attempt in attempts:
+        if attempt.condition == "search":
+            success.setdefault(attempt.item_id, []).append(attempt.correct)
+    judged = []
+    for proposal in proposals:
+        trajectory = proposal.trajectory
+        reason = dropped.get(trajectory.item_id) if isinstance(proposal.outcome, Item) else proposal.outcome.reason
+        solved = success.get(trajectory.item_id)
+        rate = sum(solved) / len(solved) if solved else None
+        judged.append(trajectory.model_copy(update={
+            "reject_reason": reason, "correct": rate is not None,
+            "metadata": {**trajectory.metadata, "solver_success": rate, "reward": round(1.0 - rate, 4) if rate is not None else 0.0},
+        }))
+    return judged
+
+
+def _round_statistics(index, searches, proposals, verified, kept, solved, decision, funnel) -> dict:
+    questions = [p.outcome for p in proposals if isinstance(p.outcome, Item)]
+    made = [len(p.trajectory.metadata["queries"]) for p in proposals]
+    return {
+        "round": index, "requested_searches": searches, "targets": len(proposals), "questions": len(questions),
+        "mean_searches_made": round(sum(made) / len(made), 2) if made else None,
+        "rag_verified": len(verified), "in_band": len(kept),
+        "solver_success": round(solved, 4) if solved is not None else None,
+        "difficulty": dict(Counter(item.difficulty for item in kept)),
+        "dropped": {f"{stage.stage}:{reason}": count for stage in funnel for reason, count in stage.dropped.items()},
+        "next_searches": decision.searches, "decision": decision.decision, "reason": decision.reason,
+    }
+
+
+def _merge_funnels(stages: list[FunnelStage]) -> list[FunnelStage]:
+    """Rounds' funnels summed stage by stage, in order of first appearance."""
+    merged: dict[str, FunnelStage] = {}
+    for stage in stages:
+        merged[stage.stage] = add_stages(merged[stage.stage], stage) if stage.stage in merged else stage
+    return list(merged.values())
