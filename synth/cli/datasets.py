@@ -79,8 +79,12 @@ def show(ref: str, examples: int, as_json: bool) -> None:
     print_table(["hops", "items"], list(described["hops"].items()), title="hops")
     summary = dict(version.get("summary") or {})
     distill = summary.pop("distill", None)
+    rounds = summary.pop("rounds", None)
     if summary:
         print_table(["summary", "value"], list(summary.items()), title="run summary")
+    from synth.cli.summary import print_rounds
+
+    print_rounds(rounds)
     if distill:
         print_table(["figure", "value"], list(distill.items()), title="distillation (teacher trajectories)")
     print_table(["question", "answer", "hops", "difficulty"],

@@ -137,3 +137,28 @@ def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_f
     teacher = [t for t in iter_records(settings, version, "trajectories") if t.role == "teacher"]
     assert len(teacher) == 2 * len(items) and version.summary["distill"]["rollouts"] == 2 * len(items)
     assert version.models["teacher"] == "fake:dry-run"  # the declared model `dry` is the fake backend
+
+
+def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monkeypatch):
+    import synth.llm.fake
+    from synth.pipelines.flows import selfplay_flow
+    from test_selfplay import ScriptedWorld, params
+
+    monkeypatch.setattr(synth.llm.fake, "dry_run_reply", ScriptedWorld("alternate"))
+    result = selfplay_flow(params=params(), dataset="sp", llm="fake", home=str(tmp_path))
+    items, run = published(tmp_path, result)
+    assert len(items) == 6 and {difficulty for _, _, difficulty in items} == {"medium"}
+    assert run.stages == ["construct", "label", "round-00000", "round-00001", "round-00002"]
+    from prefect import get_client
+
+    async def round_task_runs():
+        async with get_client() as client:
+            runs = await client.read_task_runs()
+        return [task_run for task_run in runs if task_run.flow_run_id and str(task_run.flow_run_id) == run.flow_run_id
+                and task_run.name.startswith("round-")]
+
+    import asyncio
+
+    rounds = sorted(asyncio.run(round_task_runs()), key=lambda task_run: task_run.start_time)
+    assert len(rounds) == 3 and all(task_run.state_name == "Completed" for task_run in rounds)
+    assert all(earlier.end_time <= later.start_time for earlier, later in zip(rounds, rounds[1:]))  # one after another
