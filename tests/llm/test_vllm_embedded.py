@@ -126,3 +126,37 @@ def test_the_embedded_teacher_distills_well_formed_trajectories(embedded, tmp_pa
         assert trajectory.finish_reason in ("answered", *RUN_ENDINGS) and trajectory.usage.completion_tokens > 0
         assert unanswered_calls(trajectory.messages) == 0 and trajectory.messages[1].content.startswith("Question:")
         assert not trajectory.selected or (trajectory.reject_reason is None and trajectory.correct)
+
+
+def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, tmp_path, make_item):
+    """The real model as proposer and RAG judge on the fixture corpus: every rollout ends for a
+    known reason as an OpenAI-shaped proposer record, and the judge's reading is recorded."""
+    from pathlib import Path
+
+    from synth.filters.rag_verify import RAGConfig, RAGVerifier
+    from synth.generators.selfplay import Proposer, ProposerConfig, TargetConfig, eligible_targets
+    from synth.search.corpus import Corpus
+    from synth.search.retrieval import BM25Retriever
+    from synth.search.tools import SearchTools
+
+    settings, _, backend = embedded
+    corpus = Corpus.from_jsonl(Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.jsonl")
+    tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
+    client = LLMClient(backend, cache=ResponseCache(settings.llm_cache_path))
+    proposer = Proposer(ProposerConfig(turn_tokens=48), client, tools, seed=0, corpus_name=corpus.name)
+    assert proposer.protocol == "tags"
+    targets = eligible_targets(corpus, TargetConfig())[:3]
+    proposals = asyncio.run(proposer.propose(targets, searches=2, round_index=0))
+    assert len(proposals) == 3
+    for proposal in proposals:
+        trajectory = proposal.trajectory
+        assert trajectory.role == "proposer" and trajectory.usage.completion_tokens > 0
+        assert trajectory.messages[1].content.startswith("Target answer:")
+        assert trajectory.finish_reason in ("answered", "turn_budget_exhausted", "truncated", "token_budget_exhausted")
+        assert set(trajectory.metadata["retrieved"]) <= set(corpus.positions)
+
+    item = make_item(0, question="Which film was directed by Mira Olsen and shot in Kelvik?", answer="Grey Harbour", aliases=[],
+                     evidence_doc_ids=["doc00", "doc01"])
+    [verdict] = RAGVerifier(RAGConfig(distractors=0), client, tools).apply([item])
+    assert verdict.filter == "rag_verification" and verdict.reason in ("rag_verified", "rag_unverified")
+    assert verdict.details["judge"] == client.model_id and len(verdict.details["answers"]) == 1
