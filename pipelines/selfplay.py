@@ -230,7 +230,8 @@ class _World:
         self.config, self.context = config, context
 
     @cached_property
-    def corpus(self):
+    def _source(self):
+        """(corpus, lineage): the file's name and content hash, or the graph's snapshot id."""
         from synth.search.corpus import Corpus
 
         if self.config.corpus is not None:
@@ -238,19 +239,21 @@ class _World:
             if not path.is_file():
                 raise ConfigError(f"corpus file {path} not found; give a Search-R1 JSONL file "
                                   '({"id": ..., "contents": "\\"Title\\"\\ntext"} per line) with --param corpus=PATH')
-            return Corpus.from_jsonl(path)
+            corpus = Corpus.from_jsonl(path)
+            return corpus, f"{corpus.name}@{corpus.fingerprint}"
         from synth.kg.snapshot import load_kg
 
         self.context.progress.log("loading the knowledge graph ...")
         kg = load_kg(self.config.kg, self.context.settings.kg_path)
-        self.kg_snapshot = kg.snapshot
-        return Corpus.from_kg(kg)
+        return Corpus.from_kg(kg), kg.snapshot
+
+    @property
+    def corpus(self):
+        return self._source[0]
 
     @property
     def snapshot(self) -> str:
-        """Lineage of the searched world: the graph snapshot, or the corpus file's name and content hash."""
-        corpus = self.corpus
-        return getattr(self, "kg_snapshot", None) or f"{corpus.name}@{corpus.fingerprint}"
+        return self._source[1]
 
     @cached_property
     def tools(self):
@@ -278,8 +281,8 @@ class _World:
 
 def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], attempts) -> list[Trajectory]:
     """Proposer trajectories with their outcome: the first gate that dropped the question (or the
-    proposal's own failure), and SSP's proposer reward: 1 - solver success for a verified
-    question, 0 for one that failed a gate."""
+    proposal's own failure), `correct` = the question was verified and tried by the solvers, and
+    SSP's proposer reward: 1 - solver success for such a question, 0 for one that failed a gate."""
     dropped = {}
     for verdict in verdicts:
         if not verdict.kept:
