@@ -86,8 +86,10 @@ class ProposerConfig(FrozenConfig):
     )
     document_words: int = Field(default=80, ge=10, description="Words of the target document shown to the proposer.")
     demonstrations: bool = Field(default=True, description="Show a worked proposal before the task (tags protocol; request only).")
-    protocol: Literal["auto", "native", "tags"] = Field(
-        default="auto", description="native: the backend's tool-call channel (`propose` tool); tags: <tool_call>/<question> tags; auto: native where the backend has it.",
+    protocol: Literal["auto", "native", "json", "tags"] = Field(
+        default="auto",
+        description="native: the backend's tool-call channel (`propose` tool); json: every reply one schema-constrained call, "
+        "`propose` only after the requested searches and as the last turn; tags: <tool_call>/<question> tags; auto: native where the backend has it, json otherwise.",
     )
 
 
@@ -128,8 +130,10 @@ def sample_targets(targets: list[Target], seed: int, start: int, count: int) -> 
 
 
 def _tools_protocol(config: ProposerConfig, client: LLMClient) -> str:
+    """`auto`: the tool-call channel where there is one, else constrained JSON calls: a proposer
+    must make several calls, which small models rarely write correctly as free text."""
     if config.protocol == "auto":
-        return "native" if client.native_tool_calls() else "tags"
+        return "native" if client.native_tool_calls() else "json"
     return config.protocol
 
 
@@ -163,7 +167,7 @@ class Proposer:
     async def propose(self, targets: list[Target], searches: int, round_index: int) -> list[Proposal]:
         agent = SearchAgent(self.client, self.tools, max_turns=searches + self.config.extra_turns, max_tokens=self.config.turn_tokens,
                             temperature=self.config.temperature, stage="propose", demonstrate=self.config.demonstrations,
-                            protocol=self.protocol, log=self.log, task=PROPOSING)
+                            protocol=self.protocol, log=self.log, task=PROPOSING, required_calls=searches)
         seeds = [int(content_hash({"target": t.doc_id, "seed": self.seed, "searches": searches, "round": round_index}, length=8), 16)
                  for t in targets]
         rollouts = await agent.run([(self.task_text(target, searches), seed) for target, seed in zip(targets, seeds)])

@@ -4,8 +4,11 @@ Two protocols, one stored record. `tags`: tool calls are written as text
 (`<tool_call>{...}</tool_call>`, the Hermes/Qwen convention every chat model can follow) and the
 final answer as `<answer>...</answer>`, as in Search-R1; tool results go back as user turns.
 `native`: the request carries OpenAI tool schemas (search, open, answer), the backend's tool-call
-channel returns the calls, and results go back as `tool` messages. Either way the stored messages
-are OpenAI-shaped (assistant `tool_calls`, `tool` results).
+channel returns the calls, and results go back as `tool` messages. `json`: every reply is one call
+`{"name", "arguments"}` held to the tools' schemas by the backend's JSON-schema decoding (vLLM
+structured outputs, OpenAI `response_format`); the final tool opens after `required_calls` calls
+and is the only choice on the last turn, so small models that cannot write a call in text still act. Every protocol stores OpenAI-shaped
+messages (assistant `tool_calls`, `tool` results).
 
 All unfinished conversations of a batch go to the model together, one turn at a time, so vLLM
 batches them. Every turn is an ordinary cached request whose seed derives from the rollout, so a
@@ -25,7 +28,7 @@ from typing import Literal
 from synth.llm.client import LLMClient
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
-from synth.schemas import ChatMessage, ToolCall, Usage
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
 from synth.search.tools import ANSWER_SCHEMA, SearchTools
 
 
@@ -91,6 +94,28 @@ class AgentTask:
         return next(iter(self.final_tool["function"]["parameters"]["required"]))
 
     @property
+    def json_system(self) -> str:
+        """System prompt of the json protocol: the native one plus the reply format."""
+        return (f"{self.native_system}\nReply with exactly one JSON object per turn, a tool call: "
+                '{"name": "<tool>", "arguments": {...}}. Tools: search (query), open (doc_id), '
+                f"{self.final_tool['function']['name']} ({self.final_argument}).")
+
+    @property
+    def json_demonstration(self) -> list[dict]:
+        """The demonstration with each call or final tag written as the JSON call it stands for."""
+        turns = []
+        for message in self.demonstration:
+            if message["role"] == "assistant":
+                final = extract_tagged(message["content"], self.final_tag)
+                if final is not None:
+                    content = json.dumps({"name": self.final_tool["function"]["name"], "arguments": {self.final_argument: final}})
+                else:
+                    content = re.sub(r"</?tool_call>", "", message["content"]).strip()
+                message = {**message, "content": content}
+            turns.append(message)
+        return turns
+
+    @property
     def correction(self) -> str:
         tag = self.final_tag
         return f"error: reply with exactly one <tool_call>{{...}}</tool_call> or with <{tag}>...</{tag}>."
@@ -134,18 +159,17 @@ class Rollout:
         return self.finish_reason is not None
 
 
-def _prompt(messages: list[ChatMessage]) -> list[dict]:
-    """The stored conversation as a plain chat the model reads: tool calls back as tags, tool
-    results as user turns in <tool_response> tags (chat templates of small models know no tool role)."""
+def _prompt(messages: list[ChatMessage], tags: bool = True) -> list[dict]:
+    """The stored conversation as a plain chat the model reads: tool calls back as tags (or as the
+    bare JSON calls of the json protocol), tool results as user turns in <tool_response> tags
+    (chat templates of small models know no tool role)."""
     prompt = []
     for message in messages:
         if message.role == "tool":
             prompt.append({"role": "user", "content": f"<tool_response>\n{message.content}\n</tool_response>"})
         elif message.role == "assistant" and message.tool_calls:
-            calls = "".join(
-                f'<tool_call>{{"name": "{call.function.name}", "arguments": {call.function.arguments}}}</tool_call>'
-                for call in message.tool_calls
-            )
+            template = '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>' if tags else '{{"name": "{}", "arguments": {}}}'
+            calls = "".join(template.format(call.function.name, call.function.arguments) for call in message.tool_calls)
             prompt.append({"role": "assistant", "content": f"{message.content or ''}{calls}".strip()})
         else:
             prompt.append({"role": message.role, "content": message.content})
@@ -160,10 +184,13 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict]:
 class SearchAgent:
     def __init__(self, client: LLMClient, tools: SearchTools, max_turns: int = 4, max_tokens: int = 96,
                  temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False,
-                 protocol: Literal["tags", "native"] = "tags", max_context_tokens: int | None = None, log=None,
-                 task: AgentTask = ANSWERING):
+                 protocol: Literal["tags", "native", "json"] = "tags", max_context_tokens: int | None = None, log=None,
+                 task: AgentTask = ANSWERING, required_calls: int = 0):
+        """`required_calls` (json protocol): tool calls a rollout must make before the final tool
+        becomes available, e.g. the searches a proposer was asked for."""
         self.client = client
         self.task = task
+        self.required_calls = required_calls
         self.log = log  # called with a line per turn, so long batches show progress
         self.demonstrate = demonstrate
         self.tools = tools
@@ -177,12 +204,12 @@ class SearchAgent:
     @property
     def schemas(self) -> list[dict]:
         """The tools this agent offers, as OpenAI function schemas."""
-        return self.tools.schemas + ([self.task.final_tool] if self.protocol == "native" else [])
+        return self.tools.schemas + ([self.task.final_tool] if self.protocol in ("native", "json") else [])
 
     async def run(self, questions: list[tuple[str, int]], hints: list[str | None] | None = None) -> list[Rollout]:
         """One rollout per (question, seed), all advanced turn by turn in shared batches."""
         task = self.task
-        system = task.native_system if self.protocol == "native" else task.system
+        system = {"native": task.native_system, "json": task.json_system}.get(self.protocol, task.system)
         rollouts = [
             Rollout(question, seed, [ChatMessage(role="system", content=system), ChatMessage(role="user", content=f"{task.prompt_prefix}{question}")],
                     hint=hints[index] if hints else None)
@@ -204,9 +231,22 @@ class SearchAgent:
 
     def _request(self, rollout: Rollout, turn: int) -> ChatRequest:
         seed = rollout.seed * 1000 + turn
+        schema = None
         if self.protocol == "native":
             sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
             prompt = openai_messages(rollout.messages)
+        elif self.protocol == "json":
+            sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
+            prompt = _prompt(rollout.messages, tags=False)
+            if self.demonstrate:
+                prompt = prompt[:1] + self.task.json_demonstration + prompt[1:]
+            if turn == self.max_turns - 1:  # the budget's last turn must deliver the result
+                allowed = [self.task.final_tool]
+            elif rollout.num_tool_calls < self.required_calls:
+                allowed = self.tools.schemas
+            else:
+                allowed = self.schemas
+            schema = call_schema(allowed)
         else:
             sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed,
                                       stop=["</tool_call>", f"</{self.task.final_tag}>"])
@@ -215,7 +255,7 @@ class SearchAgent:
                 prompt = prompt[:1] + list(self.task.demonstration) + prompt[1:]
         if rollout.hint:
             prompt = [{**prompt[0], "content": f"{prompt[0]['content']}\n\n{rollout.hint}"}, *prompt[1:]]
-        return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage,
+        return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage, json_schema=schema,
                            tools=self.schemas if self.protocol == "native" else None)
 
     def _advance(self, rollout: Rollout, result) -> None:
@@ -228,6 +268,8 @@ class SearchAgent:
         completion = result.completions[0]
         if self.protocol == "native":
             self._advance_native(rollout, completion)
+        elif self.protocol == "json":
+            self._advance_json(rollout, completion)
         else:
             self._advance_tags(rollout, completion)
         if not rollout.done and self.max_context_tokens and rollout.context_tokens > self.max_context_tokens:
@@ -261,6 +303,18 @@ class SearchAgent:
             rollout.answer, rollout.finish_reason = answer, "answered"
             return
         self._malformed(rollout, completion, text or "", self.task.native_correction)
+
+    def _advance_json(self, rollout: Rollout, completion: Completion) -> None:
+        text = completion.text or ""
+        try:
+            payload = json.loads(text)
+            name, arguments = payload["name"], payload.get("arguments", {})
+            call = ToolCall(id=f"call_{len(rollout.messages)}_0",
+                            function=FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False)))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            self._malformed(rollout, completion, text, self.task.native_correction)  # cut off, or a backend without JSON decoding
+            return
+        self._run_calls(rollout, None, [call])
 
     def _malformed(self, rollout: Rollout, completion: Completion, text: str, correction: str) -> None:
         """No usable call and no answer: a reply cut off by the token limit ends the rollout
@@ -297,6 +351,19 @@ class SearchAgent:
                     observation = error
             rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
             rollout.num_tool_calls += 1
+
+
+def call_schema(tools: list[dict], max_string: int = 200) -> dict:
+    """JSON schema of one call to any of `tools` ({"name": const, "arguments": its parameters});
+    strings are capped so a rambling argument cannot eat the turn's token budget."""
+    def capped(schema: dict) -> dict:
+        properties = {name: {**spec, "maxLength": spec.get("maxLength", max_string)} if spec.get("type") == "string" else spec
+                      for name, spec in schema.get("properties", {}).items()}
+        return {**schema, "properties": properties, "additionalProperties": False}
+
+    return {"anyOf": [{"type": "object", "additionalProperties": False, "required": ["name", "arguments"],
+                       "properties": {"name": {"const": tool["function"]["name"]}, "arguments": capped(tool["function"]["parameters"])}}
+                      for tool in tools]}
 
 
 def _string_argument(call: ToolCall, name: str) -> str | None:

@@ -39,7 +39,7 @@ def search(query):
     return f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}'
 
 
-def propose(tools, replies, searches=2, native=False, config=ProposerConfig(demonstrations=False)):
+def propose(tools, replies, searches=2, native=False, config=ProposerConfig(demonstrations=False, protocol="tags")):
     backend = ScriptedBackend(replies, native_tools=native)
     proposer = Proposer(config, LLMClient(backend), tools, seed=0, corpus_name="jsonl:mini.jsonl")
     [proposal] = asyncio.run(proposer.propose([TARGET], searches, round_index=0))
@@ -79,6 +79,26 @@ def test_the_native_protocol_proposes_with_the_propose_tool(tools):
                                 native=True, config=ProposerConfig(protocol="auto"))
     assert proposal.outcome.question == "Which film did a Kelvik-born director make?"
     assert [tool["function"]["name"] for tool in backend.requests[0].tools] == ["search", "open", "propose"]
+
+
+def test_the_json_protocol_constrains_every_reply_to_a_call_and_the_last_turn_to_proposing(tools):
+    def call(name, **arguments):
+        return json.dumps({"name": name, "arguments": arguments})
+    proposal, backend = propose(tools, [call("search", query="Mira Olsen director"), "not json at all", call("search", query="Kelvik"),
+                                        call("propose", question="Which film did a director born in Kelvik shoot there?")],
+                                config=ProposerConfig(protocol="auto"))  # no tool channel: auto means json
+    assert proposal.outcome.question == "Which film did a director born in Kelvik shoot there?"
+    assert proposal.trajectory.metadata["malformed_calls"] == 1 and proposal.trajectory.metadata["protocol"] == "json"
+    names = [[option["properties"]["name"]["const"] for option in request.json_schema["anyOf"]] for request in backend.requests]
+    # 2 searches asked (propose closed until 2 calls ran; the malformed turn ran none), then free, the last turn must propose
+    assert names == [["search", "open"]] * 3 + [["propose"]]
+    assert backend.requests[0].messages[0]["content"].endswith("Tools: search (query), open (doc_id), propose (question).")
+    demo = backend.requests[0].messages[1:1 + 6]
+    assert json.loads(demo[1]["content"]) == {"name": "search", "arguments": {"query": "Mira Olsen director"}}
+    assert json.loads(demo[5]["content"])["name"] == "propose"
+    # earlier calls come back to the model as the JSON it wrote; the stored record is OpenAI-shaped
+    assert json.loads(backend.requests[1].messages[-2]["content"]) == {"name": "search", "arguments": {"query": "Mira Olsen director"}}
+    assert proposal.trajectory.messages[2].tool_calls[0].function.name == "search"
 
 
 def item_from(tools, queries, question="Which drama film was shot in a port town by a director born there?"):

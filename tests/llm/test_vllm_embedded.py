@@ -144,7 +144,7 @@ def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, t
     tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
     client = LLMClient(backend, cache=ResponseCache(settings.llm_cache_path))
     proposer = Proposer(ProposerConfig(turn_tokens=48), client, tools, seed=0, corpus_name=corpus.name)
-    assert proposer.protocol == "tags"
+    assert proposer.protocol == "json"  # no tool template: calls constrained by JSON-schema decoding
     targets = eligible_targets(corpus, TargetConfig())[:3]
     proposals = asyncio.run(proposer.propose(targets, searches=2, round_index=0))
     assert len(proposals) == 3

@@ -23,8 +23,9 @@ def last_user(request, prefix: str) -> str:
 
 
 class ScriptedWorld:
-    """Plays every role by request stage. The proposer searches words of the target's document
-    (never its name) as often as asked, then writes a question; the RAG judge answers only when
+    """Plays every role by request stage. The proposer (json protocol: the fake backend has no tool
+    channel) searches words of the target's document (never its name) as often as asked, then
+    proposes a question; the RAG judge answers only when
     the target's document is among those shown; solvers follow `policy`."""
 
     def __init__(self, policy: str):
@@ -54,10 +55,10 @@ class ScriptedWorld:
         words = [w for w in re.findall(r"[A-Za-z]{4,}", document) if w.lower() not in answer.lower()]
         turn = request.sampling.seed % 1000
         if turn < searches:
-            return f'<tool_call>{{"name": "search", "arguments": {{"query": "{" ".join(words[turn:turn + 2])}"}}}}'
+            return json.dumps({"name": "search", "arguments": {"query": " ".join(words[turn:turn + 2])}})
         question = f"Which title is behind clue number {zlib.crc32(answer.encode()) % 100000} of depth {searches}?"
         self.answers[question] = answer
-        return f"<question>{question}"
+        return json.dumps({"name": "propose", "arguments": {"question": question}})
 
 
 @pytest.fixture
