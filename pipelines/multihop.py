@@ -287,8 +287,7 @@ def _cheap_filters(config: Config, context: RunContext, kg, world: "_World") -> 
     the dataset), contamination (when benchmark files are given) and one-search shortcuts as configured."""
     filters = [FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()]
     if config.near_dup.enabled:
-        earlier = context.earlier_items(["id", "question", "answer", "aliases"]) if config.near_dup.against_earlier_versions else []
-        earlier = [(item_id, question, [answer, *aliases]) for item_id, question, answer, aliases in earlier]
+        earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
         filters.append(NearDupFilter(config.near_dup, earlier))
     if config.contamination.benchmarks:
         filters.append(ContaminationFilter(config.contamination))

@@ -12,6 +12,7 @@ round every model call is batched and cached, so a run killed mid-round replays 
 import asyncio
 import math
 from collections import Counter
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from synth.generators.distill import DistillConfig
 from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
-from synth.schemas import FilterVerdict, FunnelStage, Item, Trajectory
+from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 from synth.store.workdir import StageOutput
 
 
@@ -126,6 +127,7 @@ class Pipeline:
         return [self.config.distill.teacher_model]
 
     def play_round(self, index: int, earlier: list[StageOutput]) -> StageOutput:
+        """Round `index`: its targets, at the depth the round before chose; `earlier`: those rounds."""
         config, context, world = self.config, self.context, self.world
         searches = earlier[-1].meta["round"]["next_searches"] if earlier else config.curriculum.start_searches
         targets = sample_targets(world.targets, config.seed, index * config.targets_per_round, config.targets_per_round)
@@ -140,33 +142,36 @@ class Pipeline:
         judge = context.llm_session({"rag_judge": config.rag.judge_model}).client("rag_judge")
         chain = FilterChain(self._gates([item for stage in earlier for item in stage.tables["items"]], judge))
         verified = chain.run(candidates)
-        verdicts, attempts, solver_trajectories, labels, kept, solved = list(chain.verdicts), [], [], [], [], None
         funnel += list(chain.stages.values())
-        if verified:
-            panel, solvers = build_panel(config.panel, context, world.tools, world.evidence)
-            attempts, solver_trajectories = attempt_items(verified, panel, context)
-            labeled = judge_items(verified, attempts, solver_trajectories, solvers, config.consensus,
-                                  judge=panel.judge.model if panel.judge else None)
-            band = FilterChain([BandFilter(config.band, {label.item_id: label for label in labeled.labels})])
-            kept = band.run(labeled.items)
-            verdicts += labeled.verdicts + band.verdicts
-            funnel += [labeled.stage, *band.stages.values()]
-            kept_ids = {item.id for item in kept}
-            labels = [label for label in labeled.labels if label.item_id in kept_ids]
-            rates = [search_success(label.pass_rates) or 0.0 for label in labeled.labels]
-            solved = sum(rates) / len(rates) if rates else None
-        decision = next_searches(config.curriculum, searches, solved)
-        proposer_trajectories = _judged_proposals(proposals, verdicts, attempts)
-        statistics = _round_statistics(index, searches, proposals, verified, kept, solved, decision, funnel)
-        context.progress.log(f"round {index + 1}: {len(candidates)} questions, {len(verified)} verified, {len(kept)} in band; "
+        solved = self._solve(verified) if verified else _Solved()
+        verdicts = list(chain.verdicts) + solved.verdicts
+        funnel += solved.funnel
+        decision = next_searches(config.curriculum, searches, solved.mean_success)
+        proposer_trajectories = _judged_proposals(proposals, verdicts, solved.attempts)
+        statistics = _round_statistics(index, searches, proposals, verified, solved.kept, solved.mean_success, decision, funnel)
+        context.progress.log(f"round {index + 1}: {len(candidates)} questions, {len(verified)} verified, {len(solved.kept)} in band; "
                              f"next round: {decision.searches} searches ({decision.decision}: {decision.reason})")
         return StageOutput(
-            tables={"items": kept, "verdicts": verdicts, "attempts": attempts, "labels": labels,
-                    "trajectories": proposer_trajectories + solver_trajectories},
+            tables={"items": solved.kept, "verdicts": verdicts, "attempts": solved.attempts, "labels": solved.labels,
+                    "trajectories": proposer_trajectories + solved.trajectories},
             meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "round": statistics,
                   "models": {"proposer": proposer_client.model_id, "rag_judge": judge.model_id,
-                             **({f"solver:{n}": m for n, m in solvers.items()} if verified else {})}},
+                             **{f"solver:{name}": model for name, model in solved.solvers.items()}}},
         )
+
+    def _solve(self, verified: list[Item]) -> "_Solved":
+        """The solver panel on the verified questions, consensus labels, then the band."""
+        config, context = self.config, self.context
+        panel, solvers = build_panel(config.panel, context, self.world.tools, self.world.evidence)
+        attempts, trajectories = attempt_items(verified, panel, context)
+        labeled = judge_items(verified, attempts, trajectories, solvers, config.consensus, judge=panel.judge.model if panel.judge else None)
+        band = FilterChain([BandFilter(config.band, {label.item_id: label for label in labeled.labels})])
+        kept = band.run(labeled.items)
+        kept_ids = {item.id for item in kept}
+        rates = [search_success(label.pass_rates) or 0.0 for label in labeled.labels]
+        return _Solved(kept=kept, attempts=attempts, trajectories=trajectories, verdicts=labeled.verdicts + band.verdicts,
+                       labels=[label for label in labeled.labels if label.item_id in kept_ids], funnel=[labeled.stage, *band.stages.values()],
+                       mean_success=sum(rates) / len(rates) if rates else None, solvers=solvers)
 
     def _gates(self, earlier_items: list[Item], judge) -> list:
         """Cheap gates first, then the judge: format, answer in the question, proposer searches,
@@ -178,8 +183,7 @@ class Pipeline:
         gates = [FormatFilter(config.format), LeakageFilter(lambda entity_id: entity_id),
                  ProposerSearchFilter(config.min_distinct_searches), dedup]
         if config.near_dup.enabled:
-            earlier = context.earlier_items(["id", "question", "answer", "aliases"]) if config.near_dup.against_earlier_versions else []
-            earlier = [(item_id, question, [answer, *aliases]) for item_id, question, answer, aliases in earlier]
+            earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
             earlier += [(item.id, item.question, item.answers) for item in earlier_items]
             gates.append(NearDupFilter(config.near_dup, earlier))
         if config.contamination.benchmarks:
@@ -221,6 +225,21 @@ class Pipeline:
 
     def add_distillation(self, result: RecipeResult, shards: list[StageOutput]) -> RecipeResult:
         return add_distillation(result, shards, self.config.distill)
+
+
+@dataclass
+class _Solved:
+    """What the solver side of a round produced (empty when no question was verified)."""
+
+    kept: list[Item] = field(default_factory=list)
+    attempts: list[SolverAttempt] = field(default_factory=list)
+    trajectories: list[Trajectory] = field(default_factory=list)
+    verdicts: list[FilterVerdict] = field(default_factory=list)
+    labels: list[DifficultyLabel] = field(default_factory=list)
+    funnel: list[FunnelStage] = field(default_factory=list)
+    mean_success: float | None = None
+    """Mean pooled search success over the verified questions: the curriculum's signal."""
+    solvers: dict[str, str] = field(default_factory=dict)
 
 
 class _World:

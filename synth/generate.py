@@ -42,6 +42,12 @@ class RunContext:
             versions = catalog.versions(self.dataset)
         return [row for version in versions for row in read_columns(self.settings, version, "items", columns)]
 
+    def earlier_questions(self) -> list[tuple[str, str, list[str]]]:
+        """(item id, question, accepted answers) of every item in earlier versions of this run's
+        dataset: what near-duplicate filters compare new questions with."""
+        rows = self.earlier_items(["id", "question", "answer", "aliases"])
+        return [(item_id, question, [answer, *aliases]) for item_id, question, answer, aliases in rows]
+
     def llm_session(self, roles: dict[str, str]) -> "LLMSession":
         """The run's model session (one cache and ledger for the whole run), created on first use."""
         resolved = {role: self.llm or name for role, name in roles.items()}
