@@ -131,7 +131,8 @@ class Pipeline:
         config, context, world = self.config, self.context, self.world
         searches = earlier[-1].meta["round"]["next_searches"] if earlier else config.curriculum.start_searches
         targets = sample_targets(world.targets, config.seed, index * config.targets_per_round, config.targets_per_round)
-        context.progress.log(f"round {index + 1}/{config.rounds}: {len(targets)} targets, {searches} searches requested")
+        short = f" (the corpus has {len(world.targets)} targets in all)" if len(targets) < config.targets_per_round else ""
+        context.progress.log(f"round {index + 1}/{config.rounds}: {len(targets)} targets{short}, {searches} searches requested")
         proposer_client = context.llm_session({"proposer": config.proposer.model}).client("proposer")
         proposer = Proposer(config.proposer, proposer_client, world.tools, config.seed, world.corpus.name, log=context.progress.log)
         proposals = asyncio.run(proposer.propose(targets, searches, index)) if targets else []
