@@ -1,7 +1,7 @@
 """Distillation throughput: teacher rollouts per minute and tokens/s, against the raw backend on the
 same prompts.
 
-    python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided]
+    python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided] [--protocol json]
 
 Builds multihop items from the bundled graph, then times (1) the teacher's rollouts through the
 LLM client (empty cache, so every turn is paid; turn by turn, each turn one batch of every
@@ -68,7 +68,8 @@ async def measure(arguments, settings: Settings) -> None:
     backend = pool.backend(arguments.model)
     recording = Recording(backend)
     client = LLMClient(recording, cache=ResponseCache(settings.llm_cache_path))
-    config = DistillConfig(enabled=True, n=arguments.n, max_turns=arguments.turns, turn_tokens=arguments.turn_tokens, guided=arguments.guided)
+    config = DistillConfig(enabled=True, n=arguments.n, max_turns=arguments.turns, turn_tokens=arguments.turn_tokens, guided=arguments.guided,
+                           protocol=arguments.protocol)
     teacher = Teacher(config, client, tools, guidance=lambda item: path_guidance(item, kg.name))
     await backend.complete([ChatRequest(messages=[{"role": "user", "content": "Hello"}], sampling=SamplingParams(max_tokens=4))])  # engine start-up
 
@@ -101,6 +102,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=4, help="Model turns per rollout.")
     parser.add_argument("--turn-tokens", type=int, default=128, help="Tokens per turn.")
     parser.add_argument("--model", default="embedded", help="A declared model: embedded (vLLM) or fake.")
+    parser.add_argument("--protocol", default="auto", choices=["auto", "native", "json", "tags"], help="How the teacher calls tools.")
     parser.add_argument("--guided", action="store_true", help="Show the teacher the construction path (and check the runs for hint use).")
     arguments = parser.parse_args()
     with scratch_settings() as settings:

@@ -28,10 +28,11 @@ class DistillConfig(FrozenConfig):
     teacher_model: str = Field(default="embedded", description="Declared model for the teacher role.")
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
     temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the rollouts.")
-    protocol: Literal["auto", "native", "tags"] = Field(
+    protocol: Literal["auto", "native", "json", "tags"] = Field(
         default="auto",
         description="native: the backend's tool-call channel; tags: tools described in text, <tool_call>/<answer> tags; "
-        "auto: native where the backend has it (its chat template renders tools).",
+        "json: every reply one call held to the tools' JSON schemas (answer only after min_tool_calls calls, and on the last turn); "
+        "auto: native where the backend has it (its chat template renders tools), tags otherwise.",
     )
     max_turns: int = Field(default=6, ge=1, description="Model turns per rollout.")
     turn_tokens: int = Field(default=256, ge=8, description="Tokens per model turn.")
@@ -58,7 +59,8 @@ class Teacher:
             protocol = "native" if client.native_tool_calls() else "tags"
         self.agent = SearchAgent(client, tools, max_turns=config.max_turns, max_tokens=config.turn_tokens,
                                  temperature=config.temperature, stage="distill", demonstrate=config.demonstrations,
-                                 protocol=protocol, max_context_tokens=config.max_context_tokens, log=log)
+                                 protocol=protocol, max_context_tokens=config.max_context_tokens, log=log,
+                                 required_calls=config.min_tool_calls if protocol == "json" else 0)
 
     @property
     def protocol(self) -> str:

@@ -143,6 +143,7 @@ class Rollout:
     answer: str | None = None
     """The result: the final answer, or what the task's final tag or tool carried."""
     num_tool_calls: int = 0
+    """Calls of the world's tools (search, open); the final answer or proposal, whatever the protocol, is not one."""
     queries: list[str] = field(default_factory=list)
     """Every search query that ran, in order."""
     retrieved: list[str] = field(default_factory=list)
@@ -350,7 +351,7 @@ class SearchAgent:
                 else:
                     observation = error
             rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
-            rollout.num_tool_calls += 1
+            rollout.num_tool_calls += call.function.name != final  # delivering the result is not a use of the world
 
 
 def call_schema(tools: list[dict], max_string: int = 200) -> dict:

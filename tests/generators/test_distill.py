@@ -160,11 +160,21 @@ def test_native_protocol_uses_the_tool_channel_and_stores_the_same_record(make_i
     teacher = Teacher(config, LLMClient(ScriptedBackend(default=native, native_tools=True)), tools)
     assert teacher.protocol == "native"
     [trajectory] = judge_rollouts(items, run(teacher, items), config, 0.8)
-    assert trajectory.selected and trajectory.final_answer == "First Light" and trajectory.num_tool_calls == 3
+    assert trajectory.selected and trajectory.final_answer == "First Light" and trajectory.num_tool_calls == 2  # the answer call is no search
     assert [m.role for m in trajectory.messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool"]
     assert "[id: d2]" in trajectory.messages[4].content and trajectory.messages[6].tool_call_id == "call_0"
     assert [tool["function"]["name"] for tool in trajectory.tools] == ["search", "open", "answer"]
     assert Teacher(config, LLMClient(ScriptedBackend()), tools).protocol == "tags"  # auto: no tool channel
+
+
+def test_a_native_teacher_that_answers_without_searching_has_too_few_tool_calls(make_item, tools):
+    items = [item(make_item)]
+    answer = Completion(text=None, finish_reason="tool_calls",
+                        tool_calls=[ToolCall(id="a", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))])
+    config = DistillConfig(enabled=True, n=1)
+    [trajectory] = judge_rollouts(items, run(Teacher(config, LLMClient(ScriptedBackend(default=answer, native_tools=True)), tools), items),
+                                  config, 0.8)
+    assert trajectory.num_tool_calls == 0 and trajectory.reject_reason == "too_few_tool_calls" and trajectory.correct
 
 
 def test_guided_runs_hide_the_hint_and_rewrite_or_reject_what_depends_on_it(make_item, tools):
@@ -224,3 +234,21 @@ def test_a_rerun_replays_every_finished_rollout_from_the_cache(make_item, tools,
     assert [t.model_dump() for t in first] == [t.model_dump() for t in second]
     assert len(first_backend.requests) == 12 and second_backend.requests == []
     assert client.ledger.totals  # the replayed calls are still counted, as cache hits
+
+
+def test_the_json_protocol_makes_the_teacher_search_before_it_may_answer(make_item, tools):
+    import json
+
+    items = [item(make_item)]
+    [s] = seeds(items, 1)
+    call = lambda name, **arguments: json.dumps({"name": name, "arguments": arguments})  # noqa: E731
+    plans = {s[0]: [call("search", query="film director born in Springfield"), call("answer", answer="First Light")]}
+    backend = ScriptedBackend(default=scripted_by_sample(plans))
+    config = DistillConfig(enabled=True, n=1, max_turns=3, protocol="json", min_tool_calls=1)
+    teacher = Teacher(config, LLMClient(backend), tools)
+    [judged] = judge_rollouts(items, run(teacher, items), config, 0.8)
+    assert teacher.protocol == "json" and judged.selected and judged.reject_reason is None and judged.num_tool_calls == 1
+    options = [[o["properties"]["name"]["const"] for o in request.json_schema["anyOf"]] for request in backend.requests]
+    assert options == [["search", "open"], ["search", "open", "answer"]]  # no answer before min_tool_calls searches
+    assert [m.role for m in judged.messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert judged.messages[4].tool_calls[0].function.name == "answer" and judged.final_answer == "First Light"
