@@ -301,8 +301,9 @@ class _World:
 
 def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], attempts) -> list[Trajectory]:
     """Proposer trajectories with their outcome: the first gate that dropped the question (or the
-    proposal's own failure), `correct` = the question was verified and tried by the solvers, and
-    SSP's proposer reward: 1 - solver success for such a question, 0 for one that failed a gate."""
+    proposal's own failure), `correct` = the question was verified and tried by the solvers,
+    `selected` = it passed every gate and the band (what `synth export --role proposer` writes), and
+    SSP's proposer reward: 1 - solver success for a tried question, 0 for one that failed a gate."""
     dropped = {}
     for verdict in verdicts:
         if not verdict.kept:
@@ -318,7 +319,7 @@ def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], 
         solved = success.get(trajectory.item_id)
         rate = sum(solved) / len(solved) if solved else None
         judged.append(trajectory.model_copy(update={
-            "reject_reason": reason, "correct": rate is not None,
+            "reject_reason": reason, "correct": rate is not None, "selected": reason is None,
             "metadata": {**trajectory.metadata, "solver_success": rate, "reward": round(1.0 - rate, 4) if rate is not None else 0.0},
         }))
     return judged

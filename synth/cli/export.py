@@ -17,13 +17,16 @@ FORMAT_NAMES = ["sft", "sft-chatml", "searchr1-sft", "dpo", "verl", "searchr1", 
 @click.option("--where", help="SQL filter on the exported table, e.g. \"difficulty in ('medium','hard')\".")
 @click.option("--data-source", help="Override data_source in verl/searchr1 rows (it selects the trainer's scorer).")
 @click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder (verl/searchr1/searchr1-sft).")
+@click.option("--role", type=click.Choice(["teacher", "proposer"]), default="teacher", show_default=True,
+              help="sft/sft-chatml: teacher rollouts, or self-play proposals whose question passed every gate.")
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @json_option
-def export(ref, fmt, out, split, where, data_source, prompt_template, force, as_json) -> None:
+def export(ref, fmt, out, split, where, data_source, prompt_template, role, force, as_json) -> None:
     """Export dataset NAME (latest version) or NAME@VERSION to a training format.
 
     \b
     sft           SFT chat rows {messages, tools} (OpenAI format) from selected teacher trajectories
+                  (--role proposer: self-play proposals whose question passed every gate)
     sft-chatml    the same as role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes)
     searchr1-sft  the same as Search-R1 text: <think>, <search>, <information>, <answer>
     dpo           TRL preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect
@@ -37,7 +40,7 @@ def export(ref, fmt, out, split, where, data_source, prompt_template, force, as_
 
     result = export_version(
         load_settings(), ref, fmt, out,
-        split=split, where=where, data_source=data_source, prompt_template=prompt_template, force=force,
+        split=split, where=where, data_source=data_source, prompt_template=prompt_template, force=force, role=role,
     )
     if as_json:
         print_json({"path": str(result.path), "rows": result.rows, "notes": result.notes})

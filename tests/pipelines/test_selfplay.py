@@ -104,6 +104,21 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
     assert [r["targets"] for r in rounds] == [4, 4, 4] and all(r["rag_verified"] == 4 for r in rounds)
     assert [stage.stage for stage in version.funnel][:2] == ["proposal", "format"] and version.funnel[-1].dropped == {"over_quota": 6}
 
+    # the proposals whose question passed every gate are SFT data for a proposer
+    out = tmp_path / "proposer.jsonl"
+    code, out_text, err = run_cli("export", "selfplay", "--format", "sft", "--role", "proposer", "--out", str(out))
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 12 and {row["trajectory_id"] for row in rows} == {t.id for t in trajectories if t.role == "proposer"}
+    for row in rows:
+        assert row["messages"][1]["content"].startswith("Target answer:")
+        assert row["messages"][-2]["tool_calls"][0]["function"]["name"] == "propose"
+        assert [tool["function"]["name"] for tool in row["tools"]] == ["search", "open", "propose"]
+    code, _, err = run_cli("export", "selfplay", "--format", "dpo", "--role", "proposer", "--out", str(tmp_path / "p.jsonl"))
+    assert code != 0 and "--role proposer exports with sft or sft-chatml only" in err
+    code, _, _ = run_cli("export", "selfplay", "--format", "sft", "--out", str(tmp_path / "teacher.jsonl"))
+    assert code == 0 and (tmp_path / "teacher.jsonl").read_text() == ""  # no teacher ran: nothing selected
+
 
 @pytest.mark.parametrize("policy, start, expected, decision", [
     ("always", 2, [2, 3, 4], "deeper"),
@@ -119,6 +134,9 @@ def test_rounds_move_the_requested_searches_toward_the_band(world, tmp_path, pol
     assert result.version.row_counts["items"] == 0  # always or never solved: outside the band 0 < s < 1
     reason = "too_easy" if policy == "always" else "too_hard"
     assert next(stage for stage in result.version.funnel if stage.stage == "band").dropped == {reason: 12}
+    proposals = [t for t in iter_records(Settings(home=tmp_path), result.version, "trajectories") if t.role == "proposer"]
+    assert len(proposals) == 12 and {t.reject_reason for t in proposals} == {reason} and not any(t.selected for t in proposals)
+    assert {t.metadata["reward"] for t in proposals} == ({0.0} if policy == "always" else {1.0})  # SSP: 1 - solver success
 
 
 class Crash(Exception):

@@ -29,10 +29,21 @@ def _exporter(name: str) -> Callable[[ExportRequest], ExportResult]:
     }[name]
 
 
+ROLES = ("teacher", "proposer")
+PROPOSER_FORMATS = ("sft", "sft-chatml")
+"""Formats that can carry self-play proposer trajectories (plain chat with tool calls)."""
+
+
 def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options) -> ExportResult:
     """Export the published version `ref` (NAME or NAME@VERSION) as `fmt` to `out`."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    role = options.get("role", "teacher")
+    if role not in ROLES:
+        raise ConfigError(f"unknown trajectory role {role!r}; choose one of {', '.join(ROLES)}")
+    if role != "teacher" and fmt not in PROPOSER_FORMATS:
+        raise ConfigError(f"--role {role} exports with {' or '.join(PROPOSER_FORMATS)} only ({fmt} is built around answering "
+                          "a question); drop --role to export teacher trajectories")
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(ref)
     return _exporter(fmt)(ExportRequest(settings=settings, version=version, out=Path(out), **options))

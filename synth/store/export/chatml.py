@@ -25,7 +25,7 @@ import pyarrow as pa
 from synth.schemas import ChatMessage, ToolCall, Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import PLAIN_MESSAGES, none_selected_note, require_trajectories, teacher_trajectories
+from synth.store.export.trajectories import PLAIN_MESSAGES, none_selected_note, require_trajectories, training_trajectories
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
 
@@ -92,7 +92,7 @@ def export(request: ExportRequest) -> ExportResult:
     require_trajectories(request, "ChatML SFT")
 
     def rows() -> Iterator[dict]:
-        for trajectory in teacher_trajectories(request, "selected"):
+        for trajectory in training_trajectories(request, "selected"):
             yield {"messages": chatml_messages(trajectory), "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
     count = write_rows(rows(), SCHEMA, request.out)

@@ -21,7 +21,7 @@ from synth.errors import NotFoundError
 from synth.schemas import Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import PARQUET_SUFFIXES, check_output, write_rows
-from synth.store.export.trajectories import MESSAGES, messages_value, require_trajectories, teacher_trajectories, tools_value
+from synth.store.export.trajectories import MESSAGES, messages_value, require_trajectories, training_trajectories, tools_value
 
 SCHEMA = pa.schema([
     ("prompt", MESSAGES),
@@ -65,7 +65,7 @@ def export(request: ExportRequest) -> ExportResult:
 
     def rows() -> Iterator[dict]:
         nonlocal mismatched
-        for winner, loser in pairs(teacher_trajectories(request, "selected or reject_reason = 'incorrect'")):
+        for winner, loser in pairs(training_trajectories(request, "selected or reject_reason = 'incorrect'")):
             cut = prompt_length(winner)
             if loser.messages[:prompt_length(loser)] != winner.messages[:cut]:
                 mismatched += 1

@@ -18,6 +18,8 @@ class ExportRequest:
     data_source: str | None = None
     prompt_template: Path | None = None
     force: bool = False
+    role: str = "teacher"
+    """Whose trajectories the SFT formats write: teacher rollouts, or self-play proposals."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from synth.schemas import ChatMessage, ToolCall, Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import PLAIN_MESSAGES, none_selected_note, require_trajectories, teacher_trajectories
+from synth.store.export.trajectories import PLAIN_MESSAGES, none_selected_note, require_trajectories, training_trajectories
 from synth.store.reader import read_columns
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
@@ -114,7 +114,7 @@ def export(request: ExportRequest) -> ExportResult:
     skipped: Counter[str] = Counter()
 
     def rows() -> Iterator[dict]:
-        for trajectory in teacher_trajectories(request, "selected"):
+        for trajectory in training_trajectories(request, "selected"):
             try:
                 text = assistant_text(trajectory.messages)
             except Unsupported as reason:

@@ -1,4 +1,5 @@
-"""SFT chat data: one row per selected teacher trajectory, in OpenAI format:
+"""SFT chat data: one row per selected teacher trajectory (or self-play proposal, with
+`--role proposer`), in OpenAI format:
 
     {"messages": [...], "tools": [...], "item_id": str, "trajectory_id": str}
 
@@ -27,7 +28,7 @@ from synth.store.export.trajectories import (
     messages_value,
     none_selected_note,
     require_trajectories,
-    teacher_trajectories,
+    training_trajectories,
     tools_value,
 )
 
@@ -54,7 +55,7 @@ def export(request: ExportRequest) -> ExportResult:
     parquet = request.out.suffix in PARQUET_SUFFIXES
 
     def rows() -> Iterator[dict]:
-        for trajectory in teacher_trajectories(request, "selected"):
+        for trajectory in training_trajectories(request, "selected"):
             yield sft_row(trajectory, parquet)
 
     count = write_rows(rows(), SCHEMA, request.out)

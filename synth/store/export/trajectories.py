@@ -1,8 +1,9 @@
 """What the trajectory exports (sft, sft-chatml, searchr1-sft, dpo) share: which trajectories they
 read, and the OpenAI message shape they write.
 
-Only teacher rollouts are training targets; solver trajectories of the panel sit in the same
-table and are never exported as SFT or DPO data.
+Teacher rollouts are the training targets (or, with `--role proposer`, self-play proposals whose
+question passed every gate); solver trajectories of the panel sit in the same table and are never
+exported as SFT or DPO data.
 """
 
 import json
@@ -30,9 +31,10 @@ def require_trajectories(request: ExportRequest, fmt: str) -> None:
         )
 
 
-def teacher_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
-    """Teacher trajectories matching the SQL `condition` and the user's --where, in stored order."""
-    where = f"role = 'teacher' and ({condition})" + (f" and ({request.where})" if request.where else "")
+def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
+    """Trajectories of the requested role (teacher by default) matching the SQL `condition` and
+    the user's --where, in stored order."""
+    where = f"role = '{request.role}' and ({condition})" + (f" and ({request.where})" if request.where else "")
     yield from iter_records(request.settings, request.version, "trajectories", where)
 
 
@@ -52,4 +54,4 @@ def tools_value(tools: list[dict], parquet: bool) -> list[dict] | str:
 
 
 def none_selected_note(request: ExportRequest, count: int) -> list[str]:
-    return [] if count else [f"{request.version.ref} has trajectories but no teacher trajectory is selected for SFT"]
+    return [] if count else [f"{request.version.ref} has trajectories but no {request.role} trajectory is selected for SFT"]
