@@ -79,7 +79,7 @@ class RAGVerifier(Filter):
     def _plan(self, items: list[Item]) -> dict[str, dict]:
         """What each judge request shows: the item's evidence plus `distractors` documents of other
         items of the batch, shuffled by a seed of the item (the same on a rerun)."""
-        own = {item.id: [doc_id for doc_id in item.evidence_doc_ids if self.tools.open(doc_id) is not None] for item in items}
+        own = {item.id: [document.id for document in self.tools.open_all(item.evidence_doc_ids)] for item in items}
         pool = list(dict.fromkeys(doc_id for item in items for doc_id in own[item.id]))
         plans = {}
         for item in items:
@@ -88,6 +88,6 @@ class RAGVerifier(Filter):
             distractors = rng.sample(others, min(self.config.distractors, len(others))) if own[item.id] else []
             shown = own[item.id] + distractors
             rng.shuffle(shown)
-            self.shown[item.id] = [self.tools.open(doc_id) for doc_id in shown]
+            self.shown[item.id] = self.tools.open_all(shown)
             plans[item.id] = {"documents": own[item.id], "distractors": distractors, "shown": shown}
         return plans

@@ -230,8 +230,7 @@ class _World:
         sentences that state the item's path and cue edges (a few dozen tokens instead of ~1,200,
         and a cleaner test of whether the question follows from its facts)."""
         if self.config.panel.gold_evidence == "documents":
-            documents = (self.tools.open(doc_id) for doc_id in item.evidence_doc_ids)
-            return [document for document in documents if document is not None]
+            return self.tools.open_all(item.evidence_doc_ids)
         edges = item.path + [Hop.model_validate(edge) for edge in item.metadata.get("cue_edges", [])]
         statements: dict[tuple[str, str], list[str]] = {}
         for edge in edges:

@@ -295,8 +295,7 @@ class _World:
         return targets
 
     def evidence(self, item: Item):
-        documents = (self.tools.open(doc_id) for doc_id in item.evidence_doc_ids)
-        return [document for document in documents if document is not None]
+        return self.tools.open_all(item.evidence_doc_ids)
 
 
 def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], attempts) -> list[Trajectory]:

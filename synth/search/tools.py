@@ -95,6 +95,11 @@ class SearchTools:
     def open(self, doc_id: str) -> Document | None:
         return self.corpus.get(doc_id)
 
+    def open_all(self, doc_ids: list[str]) -> list[Document]:
+        """The documents of `doc_ids` that exist, in order (evidence ids may name missing documents)."""
+        documents = (self.corpus.get(doc_id) for doc_id in doc_ids)
+        return [document for document in documents if document is not None]
+
     def malformed(self, call: ToolCall) -> str | None:
         """Why `call` cannot be run as written (the corrective observation), or None."""
         try:
