@@ -114,7 +114,8 @@ class Panel:
                 id=attempt_id, item_id=item.id, role="solver", model=solver.model, messages=outcome.messages,
                 tools=self.tools.schemas, sample_index=index, final_answer=outcome.answer, correct=match != "none",
                 num_tool_calls=outcome.num_tool_calls, finish_reason=outcome.failure or "answered", usage=outcome.usage,
-                metadata={"condition": condition, "solver": solver.name, "malformed_turns": outcome.malformed_turns},
+                metadata={"condition": condition, "solver": solver.name, "malformed_turns": outcome.malformed_turns,
+                          **self.tools.trajectory_metadata},
             )
         attempt = SolverAttempt(
             id=attempt_id, item_id=item.id, solver=solver.name, model=solver.model, condition=condition, sample_index=index,

@@ -82,6 +82,7 @@ class Teacher:
     async def _trajectory(self, item: Item, index: int, rollout: Rollout, guide: Guidance | None) -> Trajectory:
         messages, metadata = rollout.messages, {
             "protocol": self.protocol, "malformed_calls": rollout.malformed, "context_tokens": rollout.context_tokens,
+            **self.agent.tools.trajectory_metadata,
         }
         if guide is not None:
             messages, rewrites, leaked = await remove_hint_dependence(messages, guide, self.client, rollout.seed)
@@ -89,7 +90,7 @@ class Teacher:
         return Trajectory(
             id=content_hash({"item": item.id, "teacher": self.client.model_id, "sample": index, "protocol": self.protocol,
                              "guided": guide is not None}),
-            item_id=item.id, role="teacher", model=self.client.model_id, messages=messages, tools=self.agent.schemas,
+            item_id=item.id, role="teacher", model=self.client.model_id, messages=messages, tools=self.agent.recorded_schemas,
             sample_index=index, final_answer=rollout.answer, num_tool_calls=rollout.num_tool_calls,
             finish_reason=rollout.finish_reason, usage=rollout.usage, guided=guide is not None, metadata=metadata,
         )

@@ -25,7 +25,7 @@ from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.matching import normalize_answer
 from synth.schemas import Item, Provenance, Trajectory
-from synth.search.agent import AgentTask, Rollout, SearchAgent
+from synth.search.agent import AgentTask, Demonstration, Rollout, SearchAgent
 from synth.search.corpus import Corpus
 
 PROPOSE_SCHEMA = {
@@ -42,9 +42,7 @@ PROPOSE_SCHEMA = {
 }
 
 PROPOSER_SYSTEM = (
-    "You write hard quiz questions by searching a collection of documents.\n"
-    'To search, write: <tool_call>{"name": "search", "arguments": {"query": "your query"}}</tool_call>\n'
-    'To read a document in full, write: <tool_call>{"name": "open", "arguments": {"doc_id": "an id from the results"}}</tool_call>\n'
+    "You write hard quiz questions by searching a collection of documents.\n{tools}\n"
     "Search results come back inside <tool_response> tags. One call per reply.\n"
     "Never write the target answer in a search or in the question. After your searches, reply with "
     "<question>the question</question>: one question whose only answer is the target, built from facts you found."
@@ -54,17 +52,16 @@ PROPOSER_NATIVE_SYSTEM = (
     "Never use the target answer in a search or in the question. After your searches, call `propose` with one "
     "question whose only answer is the target, built from facts you found."
 )
-# A worked proposal about invented entities: small models copy the call format from it. Request only.
-PROPOSER_DEMONSTRATION = (
-    {"role": "user", "content": "Target answer: Grey Harbour\nWhat the collection says about it: Grey Harbour is a drama film "
-                                "directed by Mira Olsen.\nMake 2 different searches, then write the question."},
-    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "Mira Olsen director"}}</tool_call>'},
-    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Mira Olsen) [id: demo#1] Mira Olsen was born in Norway. "
-                                "Mira Olsen directed Grey Harbour.\n</tool_response>"},
-    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "drama film by a director born in Norway"}}</tool_call>'},
-    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Norway) [id: demo#2] Norway is a country in Europe.\n</tool_response>"},
-    {"role": "assistant", "content": "<question>Which drama film was directed by a woman born in Norway?</question>"},
+PROPOSER_DEMONSTRATION = Demonstration(
+    task="Target answer: Grey Harbour\nWhat the collection says about it: Grey Harbour is a drama film directed by Mira Olsen.\n"
+         "Make 2 different searches, then write the question.",
+    searches=(
+        ("Mira Olsen director", ({"id": "demo#1", "title": "Mira Olsen", "text": "Mira Olsen was born in Norway. Mira Olsen directed Grey Harbour."},)),
+        ("drama film by a director born in Norway", ({"id": "demo#2", "title": "Norway", "text": "Norway is a country in Europe."},)),
+    ),
+    result="Which drama film was directed by a woman born in Norway?",
 )
+"""A worked proposal about invented entities: small models copy the call format from it. Request only."""
 PROPOSING = AgentTask(PROPOSER_SYSTEM, PROPOSER_NATIVE_SYSTEM, "question", PROPOSE_SCHEMA, prompt_prefix="",
                       demonstration=PROPOSER_DEMONSTRATION)
 
@@ -171,7 +168,7 @@ class Proposer:
         seeds = [int(content_hash({"target": t.doc_id, "seed": self.seed, "searches": searches, "round": round_index}, length=8), 16)
                  for t in targets]
         rollouts = await agent.run([(self.task_text(target, searches), seed) for target, seed in zip(targets, seeds)])
-        return [self._proposal(target, rollout, searches, round_index, agent.schemas) for target, rollout in zip(targets, rollouts)]
+        return [self._proposal(target, rollout, searches, round_index, agent.recorded_schemas) for target, rollout in zip(targets, rollouts)]
 
     def _proposal(self, target: Target, rollout: Rollout, searches: int, round_index: int, schemas: list[dict]) -> Proposal:
         question = _clean_question(rollout.answer)
@@ -187,7 +184,8 @@ class Proposer:
             item_id=item_id, role="proposer", model=self.client.model_id, messages=rollout.messages, tools=schemas,
             final_answer=question, num_tool_calls=rollout.num_tool_calls, finish_reason=rollout.finish_reason, usage=rollout.usage,
             metadata={"target": target.answer, "target_doc_id": target.doc_id, "round": round_index, "requested_searches": searches,
-                      "queries": queries, "retrieved": retrieved, "malformed_calls": rollout.malformed, "protocol": self.protocol},
+                      "queries": queries, "retrieved": retrieved, "malformed_calls": rollout.malformed, "protocol": self.protocol,
+                      **self.tools.trajectory_metadata},
         )
         if question is None:
             reason = "no_question" if rollout.finish_reason == "answered" else rollout.finish_reason or "no_question"

@@ -31,21 +31,18 @@ def test_reward_reads_the_last_answer_tag():
     assert compute_score("x", "<answer>Paris</answer>", "Paris") == 1.0
 
 
-def test_reward_file_works_when_loaded_by_path_next_to_matching(tmp_path):
-    import importlib.util
+def test_the_reward_file_works_alone_in_a_python_without_synth(tmp_path):
+    """The verl export copies synth/contract/portable.py as synth_contract.py; verl loads it by path."""
     import shutil
     import subprocess
     import sys
-    from pathlib import Path
 
-    import synth.matching
-    import synth.rewards
+    import synth.contract.portable
 
-    shutil.copy(synth.rewards.__file__, tmp_path / "reward.py")
-    shutil.copy(synth.matching.__file__, tmp_path / "matching.py")
+    shutil.copy(synth.contract.portable.__file__, tmp_path / "synth_contract.py")
     script = (
         "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('r', {str(tmp_path / 'reward.py')!r})\n"
+        f"spec = importlib.util.spec_from_file_location('r', {str(tmp_path / 'synth_contract.py')!r})\n"
         "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
         "print(module.compute_score('d', '<answer>Paris</answer>', {'target': ['paris']}))\n"
     )

@@ -1,14 +1,17 @@
-"""The search agent loop: a model answers a question by calling `search`/`open` until it answers.
+"""The search agent loop: a model answers a question by calling the world's tools until it answers.
 
-Two protocols, one stored record. `tags`: tool calls are written as text
+The tools, how their results read and how an answer is finished come from the agent contract
+(`synth.contract`, via `SearchTools.contract`), so the data an agent makes is what the exports and
+the RL stage show. Three protocols, one stored record. `tags`: tool calls are written as text
 (`<tool_call>{...}</tool_call>`, the Hermes/Qwen convention every chat model can follow) and the
 final answer as `<answer>...</answer>`, as in Search-R1; tool results go back as user turns.
-`native`: the request carries OpenAI tool schemas (search, open, answer), the backend's tool-call
-channel returns the calls, and results go back as `tool` messages. `json`: every reply is one call
-`{"name", "arguments"}` held to the tools' schemas by the backend's JSON-schema decoding (vLLM
-structured outputs, OpenAI `response_format`); the final tool opens after `required_calls` calls
-and is the only choice on the last turn, so small models that cannot write a call in text still act. Every protocol stores OpenAI-shaped
-messages (assistant `tool_calls`, `tool` results).
+`native`: the request carries OpenAI tool schemas, the backend's tool-call channel returns the
+calls, results go back as `tool` messages, and the answer comes the contract's way (`<answer>` in
+text, or an `answer` call). `json`: every reply is one call `{"name", "arguments"}` held to the
+tools' schemas by the backend's JSON-schema decoding (vLLM structured outputs, OpenAI
+`response_format`); the final tool opens after `required_calls` calls and is the only choice on the
+last turn, so small models that cannot write a call in text still act. Every protocol stores
+OpenAI-shaped messages (assistant `tool_calls`, `tool` results), answers as the contract finishes.
 
 All unfinished conversations of a batch go to the model together, one turn at a time, so vLLM
 batches them. Every turn is an ordinary cached request whose seed derives from the rollout, so a
@@ -25,30 +28,70 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from synth.contract import DEFAULT, AgentContract
+from synth.contract.contracts import ANSWER_TOOL
+from synth.contract.portable import ANSWER_RECORDED
 from synth.llm.client import LLMClient
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
-from synth.search.tools import ANSWER_SCHEMA, SearchTools
+from synth.search.tools import SearchTools
+
+_TOOL_PURPOSES = {"search": ("To search", "your query"), "open": ("To read a document in full", "an id from the results")}
 
 
-SYSTEM = (
-    "You answer questions by searching a collection of documents.\n"
-    'To search, write: <tool_call>{"name": "search", "arguments": {"query": "your query"}}</tool_call>\n'
-    'To read a document in full, write: <tool_call>{"name": "open", "arguments": {"doc_id": "an id from the results"}}</tool_call>\n'
-    "Search results come back inside <tool_response> tags. Search as often as you need, one call per reply.\n"
-    "When you know the answer, reply with <answer>the answer</answer>: only the name, no explanation."
+def tool_instructions(contract: AgentContract) -> str:
+    """One line per world tool of `contract`: how to call it as a <tool_call> tag (tags protocol)."""
+    lines = []
+    for tool in contract.tools:
+        name = tool["function"]["name"]
+        purpose, example = _TOOL_PURPOSES[name]
+        argument = next(iter(tool["function"]["parameters"]["properties"]))
+        value = [example] if tool["function"]["parameters"]["properties"][argument]["type"] == "array" else example
+        lines.append(f"{purpose}, write: <tool_call>{json.dumps({'name': name, 'arguments': {argument: value}})}</tool_call>")
+    return "\n".join(lines)
+
+
+def tools_sentence(contract: AgentContract) -> str:
+    """"Call `search` as often as you need and `open` to read a document in full." for the contract's tools."""
+    return "Call `search` as often as you need" + (" and `open` to read a document in full." if "open" in contract.tool_names else ".")
+
+
+def call_text(name: str, arguments: dict) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+@dataclass(frozen=True)
+class Demonstration:
+    """A worked rollout about invented entities, shown before the task when `demonstrate` is on (small
+    models copy the call format from it). It is part of the request only, never of the stored
+    trajectory, and is written in the contract's tools and observations."""
+
+    task: str
+    """The first user message."""
+    searches: tuple[tuple[str, tuple[dict, ...]], ...]
+    """(query, documents it finds) per search."""
+    result: str
+    """What the final tag carries."""
+
+    def turns(self, contract: AgentContract, final_tag: str) -> list[dict]:
+        turns = [{"role": "user", "content": self.task}]
+        for query, documents in self.searches:
+            value = [query] if contract.search_argument == "query_list" else query
+            turns.append({"role": "assistant", "content": call_text("search", {contract.search_argument: value})})
+            turns.append({"role": "user", "content": f"<tool_response>\n{contract.render_search([list(documents)])}\n</tool_response>"})
+        turns.append({"role": "assistant", "content": f"<{final_tag}>{self.result}</{final_tag}>"})
+        return turns
+
+
+ANSWERING_DEMONSTRATION = Demonstration(
+    task="Question: In which country was the director of the film Grey Harbour born?",
+    searches=(
+        ("Grey Harbour film director", ({"id": "demo#0", "title": "Grey Harbour", "text": "Grey Harbour was directed by Mira Olsen."},)),
+        ("Mira Olsen born", ({"id": "demo#1", "title": "Mira Olsen", "text": "Mira Olsen was born in Norway."},)),
+    ),
+    result="Norway",
 )
-# A worked rollout (invented entities) shown before the question when `demonstrate` is on: small
-# models copy the call format from it. It is part of the request only, never of the stored trajectory.
-DEMONSTRATION = [
-    {"role": "user", "content": "Question: In which country was the director of the film Grey Harbour born?"},
-    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "Grey Harbour film director"}}</tool_call>'},
-    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Grey Harbour) [id: demo#0] Grey Harbour was directed by Mira Olsen.\n</tool_response>"},
-    {"role": "assistant", "content": '<tool_call>{"name": "search", "arguments": {"query": "Mira Olsen born"}}</tool_call>'},
-    {"role": "user", "content": "<tool_response>\nDoc 1(Title: Mira Olsen) [id: demo#1] Mira Olsen was born in Norway.\n</tool_response>"},
-    {"role": "assistant", "content": "<answer>Norway</answer>"},
-]
 
 
 def extract_tagged(text: str | None, tag: str) -> str | None:
@@ -64,47 +107,58 @@ def extract_answer(text: str | None) -> str | None:
     return extract_tagged(text, "answer")
 
 
-NATIVE_SYSTEM = (
-    "You answer questions by searching a collection of documents with the tools you are given. "
-    "Call `search` as often as you need and `open` to read a document in full. "
-    "When you know the answer, call `answer` with only the answer (usually a name)."
-)
-
-
 @dataclass(frozen=True)
 class AgentTask:
     """What the agent is asked to produce and how it says it is done: an answer to a question
     (solvers, teachers) or, for a self-play proposer, a question for a given answer."""
 
     system: str
-    """System prompt of the tags protocol."""
-    native_system: str
-    """System prompt of the native protocol."""
+    """System prompt of the tags protocol; `{tools}` stands for the contract's call instructions."""
+    call_system: str
+    """System prompt when the result is delivered by calling `final_tool` (json protocol; native for a
+    proposer); `{tools_sentence}` stands for what the contract's tools are for."""
     final_tag: str
     """Tag that carries the result in the tags protocol (`<answer>`)."""
     final_tool: dict
-    """Tool that carries the result in the native protocol (its schema)."""
+    """Tool that carries the result when it is a call (its schema)."""
     prompt_prefix: str = "Question: "
     """Put before the task text in the first user message."""
-    demonstration: tuple[dict, ...] = ()
-    """A worked rollout shown before the task when `demonstrate` is on (request only, never stored)."""
+    demonstration: Demonstration | None = None
+    answering: bool = False
+    """An answer to a question: the agent contract decides how the native protocol finishes (an
+    `<answer>` tag or the `answer` call) and what a json-protocol answer is stored as."""
 
     @property
     def final_argument(self) -> str:
         return next(iter(self.final_tool["function"]["parameters"]["required"]))
 
-    @property
-    def json_system(self) -> str:
-        """System prompt of the json protocol: the native one plus the reply format."""
-        return (f"{self.native_system}\nReply with exactly one JSON object per turn, a tool call: "
-                '{"name": "<tool>", "arguments": {...}}. Tools: search (query), open (doc_id), '
-                f"{self.final_tool['function']['name']} ({self.final_argument}).")
+    def tags_system(self, contract: AgentContract) -> str:
+        return self.system.replace("{tools}", tool_instructions(contract))
 
-    @property
-    def json_demonstration(self) -> list[dict]:
+    def native_system(self, contract: AgentContract) -> str:
+        return contract.system_prompt if self.answering else self._call_system(contract)
+
+    def _call_system(self, contract: AgentContract) -> str:
+        return self.call_system.replace("{tools_sentence}", tools_sentence(contract))
+
+    def native_final_call(self, contract: AgentContract) -> bool:
+        """Whether the native protocol offers `final_tool` (else the result comes as a tag in text)."""
+        return not self.answering or contract.finish == "call"
+
+    def json_system(self, contract: AgentContract) -> str:
+        """System prompt of the json protocol: the call-delivering one plus the reply format."""
+        tools = ", ".join(f"{name} ({next(iter(contract.tool(name)['function']['parameters']['properties']))})" for name in contract.tool_names)
+        return (f"{self._call_system(contract)}\nReply with exactly one JSON object per turn, a tool call: "
+                '{"name": "<tool>", "arguments": {...}}. '
+                f"Tools: {tools}, {self.final_tool['function']['name']} ({self.final_argument}).")
+
+    def demonstration_turns(self, contract: AgentContract) -> list[dict]:
+        return self.demonstration.turns(contract, self.final_tag) if self.demonstration else []
+
+    def json_demonstration(self, contract: AgentContract) -> list[dict]:
         """The demonstration with each call or final tag written as the JSON call it stands for."""
         turns = []
-        for message in self.demonstration:
+        for message in self.demonstration_turns(contract):
             if message["role"] == "assistant":
                 final = extract_tagged(message["content"], self.final_tag)
                 if final is not None:
@@ -120,14 +174,28 @@ class AgentTask:
         tag = self.final_tag
         return f"error: reply with exactly one <tool_call>{{...}}</tool_call> or with <{tag}>...</{tag}>."
 
-    @property
-    def native_correction(self) -> str:
-        name = self.final_tool["function"]["name"]
-        return f"error: call one of the tools (search, open, {name}); to finish, call {name}."
+    def native_correction(self, contract: AgentContract) -> str:
+        tools = ", ".join(contract.tool_names)
+        if self.native_final_call(contract):
+            name = self.final_tool["function"]["name"]
+            return f"error: call one of the tools ({tools}, {name}); to finish, call {name}."
+        tag = self.final_tag
+        return f"error: call one of the tools ({tools}); to finish, reply with <{tag}>...</{tag}>."
 
 
-ANSWERING = AgentTask(SYSTEM, NATIVE_SYSTEM, "answer", ANSWER_SCHEMA, demonstration=tuple(DEMONSTRATION))
+SYSTEM = (
+    "You answer questions by searching a collection of documents.\n{tools}\n"
+    "Search results come back inside <tool_response> tags. Search as often as you need, one call per reply.\n"
+    "When you know the answer, reply with <answer>the answer</answer>: only the name, no explanation."
+)
+ANSWER_CALL_SYSTEM = (
+    "You answer questions by searching a collection of documents with the tools you are given. "
+    "{tools_sentence} When you know the answer, call `answer` with only the answer (usually a name)."
+)
+ANSWERING = AgentTask(SYSTEM, ANSWER_CALL_SYSTEM, "answer", ANSWER_TOOL, demonstration=ANSWERING_DEMONSTRATION, answering=True)
 """Answer a question: what solvers and teachers do."""
+DEMONSTRATION = ANSWERING.demonstration_turns(DEFAULT)
+"""The answering demonstration under the default contract."""
 
 
 @dataclass
@@ -203,14 +271,29 @@ class SearchAgent:
         self.max_context_tokens = max_context_tokens
 
     @property
+    def contract(self) -> AgentContract:
+        return self.tools.contract
+
+    @property
+    def final_is_call(self) -> bool:
+        """Whether the result comes as a call of the task's final tool (else in its tag, in text)."""
+        return self.protocol == "json" or (self.protocol == "native" and self.task.native_final_call(self.contract))
+
+    @property
     def schemas(self) -> list[dict]:
         """The tools this agent offers, as OpenAI function schemas."""
-        return self.tools.schemas + ([self.task.final_tool] if self.protocol in ("native", "json") else [])
+        return self.tools.schemas + ([self.task.final_tool] if self.final_is_call else [])
+
+    @property
+    def recorded_schemas(self) -> list[dict]:
+        """The tools its stored trajectories use: an answer stored as a tag needs no `answer` tool."""
+        stored_as_tag = self.task.answering and self.contract.finish == "tag"
+        return self.tools.schemas if stored_as_tag else self.schemas
 
     async def run(self, questions: list[tuple[str, int]], hints: list[str | None] | None = None) -> list[Rollout]:
         """One rollout per (question, seed), all advanced turn by turn in shared batches."""
         task = self.task
-        system = {"native": task.native_system, "json": task.json_system}.get(self.protocol, task.system)
+        system = {"native": task.native_system, "json": task.json_system}.get(self.protocol, task.tags_system)(self.contract)
         rollouts = [
             Rollout(question, seed, [ChatMessage(role="system", content=system), ChatMessage(role="user", content=f"{task.prompt_prefix}{question}")],
                     hint=hints[index] if hints else None)
@@ -240,7 +323,7 @@ class SearchAgent:
             sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
             prompt = _prompt(rollout.messages, tags=False)
             if self.demonstrate:
-                prompt = prompt[:1] + self.task.json_demonstration + prompt[1:]
+                prompt = prompt[:1] + self.task.json_demonstration(self.contract) + prompt[1:]
             if turn == self.max_turns - 1:  # the budget's last turn must deliver the result
                 allowed = [self.task.final_tool]
             elif rollout.num_tool_calls < self.required_calls:
@@ -253,7 +336,7 @@ class SearchAgent:
                                       stop=["</tool_call>", f"</{self.task.final_tag}>"])
             prompt = _prompt(rollout.messages)
             if self.demonstrate:
-                prompt = prompt[:1] + list(self.task.demonstration) + prompt[1:]
+                prompt = prompt[:1] + self.task.demonstration_turns(self.contract) + prompt[1:]
         if rollout.hint:
             prompt = [{**prompt[0], "content": f"{prompt[0]['content']}\n\n{rollout.hint}"}, *prompt[1:]]
         return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage, json_schema=schema,
@@ -303,7 +386,7 @@ class SearchAgent:
             rollout.messages.append(ChatMessage(role="assistant", content=text))
             rollout.answer, rollout.finish_reason = answer, "answered"
             return
-        self._malformed(rollout, completion, text or "", self.task.native_correction)
+        self._malformed(rollout, completion, text or "", self.task.native_correction(self.contract))
 
     def _advance_json(self, rollout: Rollout, completion: Completion) -> None:
         text = completion.text or ""
@@ -313,7 +396,7 @@ class SearchAgent:
             call = ToolCall(id=f"call_{len(rollout.messages)}_0",
                             function=FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False)))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            self._malformed(rollout, completion, text, self.task.native_correction)  # cut off, or a backend without JSON decoding
+            self._malformed(rollout, completion, text, self.task.native_correction(self.contract))  # cut off, or no JSON decoding
             return
         self._run_calls(rollout, None, [call])
 
@@ -328,9 +411,18 @@ class SearchAgent:
         rollout.messages.append(ChatMessage(role="user", content=correction))
 
     def _run_calls(self, rollout: Rollout, content: str | None, calls: list[ToolCall]) -> None:
-        """Answer every call of one assistant turn, in order; the task's final call ends the rollout."""
-        rollout.messages.append(ChatMessage(role="assistant", content=content, tool_calls=calls))
+        """Answer every call of one assistant turn, in order; the task's final call ends the rollout.
+        Under a contract that finishes with a tag, an answer delivered as a call (json protocol) is
+        stored as the contract says: `<answer>X</answer>` in text, with no tool turn."""
         final, argument = self.task.final_tool["function"]["name"], self.task.final_argument
+        if self.task.answering and self.contract.finish == "tag" and [call.function.name for call in calls] == [final]:
+            answer = _string_argument(calls[0], argument)
+            if answer is not None:
+                text = self.contract.answer_text(answer)
+                rollout.messages.append(ChatMessage(role="assistant", content=f"{content}\n{text}" if content else text))
+                rollout.answer, rollout.finish_reason = answer, "answered"
+                return
+        rollout.messages.append(ChatMessage(role="assistant", content=content, tool_calls=calls))
         for call in calls:
             if call.function.name == final:
                 answer = _string_argument(call, argument)
@@ -339,14 +431,14 @@ class SearchAgent:
                     observation = f"error: {final} needs a non-empty string `{argument}`"
                 else:
                     rollout.answer, rollout.finish_reason = answer, "answered"
-                    observation = f"{argument.capitalize()} recorded."
+                    observation = ANSWER_RECORDED if argument == "answer" else f"{argument.capitalize()} recorded."
             else:
                 error = self.tools.malformed(call)
                 rollout.malformed += error is not None
                 if error is None:
                     result = self.tools.execute(call)
                     observation = result.text
-                    rollout.queries += [result.query] if result.query else []
+                    rollout.queries += result.queries
                     rollout.retrieved += [document.id for document in result.documents]
                 else:
                     observation = error

@@ -1,69 +1,31 @@
-"""The tools agents search with: `search(query, k)` and `open(doc_id)`, as OpenAI function schemas.
+"""The tools agents search with, as the agent contract declares them (`synth.contract`).
 
 Teachers, solvers and proposers call the same object in-process, so every agent sees the same
-world. Results render the way Search-R1 shows retrieved passages to its policy (`Doc i(Title: t)
-text`), plus the document id, so an agent can `open` a document and cite it as evidence.
+world, and results render through the contract's own functions (`synth.contract.portable`), the
+very ones the exported verl tools use: `Doc 1(Title: T) [id: I] text` under the default contract,
+so an agent can `open` a document and cite it as evidence.
 """
 
 import json
 from dataclasses import dataclass, field
 
+from synth.contract import DEFAULT, AgentContract
+from synth.contract import portable
 from synth.schemas import Document, ToolCall
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever
 
 MAX_K = 20
 
-SEARCH_SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": "Search the document collection. Returns the top passages, each with its document id.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to look for, in words."},
-                "k": {"type": "integer", "description": f"How many passages (1-{MAX_K}).", "minimum": 1, "maximum": MAX_K, "default": 5},
-            },
-            "required": ["query"],
-        },
-    },
-}
-OPEN_SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": "open",
-        "description": "Read one document in full by its id (as shown in search results).",
-        "parameters": {
-            "type": "object",
-            "properties": {"doc_id": {"type": "string", "description": "A document id from a search result."}},
-            "required": ["doc_id"],
-        },
-    },
-}
 
-
-ANSWER_SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": "answer",
-        "description": "Give the final answer and stop. Only the answer itself (usually a name), no explanation.",
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string", "description": "The final answer."}},
-            "required": ["answer"],
-        },
-    },
-}
-"""Offered to agents with a native tool-call channel, so the final answer is a call like the others."""
+def document_fields(document: Document) -> dict:
+    """A document as the contract's renderers take it."""
+    return {"id": document.id, "title": document.title, "text": document.text}
 
 
 def render_documents(documents: list[Document]) -> str:
-    """Search-R1's passage rendering, with each document's id."""
-    return "\n".join(
-        f"Doc {number}(Title: {document.title}) [id: {document.id}] {document.text}"
-        for number, document in enumerate(documents, start=1)
-    )
+    """Documents in the default contract's style (gold evidence, `synth search query`); "" for none."""
+    return portable.render_search("synth", [[document_fields(d) for d in documents]]) if documents else ""
 
 
 @dataclass(frozen=True)
@@ -73,8 +35,8 @@ class ToolResult:
     text: str
     documents: list[Document] = field(default_factory=list)
     """Documents a search returned or `open` read (none for an error)."""
-    query: str | None = None
-    """The query, for a search."""
+    queries: list[str] = field(default_factory=list)
+    """The queries, for a search."""
 
 
 @dataclass
@@ -82,15 +44,26 @@ class SearchTools:
     corpus: Corpus
     retriever: Retriever
     default_k: int = 5
+    """Passages per search: the world's fixed top-k (the verl export writes it into its tool config)."""
+    contract: AgentContract = DEFAULT
+
+    @property
+    def trajectory_metadata(self) -> dict:
+        """What a trajectory made with these tools records: its contract and the search top-k
+        (exports render it under that contract; the verl export gives its search tool that k)."""
+        return {"contract": self.contract.name, "search_k": self.default_k}
 
     @property
     def schemas(self) -> list[dict]:
-        return [SEARCH_SCHEMA, OPEN_SCHEMA]
+        """The world's tools as OpenAI function schemas (without the contract's `answer` tool)."""
+        return list(self.contract.tools)
 
     def search(self, query: str, k: int | None = None) -> list[Document]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: list[str], k: int | None = None) -> list[list[Document]]:
         k = max(1, min(int(k or self.default_k), MAX_K))
-        [hits] = self.retriever.search([query], k)
-        return [self.corpus.documents[hit.position] for hit in hits]
+        return [[self.corpus.documents[hit.position] for hit in hits] for hits in self.retriever.search(queries, k)]
 
     def open(self, doc_id: str) -> Document | None:
         return self.corpus.get(doc_id)
@@ -102,22 +75,14 @@ class SearchTools:
 
     def malformed(self, call: ToolCall) -> str | None:
         """Why `call` cannot be run as written (the corrective observation), or None."""
+        name = call.function.name
         try:
             arguments = json.loads(call.function.arguments or "{}")
         except json.JSONDecodeError:
-            return f"error: the arguments of {call.function.name} are not valid JSON"
-        if not isinstance(arguments, dict):
-            return f"error: the arguments of {call.function.name} must be a JSON object"
-        if call.function.name == "search":
-            query = arguments.get("query")
-            if not isinstance(query, str) or not query.strip():
-                return "error: search needs a non-empty string `query`"
-        elif call.function.name == "open":
-            if arguments.get("doc_id") is None:
-                return "error: open needs a `doc_id` from a search result"
-        else:
-            return f"error: unknown tool {call.function.name!r}; the tools are search and open"
-        return None
+            return f"error: the arguments of {name} are not valid JSON"
+        if name not in self.contract.tool_names:
+            return f"error: unknown tool {name!r}; the tools are {' and '.join(self.contract.tool_names)}"
+        return portable.argument_error(name, arguments, self.contract.search_argument)
 
     def call(self, call: ToolCall) -> str:
         """Run one tool call from a model and return the tool message content. Bad calls get an
@@ -125,18 +90,17 @@ class SearchTools:
         return self.execute(call).text
 
     def execute(self, call: ToolCall) -> ToolResult:
-        """`call`, keeping the query and the documents shown (a proposer's evidence is exactly these)."""
+        """`call`, keeping the queries and the documents shown (a proposer's evidence is exactly these)."""
         error = self.malformed(call)
         if error is not None:
             return ToolResult(error)
         arguments = json.loads(call.function.arguments or "{}")
         if call.function.name == "search":
-            query = arguments["query"]
-            k = arguments.get("k")
-            documents = self.search(query, k if isinstance(k, int) else None)
-            return ToolResult(render_documents(documents) if documents else "No results.", documents, query)
-        doc_id = arguments["doc_id"]
-        document = self.open(str(doc_id))
-        if document is None:
-            return ToolResult(f"error: no document with id {doc_id!r}")
-        return ToolResult(f"(Title: {document.title}) [id: {document.id}] {document.text}", [document])
+            queries = portable.search_queries(arguments)
+            results = self.search_many(queries)
+            text = self.contract.render_search([[document_fields(d) for d in hits] for hits in results])
+            return ToolResult(text, [document for hits in results for document in hits], queries)
+        doc_id = str(arguments["doc_id"])
+        document = self.open(doc_id)
+        return ToolResult(portable.render_document(document_fields(document) if document else None, doc_id),
+                          [document] if document else [])

@@ -5,6 +5,7 @@ import asyncio
 
 import pytest
 
+from synth.contract import get_contract
 from synth.filters.rejection import distill_statistics, judge_rollouts, reject_reason, unanswered_calls
 from synth.filters.solvers import item_seed
 from synth.generators.distill import DistillConfig, Teacher
@@ -142,28 +143,41 @@ def test_calls_without_a_tool_message_and_runs_without_an_answer_are_rejected(ma
     assert reject_reason(Trajectory(messages=answered, final_answer=None, **base), item(make_item), config, 0.8) == "no_answer"
 
 
-def test_native_protocol_uses_the_tool_channel_and_stores_the_same_record(make_item, tools):
+@pytest.mark.parametrize("contract", ["synth", "synth-answer-tool"])
+def test_native_protocol_uses_the_tool_channel_and_finishes_as_the_contract_says(make_item, tools, contract):
     items = [item(make_item)]
+    tools.contract = get_contract(contract)
+    by_call = contract == "synth-answer-tool"
+    offered = ["search", "open", "answer"] if by_call else ["search", "open"]
 
     def native(request):
-        assert [tool["function"]["name"] for tool in request.tools] == ["search", "open", "answer"]
+        assert [tool["function"]["name"] for tool in request.tools] == offered
+        assert ("call `answer`" in request.messages[0]["content"]) == by_call  # the contract's system prompt
         turn = sum(message["role"] == "assistant" for message in request.messages)
         if turn == 0:  # two calls at once; the backend numbers ids per reply, so they repeat across turns
             return Completion(text=None, finish_reason="tool_calls", tool_calls=[
                 ToolCall(id="call_0", function=FunctionCall(name="search", arguments='{"query": "born in Springfield"}')),
                 ToolCall(id="call_1", function=FunctionCall(name="open", arguments='{"doc_id": "d2"}'))])
         assert request.messages[-1]["role"] == "tool" and request.messages[2]["content"] is None
-        return Completion(text="It is the film.", finish_reason="tool_calls",
-                          tool_calls=[ToolCall(id="call_0", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))])
+        if by_call:
+            return Completion(text="It is the film.", finish_reason="tool_calls",
+                              tool_calls=[ToolCall(id="call_0", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))])
+        return Completion(text="It is the film. <answer>First Light</answer>", finish_reason="stop")
 
     config = DistillConfig(enabled=True, n=1)
     teacher = Teacher(config, LLMClient(ScriptedBackend(default=native, native_tools=True)), tools)
     assert teacher.protocol == "native"
     [trajectory] = judge_rollouts(items, run(teacher, items), config, 0.8)
     assert trajectory.selected and trajectory.final_answer == "First Light" and trajectory.num_tool_calls == 2  # the answer call is no search
-    assert [m.role for m in trajectory.messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool"]
-    assert "[id: d2]" in trajectory.messages[4].content and trajectory.messages[6].tool_call_id == "call_0"
-    assert [tool["function"]["name"] for tool in trajectory.tools] == ["search", "open", "answer"]
+    assert "[id: d2]" in trajectory.messages[4].content
+    assert trajectory.metadata["contract"] == contract and trajectory.metadata["search_k"] == 2
+    assert [tool["function"]["name"] for tool in trajectory.tools] == offered
+    if by_call:
+        assert [m.role for m in trajectory.messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool"]
+        assert trajectory.messages[6].tool_call_id == "call_0" and trajectory.messages[6].content == "Answer recorded."
+    else:
+        assert [m.role for m in trajectory.messages] == ["system", "user", "assistant", "tool", "tool", "assistant"]
+        assert trajectory.messages[-1].content == "It is the film. <answer>First Light</answer>"
     assert Teacher(config, LLMClient(ScriptedBackend()), tools).protocol == "tags"  # auto: no tool channel
 
 
@@ -250,5 +264,7 @@ def test_the_json_protocol_makes_the_teacher_search_before_it_may_answer(make_it
     assert teacher.protocol == "json" and judged.selected and judged.reject_reason is None and judged.num_tool_calls == 1
     options = [[o["properties"]["name"]["const"] for o in request.json_schema["anyOf"]] for request in backend.requests]
     assert options == [["search", "open"], ["search", "open", "answer"]]  # no answer before min_tool_calls searches
-    assert [m.role for m in judged.messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
-    assert judged.messages[4].tool_calls[0].function.name == "answer" and judged.final_answer == "First Light"
+    # the answer, a JSON call on the wire, is stored as the default contract finishes: in <answer> tags
+    assert [m.role for m in judged.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert judged.messages[4].content == "<answer>First Light</answer>" and judged.final_answer == "First Light"
+    assert [tool["function"]["name"] for tool in judged.tools] == ["search", "open"]

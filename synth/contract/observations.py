@@ -1,0 +1,86 @@
+"""Read rendered search results back into documents, so a trajectory recorded under one contract
+can be shown under another (`synth.contract.render`). Each parser inverts one style of
+`portable.render_search` and returns None for text that is not in that style.
+
+The searchr1 and verl styles carry no document ids, so only their titles and texts come back;
+rendering them in the synth style (which shows ids) is refused upstream.
+"""
+
+import json
+import re
+
+from synth.contract.portable import NO_RESULTS
+
+_SYNTH_DOC = re.compile(r"^Doc (\d+)\(Title: (.*?)\) \[id: (.*?)\] ", re.MULTILINE)
+_SEARCHR1_DOC = re.compile(r'^Doc (\d+)\(Title: "(.*?)"\) ', re.MULTILINE)
+_VERL_DOC = re.compile(r'^Doc (\d+) \(Title: "(.*?)"\)\n', re.MULTILINE)
+
+
+def _numbered(pattern: re.Pattern, text: str, separator: str) -> list[tuple[re.Match, str]] | None:
+    """Matches of `pattern` numbered 1, 2, ... that cover `text`, each with the text up to the next one."""
+    matches = [match for match in pattern.finditer(text)]
+    if not matches or matches[0].start() != 0:
+        return None
+    documents, expected = [], 1
+    for index, match in enumerate(matches):
+        if int(match.group(1)) != expected:
+            return None
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        body = text[match.end():end]
+        if index + 1 < len(matches):
+            if not body.endswith(separator):
+                return None
+            body = body[: len(body) - len(separator)]
+        documents.append((match, body))
+        expected += 1
+    return documents
+
+
+def parse_synth(text: str) -> list[list[dict]] | None:
+    if text == NO_RESULTS:
+        return [[]]
+    documents = _numbered(_SYNTH_DOC, text, "\n")
+    if documents is None:
+        return None
+    return [[{"id": match.group(3), "title": match.group(2), "text": body} for match, body in documents]]
+
+
+def parse_searchr1(text: str) -> list[list[dict]] | None:
+    if text == "":
+        return [[]]
+    documents = _numbered(_SEARCHR1_DOC, text, "\n")
+    if documents is None:
+        return None
+    return [[{"id": None, "title": match.group(2), "text": body} for match, body in documents]]
+
+
+def parse_verl(text: str) -> list[list[dict]] | None:
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("result"), str):
+        return None
+    results = []
+    for block in payload["result"].split("\n---\n"):
+        if block == "":
+            results.append([])
+            continue
+        documents = _numbered(_VERL_DOC, block, "\n\n")
+        if documents is None:
+            return None
+        results.append([{"id": None, "title": match.group(2), "text": body} for match, body in documents])
+    return results
+
+
+PARSERS = {"synth": parse_synth, "searchr1": parse_searchr1, "verl": parse_verl}
+
+
+def parse_search(text: str, style: str | None) -> tuple[str, list[list[dict]]] | None:
+    """(style, documents per query) of a search result in `style`, or in whichever style parses when
+    `style` is None (a trajectory imported from elsewhere); None when no style does."""
+    for name in [style] if style else list(PARSERS):
+        parsed = PARSERS[name](text)
+        if parsed is not None:
+            return name, parsed
+    return None

@@ -1,0 +1,198 @@
+"""A stored trajectory as a training conversation under an agent contract.
+
+Every trajectory export (sft, sft-chatml, sharegpt, searchr1-sft, dpo) goes through `render`, so
+they all show the same prompt, tools, observations and final answer, and `--contract` changes all
+of them together. Under a contract the conversation is rebuilt from what the agent did:
+
+- the prompt is the contract's system prompt and question (the agent's own prompt was a request
+  detail: demonstrations, protocol instructions, hints);
+- each call is mapped onto the contract's tools (`search(query)` <-> `search(query_list=[query])`);
+- each search result is shown in the contract's style (read back with `observations.parse_search`);
+- the answer is finished the contract's way: `<answer>X</answer>` in a last turn without calls, or an
+  `answer` call, its acknowledgement and a closing `<answer>X</answer>` turn.
+
+What cannot be shown faithfully raises `Unrenderable` with the reason (a tool the contract lacks, a
+malformed call that would need remapping, results without the document ids a style shows, a
+conversation that does not end with an answer), and the export skips and counts it.
+
+Trajectories imported from elsewhere have no recorded contract; without `--contract` they are kept
+as recorded (their own prompt, tools and observations), still refused if they end on a tool turn.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+
+from synth.contract.contracts import DEFAULT, AgentContract, get_contract
+from synth.contract.observations import parse_search
+from synth.contract.portable import ANSWER_RECORDED, extract_answer
+from synth.errors import ConfigError
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
+
+
+class Unrenderable(Exception):
+    """The trajectory cannot be shown under the contract; the message says why (it is counted)."""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    messages: list[ChatMessage]
+    tools: list[dict]
+
+
+def recorded_contract(trajectory: Trajectory) -> AgentContract | None:
+    """The contract the agent ran under; None for imported trajectories (their own conventions)."""
+    name = trajectory.metadata.get("contract")
+    if name:
+        try:
+            return get_contract(name)
+        except ConfigError:
+            raise Unrenderable(f"recorded under an unknown contract {name}") from None
+    if "source" in trajectory.metadata:
+        return None
+    return DEFAULT  # made by synth before contracts were recorded, with synth's tools and observations
+
+
+def render(trajectory: Trajectory, contract: AgentContract | None, question: str) -> Conversation:
+    """`trajectory` under `contract` (None: the contract it was recorded under)."""
+    source = recorded_contract(trajectory)
+    target = contract or source
+    if target is None:
+        return _as_recorded(trajectory)
+    return _Renderer(target, source.observation if source else None).conversation(trajectory, question)
+
+
+def _as_recorded(trajectory: Trajectory) -> Conversation:
+    _require_final_answer(trajectory.messages)
+    return Conversation(list(trajectory.messages), list(trajectory.tools))
+
+
+def _require_final_answer(messages: list[ChatMessage]) -> None:
+    last = messages[-1]
+    if last.role == "tool":
+        raise Unrenderable("ends on a tool turn")
+    if last.role != "assistant" or last.tool_calls:
+        raise Unrenderable("does not end with an answer")
+
+
+class _Renderer:
+    def __init__(self, target: AgentContract, source_style: str | None):
+        self.target = target
+        self.source_style = source_style
+
+    def conversation(self, trajectory: Trajectory, question: str) -> Conversation:
+        messages = [ChatMessage(role="system", content=self.target.system_prompt),
+                    ChatMessage(role="user", content=self.target.user_prompt(question))]
+        pending: list[tuple[ToolCall, str | None]] = []  # calls awaiting their result, with the answer they carry
+        for message in _body(trajectory.messages):
+            if message.role == "assistant":
+                pending = self._assistant(message, messages)
+            elif message.role == "tool":
+                self._tool(message, pending, messages)
+            else:
+                messages.append(message)  # a corrective user turn of the agent loop
+        _require_final_answer(messages)
+        return Conversation(messages, self.target.schemas)
+
+    def _assistant(self, message: ChatMessage, out: list[ChatMessage]) -> list[tuple[ToolCall, str | None]]:
+        calls, answers = [], []
+        for call in message.tool_calls or []:
+            if call.function.name == "answer":
+                answer = _answer_argument(call)
+                answers.append(answer)
+                calls.append((call, answer))
+            else:
+                calls.append((self._world_call(call), None))
+        recorded = list(calls)  # the stored tool results answer these, in order
+        content = message.content
+        if not answers and self.target.finish == "call" and (answer := extract_answer(content or "")) is not None:
+            # a text answer becomes the contract's answer call
+            content = _without_answer_tags(content)
+            call = ToolCall(id=f"call_answer_{len(out)}", function=FunctionCall(name="answer", arguments=json.dumps({"answer": answer})))
+            calls.append((call, answer))
+            answers.append(answer)
+        if answers and len(calls) > 1:
+            raise Unrenderable("answers in the same turn as another call")
+        if answers and self.target.finish == "tag":
+            text = self.target.answer_text(answers[0])
+            out.append(message.model_copy(update={"content": f"{content}\n{text}" if content else text, "tool_calls": None}))
+            return recorded  # the stored acknowledgement of an answer call is dropped
+        out.append(message.model_copy(update={"content": content, "tool_calls": [call for call, _ in calls] or None}))
+        if answers:  # finish == "call": the acknowledgement and the closing turn
+            out.append(ChatMessage(role="tool", tool_call_id=calls[0][0].id, name="answer", content=ANSWER_RECORDED))
+            out.append(ChatMessage(role="assistant", content=self.target.answer_text(answers[0])))
+        return recorded
+
+    def _world_call(self, call: ToolCall) -> ToolCall:
+        name = call.function.name
+        if name not in self.target.tool_names:
+            raise Unrenderable(f"calls {name}, which the {self.target.name} contract does not have")
+        if name != "search":
+            return call
+        wanted = self.target.search_argument
+        try:
+            arguments = json.loads(call.function.arguments)
+        except json.JSONDecodeError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            if self.source_style == self.target.observation:
+                return call  # the same contract: a malformed call stays as the model wrote it
+            raise Unrenderable("malformed search call")
+        if wanted in arguments:
+            return call
+        if wanted == "query_list" and isinstance(arguments.get("query"), str):
+            mapped = {"query_list": [arguments["query"]]}
+        elif wanted == "query" and isinstance(arguments.get("query_list"), list) and len(arguments["query_list"]) == 1:
+            mapped = {"query": arguments["query_list"][0]}
+        else:
+            raise Unrenderable(f"search arguments the {self.target.name} contract cannot express")
+        return call.model_copy(update={"function": FunctionCall(name="search", arguments=json.dumps(mapped, ensure_ascii=False))})
+
+    def _tool(self, message: ChatMessage, pending: list[tuple[ToolCall, str | None]], out: list[ChatMessage]) -> None:
+        index = next((i for i, (call, _) in enumerate(pending) if call.id == message.tool_call_id), 0 if pending else None)
+        if index is None:
+            raise Unrenderable("a tool result without a call")
+        call, answer = pending.pop(index)
+        if answer is not None:
+            return  # an answer call's acknowledgement: written (or dropped) with the call itself
+        content = message.content or ""
+        if call.function.name == "search" and not content.startswith("error:"):
+            content = self._observation(content)
+        out.append(message.model_copy(update={"content": content, "tool_call_id": call.id}))
+
+    def _observation(self, text: str) -> str:
+        if self.source_style == self.target.observation:
+            return text
+        parsed = parse_search(text, self.source_style)
+        if parsed is None:
+            raise Unrenderable("search results in an unknown format")
+        style, results = parsed
+        if style == self.target.observation:
+            return text
+        if self.target.observation == "synth" and any(document["id"] is None for hits in results for document in hits):
+            raise Unrenderable(f"{style} search results carry no document ids, which the {self.target.name} contract shows")
+        return self.target.render_search(results)
+
+
+def _body(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """What the agent did: everything after the first user turn (the question)."""
+    first_user = next((index for index, message in enumerate(messages) if message.role == "user"), None)
+    if first_user is None:
+        raise Unrenderable("no question")
+    return messages[first_user + 1:]
+
+
+def _answer_argument(call: ToolCall) -> str:
+    try:
+        arguments = json.loads(call.function.arguments)
+    except json.JSONDecodeError:
+        arguments = None
+    answer = arguments.get("answer") if isinstance(arguments, dict) else None
+    if not isinstance(answer, str) or not answer.strip():
+        raise Unrenderable("malformed answer call")
+    return " ".join(answer.split())
+
+
+def _without_answer_tags(text: str) -> str | None:
+    stripped = re.sub(r"\s*<answer>.*?</answer>\s*", " ", text, flags=re.DOTALL).strip()
+    return stripped or None
