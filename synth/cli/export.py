@@ -5,8 +5,9 @@ from pathlib import Path
 import click
 
 from synth.cli.options import json_option, load_settings
+from synth.contract.contracts import CONTRACTS  # plain data, cheap to import
 
-FORMAT_NAMES = ["sft", "sft-chatml", "searchr1-sft", "dpo", "verl", "searchr1", "hf", "jsonl"]
+FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", "searchr1", "hf", "jsonl"]
 
 
 @click.command()
@@ -18,20 +19,28 @@ FORMAT_NAMES = ["sft", "sft-chatml", "searchr1-sft", "dpo", "verl", "searchr1", 
 @click.option("--data-source", help="Override data_source in verl/searchr1 rows (it selects the trainer's scorer).")
 @click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder (verl/searchr1/searchr1-sft).")
 @click.option("--role", type=click.Choice(["teacher", "proposer"]), default="teacher", show_default=True,
-              help="sft/sft-chatml: teacher rollouts, or self-play proposals whose question passed every gate.")
-@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+              help="sft/sft-chatml/sharegpt: teacher rollouts, or self-play proposals whose question passed every gate.")
+@click.option("--contract", type=click.Choice(list(CONTRACTS)),
+              help="Agent contract (tools, observations, finishing) to render under; default: each trajectory's own "
+                   "(synth), searchr1 for the Search-R1 formats. The same choice gives the same conversation in every format.")
+@click.option("--arguments", type=click.Choice(["object", "string"]), default="object", show_default=True,
+              help="Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings.")
+@click.option("--retrieval-url", default="http://127.0.0.1:8000", show_default=True,
+              help="verl: where the exported tools reach `synth search serve`.")
+@click.option("--force", is_flag=True, help="Replace --out (and the verl helper files) if they exist.")
 @json_option
-def export(ref, fmt, out, split, where, data_source, prompt_template, role, force, as_json) -> None:
+def export(ref, fmt, out, split, where, data_source, prompt_template, role, contract, arguments, retrieval_url, force, as_json) -> None:
     """Export dataset NAME (latest version) or NAME@VERSION to a training format.
 
     \b
     sft           SFT chat rows {messages, tools} (OpenAI format) from selected teacher trajectories
                   (--role proposer: self-play proposals whose question passed every gate)
     sft-chatml    the same as role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes)
+    sharegpt      the same for LLaMA-Factory: human/function_call/observation/gpt turns, tools column
     searchr1-sft  the same as Search-R1 text: <think>, <search>, <information>, <answer>
     dpo           TRL preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect
-    verl          verl RL rows {data_source, prompt, ability, reward_model, extra_info, agent_name}
-    searchr1      Search-R1 training rows with its tag-protocol prompt
+    verl          verl RL Parquet + tool_config.yaml, tools module and reward file beside it
+    searchr1      Search-R1 training Parquet with its tag-protocol prompt
     hf            a Hugging Face datasets folder (datasets.load_from_disk)
     jsonl         every item field, privileged information included
     """
@@ -41,6 +50,7 @@ def export(ref, fmt, out, split, where, data_source, prompt_template, role, forc
     result = export_version(
         load_settings(), ref, fmt, out,
         split=split, where=where, data_source=data_source, prompt_template=prompt_template, force=force, role=role,
+        contract=contract, arguments=arguments, retrieval_url=retrieval_url,
     )
     if as_json:
         print_json({"path": str(result.path), "rows": result.rows, "notes": result.notes})

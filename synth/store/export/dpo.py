@@ -1,6 +1,6 @@
 """Preference pairs in TRL's conversational format, OpenAI message shape:
 
-    {"prompt": [system and user messages], "chosen": [rest of the chosen trajectory],
+    {"prompt": [system and user messages], "chosen": [rest of the chosen conversation],
      "rejected": [rest of the rejected one], "tools": [...], "item_id": str,
      "chosen_id": str, "rejected_id": str}
 
@@ -8,8 +8,9 @@ Per item, the selected teacher trajectory (chosen) is paired with every teacher 
 same item rejected as "incorrect": both followed the protocol, so the pair teaches what to find,
 not how to format. A rejected trajectory whose metadata lists `dpo_chosen_ids` (set by `synth
 datasets import --format dpo`) is paired only with those, so imported pairs come back as they were.
-Pairs whose prompts differ (e.g. another system prompt) are skipped and counted. `tools` follows
-the `sft` export: a list in JSON Lines, a JSON string in Parquet.
+Both sides are rendered under the agent contract like every trajectory export (arguments as
+objects unless `--arguments string`); pairs whose prompts still differ (e.g. imported rows with
+another system prompt) are skipped and counted. `messages` and `tools` follow the `sft` export.
 """
 
 from itertools import chain
@@ -17,17 +18,18 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from synth.contract.render import Conversation
 from synth.errors import NotFoundError
-from synth.schemas import Trajectory
+from synth.schemas import ChatMessage, Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
-from synth.store.export.sink import PARQUET_SUFFIXES, check_output, write_rows
-from synth.store.export.trajectories import MESSAGES, messages_value, require_trajectories, training_trajectories, tools_value
+from synth.store.export.sink import check_output, write_rows
+from synth.store.export.trajectories import MESSAGES, Skipped, export_contract, openai_messages, rendered, require_trajectories
 
 SCHEMA = pa.schema([
     ("prompt", MESSAGES),
     ("chosen", MESSAGES),
     ("rejected", MESSAGES),
-    ("tools", pa.string()),
+    ("tools", MESSAGES),
     ("item_id", pa.string()),
     ("chosen_id", pa.string()),
     ("rejected_id", pa.string()),
@@ -35,46 +37,50 @@ SCHEMA = pa.schema([
 
 PAIRED_WITH = "dpo_chosen_ids"
 
+Rendered = tuple[Trajectory, Conversation]
 
-def prompt_length(trajectory: Trajectory) -> int:
+
+def prompt_length(messages: list[ChatMessage]) -> int:
     """How many leading messages are prompt (system and user) before the first assistant turn."""
-    return next((index for index, message in enumerate(trajectory.messages) if message.role == "assistant"), len(trajectory.messages))
+    return next((index for index, message in enumerate(messages) if message.role == "assistant"), len(messages))
 
 
-def pairs(trajectories: Iterator[Trajectory]) -> Iterator[tuple[Trajectory, Trajectory]]:
+def pairs(trajectories: Iterator[Rendered]) -> Iterator[tuple[Rendered, Rendered]]:
     """(chosen, rejected) per item, items in order of first appearance, chosen-major."""
-    chosen: dict[str, list[Trajectory]] = {}
-    rejected: dict[str, list[Trajectory]] = {}
-    for trajectory in trajectories:
+    chosen: dict[str, list[Rendered]] = {}
+    rejected: dict[str, list[Rendered]] = {}
+    for entry in trajectories:
+        trajectory = entry[0]
         chosen.setdefault(trajectory.item_id, [])
         rejected.setdefault(trajectory.item_id, [])
-        (chosen if trajectory.selected else rejected)[trajectory.item_id].append(trajectory)
+        (chosen if trajectory.selected else rejected)[trajectory.item_id].append(entry)
     for item_id, winners in chosen.items():
         for winner in winners:
             for loser in rejected[item_id]:
-                allowed = loser.metadata.get(PAIRED_WITH)
-                if allowed is None or winner.id in allowed:
+                allowed = loser[0].metadata.get(PAIRED_WITH)
+                if allowed is None or winner[0].id in allowed:
                     yield winner, loser
 
 
 def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet", ".jsonl"))
     require_trajectories(request, "DPO pairs")
-    parquet = request.out.suffix in PARQUET_SUFFIXES
+    skipped = Skipped()
     mismatched = 0
 
     def rows() -> Iterator[dict]:
         nonlocal mismatched
-        for winner, loser in pairs(training_trajectories(request, "selected or reject_reason = 'incorrect'")):
-            cut = prompt_length(winner)
-            if loser.messages[:prompt_length(loser)] != winner.messages[:cut]:
+        candidates = rendered(request, "selected or reject_reason = 'incorrect'", export_contract(request), skipped)
+        for (winner, chosen), (loser, rejected) in pairs(candidates):
+            cut = prompt_length(chosen.messages)
+            if rejected.messages[:prompt_length(rejected.messages)] != chosen.messages[:cut]:
                 mismatched += 1
                 continue
             yield {
-                "prompt": messages_value(winner.messages[:cut], parquet),
-                "chosen": messages_value(winner.messages[cut:], parquet),
-                "rejected": messages_value(loser.messages[cut:], parquet),
-                "tools": tools_value(winner.tools, parquet),
+                "prompt": openai_messages(chosen.messages[:cut], request, skipped),
+                "chosen": openai_messages(chosen.messages[cut:], request, skipped),
+                "rejected": openai_messages(rejected.messages[cut:], request, skipped),
+                "tools": chosen.tools,
                 "item_id": winner.item_id,
                 "chosen_id": winner.id,
                 "rejected_id": loser.id,
@@ -85,10 +91,12 @@ def export(request: ExportRequest) -> ExportResult:
     if first is None:
         why = f"the prompts of all {mismatched} pairs differ" if mismatched else (
             "no item has both a selected teacher trajectory and one rejected as incorrect")
+        if skipped.reasons:
+            why += "; " + "; ".join(skipped.notes("trajectories"))
         raise NotFoundError(
             f"{request.version.ref} has no preference pairs to export: {why}; "
             "sample more rollouts per item, or export --format sft"
         )
     count = write_rows(chain([first], pending), SCHEMA, request.out)
     notes = [f"skipped {mismatched} pairs whose chosen and rejected prompts differ"] if mismatched else []
-    return ExportResult(request.out, count, notes)
+    return ExportResult(request.out, count, notes + skipped.notes("trajectories"))

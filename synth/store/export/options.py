@@ -20,6 +20,12 @@ class ExportRequest:
     force: bool = False
     role: str = "teacher"
     """Whose trajectories the SFT formats write: teacher rollouts, or self-play proposals."""
+    contract: str | None = None
+    """The agent contract to render under (`synth.contract`); None: the format's default."""
+    arguments: str = "object"
+    """Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings."""
+    retrieval_url: str = "http://127.0.0.1:8000"
+    """Where the exported verl tools reach `synth search serve`."""
 
 
 @dataclass

@@ -1,48 +1,59 @@
 """Search-R1 training Parquet: the verl row plus Search-R1's `id`, `question` and `golden_answers`,
 with a prompt that teaches its tag protocol (<think>, <search>, <information>, <answer>).
 
-Search-R1's trainer maps `data_source` to a scorer by a fixed list (nq, triviaqa, popqa, hotpotqa,
-2wikimultihopqa, musique, bamboogle, all exact match on <answer>). The default is "hotpotqa", the
-multi-hop entry of that list, so the export trains without code changes; the true origin is kept
-in `extra_info.dataset`.
+Search-R1's trainer renders retrieved passages itself (`Doc i(Title: "T") text`), so this is the
+`searchr1` contract's RL side, and the SFT data that goes with it is `--format searchr1-sft` (same
+prompt, same observations). Search-R1 maps `data_source` to a scorer by a fixed list (nq, triviaqa,
+popqa, hotpotqa, 2wikimultihopqa, musique, bamboogle, all exact match on <answer>); the default is
+"hotpotqa", the multi-hop entry, so the export trains without code changes; the true origin is in
+`extra_info.dataset`. Its scorer needs exactly one <answer> example in the prompt (see `prompts`).
 """
 
 from typing import Iterator
 
 import pyarrow as pa
 
+from synth.errors import ConfigError
+from synth.matching import plain_variants
 from synth.store.export import verl
 from synth.store.export.options import ExportRequest, ExportResult
-from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template
+from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render, search_r1_answer_tag_warning
 from synth.store.export.sink import check_output, write_rows
 from synth.store.reader import iter_records
 
 SEARCH_R1_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
 DEFAULT_DATA_SOURCE = "hotpotqa"
+TOOLS = ["search"]
 
 SCHEMA = pa.schema(
     [("id", pa.string()), ("question", pa.string()), ("golden_answers", pa.list_(pa.string()))]
-    + list(zip(verl.SCHEMA.names, verl.SCHEMA.types))
+    + list(zip(verl.schema(TOOLS).names, verl.schema(TOOLS).types))
 )
 
 
 def export(request: ExportRequest) -> ExportResult:
-    check_output(request.out, request.force, (".parquet", ".jsonl"))
+    check_output(request.out, request.force, (".parquet",), why="Search-R1's trainer reads Parquet")
+    if request.contract not in (None, "searchr1"):
+        raise ConfigError(f"--format searchr1 is Search-R1's own protocol (its trainer renders search results itself); "
+                          f"drop --contract {request.contract}, or use --format verl for that contract")
     template = load_template(request.prompt_template, SEARCH_R1_PROMPT)
     data_source = request.data_source or DEFAULT_DATA_SOURCE
 
     def rows() -> Iterator[dict]:
         items = iter_records(request.settings, request.version, "items", request.where)
         for index, item in enumerate(items):
-            row = verl.rl_row(item, index, request, template, data_source)
-            yield {"id": item.id, "question": item.question, "golden_answers": item.answers, **row}
+            prompt = [{"role": "user", "content": render(template, item.question)}]
+            row = verl.rl_row(item, index, request, prompt, data_source, TOOLS)
+            yield {"id": item.id, "question": item.question, "golden_answers": plain_variants(item.answers), **row}
 
-    count = write_rows(rows(), SCHEMA, request.out)
+    count = write_rows(rows(), SCHEMA, request.out, lambda: verl.no_items(request))
     if data_source in SEARCH_R1_SOURCES:
-        note = f"data_source={data_source}: Search-R1's trainer scores it with qa_em (exact match on <answer>)"
+        notes = [f"data_source={data_source}: Search-R1's trainer scores it with qa_em (exact match on <answer>)"]
     else:
-        note = (
-            f"data_source={data_source} is not in Search-R1's scorer list {list(SEARCH_R1_SOURCES)}: "
-            "add it to _select_rm_score_fn or training will stop with NotImplementedError"
-        )
-    return ExportResult(request.out, count, [note])
+        notes = [f"data_source={data_source} is not in Search-R1's scorer list {list(SEARCH_R1_SOURCES)}: "
+                 "add it to _select_rm_score_fn or training will stop with NotImplementedError"]
+    warning = search_r1_answer_tag_warning(template)
+    notes += [warning] if warning else []
+    notes.append("SFT data for it: synth export NAME --format searchr1-sft (same prompt and observations); "
+                 "retriever: synth search serve (Search-R1's retriever.url = http://HOST:PORT/retrieve)")
+    return ExportResult(request.out, count, notes)

@@ -4,8 +4,10 @@ produce in Search-R1 RL rollouts:
     {"messages": [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": TEXT}],
      "item_id": str, "trajectory_id": str}
 
-PROMPT is the `searchr1` export's prompt (or --prompt-template) with the item's question. TEXT walks
-the assistant turns: reasoning and content become thoughts (free text wrapped in <think>...</think>,
+PROMPT is the `searchr1` export's prompt (or --prompt-template) with the item's question. The
+trajectory is rendered under the agent contract first (default `searchr1`: results shown exactly as
+Search-R1's trainer shows its retriever's, `Doc 1(Title: "T") text`), then TEXT walks the assistant
+turns: reasoning and content become thoughts (free text wrapped in <think>...</think>,
 text already in Search-R1 tags kept as it is), a `search` call becomes `<search> QUERY </search>`
 followed by its result as `\n\n<information>RESULT</information>\n\n` (as Search-R1's rollout inserts
 it), an `answer` call `<answer> X </answer>`. Parts are joined by "\n", except right after an
@@ -15,17 +17,26 @@ unparseable arguments, a call without a result, a second user turn) are skipped 
 
 import json
 import re
-from collections import Counter
 from typing import Iterator
 
 import pyarrow as pa
 
-from synth.schemas import ChatMessage, ToolCall, Trajectory
+from synth.schemas import ChatMessage, ToolCall
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import PLAIN_MESSAGES, none_selected_note, require_trajectories, training_trajectories
-from synth.store.reader import read_columns
+from synth.store.export.trajectories import (
+    PLAIN_MESSAGES,
+    Skipped,
+    export_contract,
+    refuse_contract,
+    rendered,
+    require_rows,
+    require_trajectories,
+)
+
+DEFAULT_CONTRACT = "searchr1"
+"""Search-R1's trainer shows retrieved passages its own way; SFT data for it shows them the same way."""
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
 
@@ -76,6 +87,8 @@ def _action(call: ToolCall, result: str | None) -> str:
     except json.JSONDecodeError:
         arguments = None
     value = arguments.get("query" if name == "search" else "answer") if isinstance(arguments, dict) else None
+    if name == "search" and isinstance(arguments, dict) and isinstance(arguments.get("query_list"), list) and len(arguments["query_list"]) == 1:
+        value = arguments["query_list"][0]
     if not isinstance(value, str):
         raise Unsupported(f"malformed {name} call")
     if name == "answer":
@@ -110,23 +123,20 @@ def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet", ".jsonl"))
     require_trajectories(request, "Search-R1 SFT")
     template = load_template(request.prompt_template, SEARCH_R1_PROMPT)
-    questions = dict(read_columns(request.settings, request.version, "items", ["id", "question"]))
-    skipped: Counter[str] = Counter()
+    contract = export_contract(request, DEFAULT_CONTRACT)
+    refuse_contract(contract, "searchr1-sft", allowed_finish="tag")
+    skipped = Skipped()
 
     def rows() -> Iterator[dict]:
-        for trajectory in training_trajectories(request, "selected"):
+        for trajectory, conversation in rendered(request, "selected", contract, skipped, lambda q: render(template, q)):
             try:
-                text = assistant_text(trajectory.messages)
+                text = assistant_text(conversation.messages)
             except Unsupported as reason:
-                skipped[str(reason)] += 1
+                skipped.reasons[str(reason)] += 1
                 continue
-            question = questions.get(trajectory.item_id) or next(m.content for m in trajectory.messages if m.role == "user")
-            messages = [{"role": "user", "content": render(template, question)}, {"role": "assistant", "content": text}]
+            prompt = next(message.content for message in conversation.messages if message.role == "user")
+            messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
             yield {"messages": messages, "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
-    count = write_rows(rows(), SCHEMA, request.out)
-    notes = none_selected_note(request, count + sum(skipped.values()))
-    if skipped:
-        reasons = ", ".join(f"{reason}: {number}" for reason, number in skipped.most_common())
-        notes.append(f"skipped {sum(skipped.values())} selected trajectories Search-R1's protocol cannot express ({reasons})")
-    return ExportResult(request.out, count, notes)
+    count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "Search-R1 SFT", skipped))
+    return ExportResult(request.out, count, skipped.notes())

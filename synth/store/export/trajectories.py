@@ -1,24 +1,33 @@
-"""What the trajectory exports (sft, sft-chatml, searchr1-sft, dpo) share: which trajectories they
-read, and the OpenAI message shape they write.
+"""What the trajectory exports (sft, sft-chatml, sharegpt, searchr1-sft, dpo) share: which
+trajectories they read, the contract they render them under, and the OpenAI message shape.
 
 Teacher rollouts are the training targets (or, with `--role proposer`, self-play proposals whose
 question passed every gate); solver trajectories of the panel sit in the same table and are never
-exported as SFT or DPO data.
+exported as SFT or DPO data. Every trajectory goes through `synth.contract.render.render`, so the
+formats show the same prompt, tools, observations and final answer; what a contract or format
+cannot show is skipped and counted (`Skipped`), never half-written.
 """
 
 import json
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import pyarrow as pa
 
-from synth.errors import NotFoundError
+from synth.contract import AgentContract, get_contract
+from synth.contract.render import Conversation, Unrenderable, render
+from synth.errors import ConfigError, NotFoundError
+from synth.generators.selfplay import PROPOSING
 from synth.schemas import ChatMessage, Trajectory
-from synth.store.arrow_schema import arrow_type, to_row
 from synth.store.export.options import ExportRequest
-from synth.store.reader import iter_records
+from synth.store.export.sink import json_list_type
+from synth.store.reader import iter_records, read_columns
 
-MESSAGES = pa.list_(arrow_type(ChatMessage))
-"""Messages in Parquet: every ChatMessage field, null where a message lacks it."""
+MESSAGES = json_list_type()
+"""Messages (and tool schemas) in Parquet: one JSON object each, which `datasets` (>= 4.7, TRL's
+minimum) reads back as objects, so tool-call arguments stay objects and no struct pads a message
+with the keys of others."""
 PLAIN_MESSAGES = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 """Role/content-only chat (ChatML and Search-R1 text)."""
 
@@ -31,6 +40,29 @@ def require_trajectories(request: ExportRequest, fmt: str) -> None:
         )
 
 
+def export_contract(request: ExportRequest, default: str | None = None) -> AgentContract | None:
+    """The contract the user asked for, else the format's default (None: each trajectory's own)."""
+    name = request.contract or default
+    return get_contract(name) if name else None
+
+
+@dataclass
+class Skipped:
+    """Trajectories left out, by reason, and tool calls whose arguments stay strings."""
+
+    reasons: Counter = field(default_factory=Counter)
+    string_arguments: int = 0
+
+    def notes(self, what: str = "selected trajectories") -> list[str]:
+        notes = []
+        if self.reasons:
+            listed = ", ".join(f"{reason}: {count}" for reason, count in self.reasons.most_common())
+            notes.append(f"skipped {sum(self.reasons.values())} {what} that cannot be shown faithfully ({listed})")
+        if self.string_arguments:
+            notes.append(f"{self.string_arguments} tool calls have malformed arguments, written as the strings the model produced")
+        return notes
+
+
 def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
     """Trajectories of the requested role (teacher by default) matching the SQL `condition` and
     the user's --where, in stored order."""
@@ -38,20 +70,74 @@ def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Tr
     yield from iter_records(request.settings, request.version, "trajectories", where)
 
 
-def openai_message(message: ChatMessage) -> dict[str, Any]:
+def item_questions(request: ExportRequest) -> dict[str, str]:
+    return dict(read_columns(request.settings, request.version, "items", ["id", "question"]))
+
+
+def rendered(request: ExportRequest, condition: str, contract: AgentContract | None, skipped: Skipped,
+             user_prompt=None) -> Iterator[tuple[Trajectory, Conversation]]:
+    """Matching trajectories rendered under `contract`; the unrenderable are counted in `skipped`."""
+    questions = item_questions(request)
+    for trajectory in training_trajectories(request, condition):
+        question = questions.get(trajectory.item_id) or _first_user_text(trajectory)
+        try:
+            yield trajectory, render(trajectory, contract, question, user_prompt, proposer_system)
+        except Unrenderable as reason:
+            skipped.reasons[str(reason)] += 1
+
+
+def proposer_system(contract: AgentContract) -> str:
+    """The self-play proposer's system prompt for a contract's way of finishing."""
+    return PROPOSING.tags_system(contract) if contract.finish == "tag" else PROPOSING.native_system(contract)
+
+
+def _first_user_text(trajectory: Trajectory) -> str:
+    return next((message.content or "" for message in trajectory.messages if message.role == "user"), "")
+
+
+def arguments_value(arguments: str, as_object: bool, skipped: Skipped) -> Any:
+    """Tool-call arguments as chat templates expect them: the JSON object (so a template's `tojson`
+    encodes them once), or the string with `--arguments string`. A malformed string stays a string."""
+    if not as_object:
+        return arguments
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        skipped.string_arguments += 1
+        return arguments
+    return value
+
+
+def openai_message(message: ChatMessage, as_object: bool, skipped: Skipped) -> dict[str, Any]:
     """OpenAI shape: optional keys omitted, but `content` always present (null on tool-call turns)."""
-    return {"role": message.role, "content": message.content, **message.model_dump(exclude_none=True)}
+    payload = {"role": message.role, "content": message.content, **message.model_dump(exclude_none=True)}
+    if message.tool_calls:
+        payload["tool_calls"] = [
+            {**call.model_dump(), "function": {"name": call.function.name,
+                                               "arguments": arguments_value(call.function.arguments, as_object, skipped)}}
+            for call in message.tool_calls
+        ]
+    return payload
 
 
-def messages_value(messages: list[ChatMessage], parquet: bool) -> list[dict[str, Any]]:
-    return [to_row(message) if parquet else openai_message(message) for message in messages]
+def openai_messages(messages: list[ChatMessage], request: ExportRequest, skipped: Skipped) -> list[dict[str, Any]]:
+    return [openai_message(message, request.arguments == "object", skipped) for message in messages]
 
 
-def tools_value(tools: list[dict], parquet: bool) -> list[dict] | str:
-    """The list itself in JSON Lines; a JSON string in Parquet, where structs would pad the
-    differently shaped tool schemas with nulls that chat templates then print."""
-    return json.dumps(tools, ensure_ascii=False) if parquet else tools
+def require_rows(count: int, request: ExportRequest, fmt: str, skipped: Skipped) -> None:
+    """An export with no rows is an error that says why, not an empty file."""
+    if count:
+        return
+    if skipped.reasons:
+        why = "every matching trajectory was skipped: " + "; ".join(skipped.notes())
+    else:
+        why = f"no {request.role} trajectory is selected" + (f" among those matching --where {request.where!r}" if request.where else "")
+    raise NotFoundError(f"{request.version.ref} has nothing to export as {fmt}: {why}")
 
 
-def none_selected_note(request: ExportRequest, count: int) -> list[str]:
-    return [] if count else [f"{request.version.ref} has trajectories but no {request.role} trajectory is selected for SFT"]
+def refuse_contract(contract: AgentContract | None, fmt: str, allowed_finish: str | None = None) -> None:
+    if contract is not None and allowed_finish and contract.finish != allowed_finish:
+        raise ConfigError(f"--format {fmt} finishes with <answer> tags, but the {contract.name} contract finishes with an "
+                          "answer call; choose a contract that answers in tags (e.g. --contract synth)")

@@ -1,30 +1,43 @@
-"""verl RL Parquet: one row per item, in the exact field names and types verl's RLHFDataset reads.
+"""verl RL data, ready to run: the Parquet rows, plus the tools and the reward beside them.
 
-    {"data_source": str, "prompt": [{"role": "user", "content": str}], "ability": str,
+    {"data_source": str, "prompt": [{"role": "system", ...}, {"role": "user", ...}], "ability": str,
      "reward_model": {"style": "rule", "ground_truth": {"target": [str, ...]}},
      "extra_info": {"split": str, "index": int, ..., "need_tools_kwargs": true, "tools_kwargs": {...}},
      "agent_name": "tool_agent"}
 
-For multi-turn tool rollouts, `agent_name` selects verl's tool agent loop and `extra_info.tools_kwargs`
-hands each tool (`search`, `open`) its per-row `create_kwargs` (ground truth, question, data_source),
-the layout of verl's own Search-R1-like preprocessing; single-turn trainers ignore both, so one file
-serves either. The `agent_name` column is last, after the five columns every verl row has.
+The prompt is the agent contract's system prompt and question, the same the SFT exports show.
+`agent_name` selects verl's tool agent loop, and `extra_info.tools_kwargs` hands each tool its
+per-row `create_kwargs`. Next to the Parquet the export writes:
 
-verl picks the reward function by `data_source`. The default `synth_<recipe>` is scored by
-`synth/rewards.py` (pass it as custom_reward_function.path); `--data-source searchR1_hotpotqa`
-selects verl's built-in exact-match scorer instead, which reads the same ground truth.
+- `tool_config.yaml`: the contract's tools as verl `BaseTool`s (`synth_verl_tools.SearchTool`, ...)
+  with the contract's schemas, the search top-k the data was made with, and the observation style;
+- `synth_verl_tools.py`: those tools, calling `synth search serve` (/retrieve, /open);
+- `synth_contract.py`: the rendering they share with synth's agents, and `compute_score`, which
+  scores a final `<answer>` tag or `answer` call (verl's `custom_reward_function`).
+
+verl picks the reward by `data_source`; its `default_compute_score` knows no `synth_*` source, so the
+printed overrides point `custom_reward_function` at `synth_contract.py`. With `--data-source
+searchR1_hotpotqa` (or another `searchR1_*`) verl's built-in exact match scores `<answer>` tags
+instead. The ground truth lists plain spellings of accented answers too, so that scorer, which
+does not fold accents, accepts "Zoe Saldana" as synth's does. verl reads Parquet, and only Parquet
+in every release, so that is the one file type written.
 """
 
+import os
 from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
+import yaml
 
-import synth.rewards
+from synth.contract import AgentContract, portable
+from synth.errors import ConfigError, NotFoundError
+from synth.matching import plain_variants
 from synth.schemas import Item
 from synth.store.export.options import ExportRequest, ExportResult
-from synth.store.export.prompts import VERL_PROMPT, load_template, render
+from synth.store.export.prompts import load_template, render
 from synth.store.export.sink import check_output, write_rows
+from synth.store.export.trajectories import export_contract
 from synth.store.reader import iter_records
 
 ABILITY = "fact-reasoning"
@@ -32,50 +45,60 @@ VERL_BUILTIN_QA_SOURCES = (
     "searchR1_nq", "searchR1_triviaqa", "searchR1_popqa", "searchR1_hotpotqa",
     "searchR1_2wikimultihopqa", "searchR1_musique", "searchR1_bamboogle",
 )
-
 AGENT_NAME = "tool_agent"
-"""verl's agent loop for multi-turn tool use."""
-AGENT_TOOLS = ("search", "open")
+"""verl's agent loop for multi-turn tool use (an agent loop runs every verl rollout; it reads this column)."""
+TOOL_CLASSES = {"search": "SearchTool", "open": "OpenTool", "answer": "AnswerTool"}
+TOOLS_MODULE = "synth_verl_tools"
+CONTRACT_MODULE = "synth_contract"
+TOOL_CONFIG = "tool_config.yaml"
+MAX_TOOL_RESPONSE_CHARS = 8192
+"""verl cuts tool results at 256 characters by default; SFT showed them whole."""
+
 GROUND_TRUTH = pa.struct([("target", pa.list_(pa.string()))])
-TOOL_KWARGS = pa.struct([("create_kwargs", pa.struct([
+CREATE_KWARGS = pa.struct([("create_kwargs", pa.struct([
     ("ground_truth", GROUND_TRUTH),
     ("question", pa.string()),
     ("data_source", pa.string()),
 ]))])
+PROMPT = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
-EXTRA_INFO = pa.struct([
-    ("split", pa.string()),
-    ("index", pa.int64()),
-    ("item_id", pa.string()),
-    ("dataset", pa.string()),
-    ("question", pa.string()),
-    ("answer", pa.string()),
-    ("hops", pa.int64()),
-    ("difficulty", pa.string()),
-    ("need_tools_kwargs", pa.bool_()),
-    ("tools_kwargs", pa.struct([(tool, TOOL_KWARGS) for tool in AGENT_TOOLS])),
-])
 
-SCHEMA = pa.schema([
-    ("data_source", pa.string()),
-    ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
-    ("ability", pa.string()),
-    ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", GROUND_TRUTH)])),
-    ("extra_info", EXTRA_INFO),
-    ("agent_name", pa.string()),
-])
+def extra_info_type(tool_names: list[str]) -> pa.DataType:
+    return pa.struct([
+        ("split", pa.string()),
+        ("index", pa.int64()),
+        ("item_id", pa.string()),
+        ("dataset", pa.string()),
+        ("question", pa.string()),
+        ("answer", pa.string()),
+        ("hops", pa.int64()),
+        ("difficulty", pa.string()),
+        ("need_tools_kwargs", pa.bool_()),
+        ("tools_kwargs", pa.struct([(tool, CREATE_KWARGS) for tool in tool_names])),
+    ])
+
+
+def schema(tool_names: list[str]) -> pa.Schema:
+    return pa.schema([
+        ("data_source", pa.string()),
+        ("prompt", PROMPT),
+        ("ability", pa.string()),
+        ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", GROUND_TRUTH)])),
+        ("extra_info", extra_info_type(tool_names)),
+        ("agent_name", pa.string()),
+    ])
 
 
 def default_data_source(request: ExportRequest) -> str:
     return request.data_source or f"synth_{request.version.recipe}"
 
 
-def rl_row(item: Item, index: int, request: ExportRequest, template: str, data_source: str) -> dict:
-    ground_truth = {"target": item.answers}
+def rl_row(item: Item, index: int, request: ExportRequest, prompt: list[dict], data_source: str, tool_names: list[str]) -> dict:
+    ground_truth = {"target": plain_variants(item.answers)}
     create_kwargs = {"ground_truth": ground_truth, "question": item.question, "data_source": data_source}
     return {
         "data_source": data_source,
-        "prompt": [{"role": "user", "content": render(template, item.question)}],
+        "prompt": prompt,
         "ability": ABILITY,
         "reward_model": {"style": "rule", "ground_truth": ground_truth},
         "extra_info": {
@@ -88,30 +111,101 @@ def rl_row(item: Item, index: int, request: ExportRequest, template: str, data_s
             "hops": item.hops,
             "difficulty": item.difficulty,
             "need_tools_kwargs": True,
-            "tools_kwargs": {tool: {"create_kwargs": create_kwargs} for tool in AGENT_TOOLS},
+            "tools_kwargs": {tool: {"create_kwargs": create_kwargs} for tool in tool_names},
         },
         "agent_name": AGENT_NAME,
     }
 
 
-def scorer_note(data_source: str) -> str:
+def search_k(request: ExportRequest) -> int:
+    """Passages per search when the data was made (the recipe's retrieval_k), so RL searches alike."""
+    config = request.version.config
+    return int((config.get("panel") or {}).get("retrieval_k") or config.get("retrieval_k") or 3)
+
+
+def tool_config(contract: AgentContract, request: ExportRequest) -> dict:
+    tools = []
+    for schema_ in contract.schemas:
+        name = schema_["function"]["name"]
+        config = {"type": "native"}
+        if name != "answer":
+            config.update(retrieval_service_url=request.retrieval_url, timeout=30)
+        if name == "search":
+            config.update(topk=search_k(request), observation=contract.observation)
+        tools.append({"class_name": f"{TOOLS_MODULE}.{TOOL_CLASSES[name]}", "config": config, "tool_schema": schema_})
+    return {"tools": tools}
+
+
+def helper_files(contract: AgentContract, request: ExportRequest) -> dict[str, str]:
+    """The files that travel with the Parquet, by name."""
+    here = Path(portable.__file__).parent
+    header = (f"# verl tool config written by `synth export --format verl` (agent contract: {contract.name}).\n"
+              "# Start the retriever first: synth search serve (with the --kg/--corpus the data was made from).\n")
+    return {
+        TOOL_CONFIG: header + yaml.safe_dump(tool_config(contract, request), sort_keys=False, allow_unicode=True, width=1000),
+        f"{TOOLS_MODULE}.py": (here / "verl_tools.py").read_text(encoding="utf-8"),
+        f"{CONTRACT_MODULE}.py": (here / "portable.py").read_text(encoding="utf-8"),
+    }
+
+
+def write_helpers(files: dict[str, str], folder: Path, force: bool) -> None:
+    """Write the helper files beside the data; another export's different files are not overwritten silently."""
+    for name, text in files.items():
+        path = folder / name
+        if path.exists() and not force and path.read_text(encoding="utf-8") != text:
+            raise ConfigError(f"{path} exists with other content (another export's?); export to another folder or pass --force")
+    for name, text in files.items():
+        temporary = folder / f".{name}.tmp"
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, folder / name)
+
+
+def run_notes(request: ExportRequest, data_source: str) -> list[str]:
+    folder = request.out.parent.resolve()
+    overrides = [
+        f"data.train_files=$PWD/{request.out.name}",
+        "data.return_raw_chat=true",
+        "actor_rollout_ref.rollout.multi_turn.enable=true",
+        f"actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/{TOOL_CONFIG}",
+        f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={MAX_TOOL_RESPONSE_CHARS}",
+    ]
     if data_source in VERL_BUILTIN_QA_SOURCES:
-        return f"data_source={data_source}: verl scores it with its built-in search_r1_like_qa_em (exact match on <answer>)"
-    return (
-        f"data_source={data_source}: score it with synth's reward, i.e. pass to verl "
-        f"custom_reward_function.path={Path(synth.rewards.__file__).resolve()} custom_reward_function.name=compute_score"
-    )
+        scorer = (f"data_source={data_source}: verl scores it with its built-in search_r1_like_qa_em "
+                  "(exact match on the last <answer> tag; no accent folding, no answer calls)")
+    else:
+        overrides += [f"custom_reward_function.path=$PWD/{CONTRACT_MODULE}.py", "custom_reward_function.name=compute_score"]
+        scorer = (f"data_source={data_source}: scored by compute_score in {CONTRACT_MODULE}.py (verl's default scorer "
+                  "does not know this source and would raise NotImplementedError)")
+    return [
+        f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py and {CONTRACT_MODULE}.py beside the data; keep them together",
+        scorer,
+        f"start the retriever: synth search serve --port {request.retrieval_url.rsplit(':', 1)[-1].strip('/')} "
+        "(same --kg/--corpus as the data)",
+        f"train: cd {folder} && PYTHONPATH=$PWD python3 -m verl.trainer.main_ppo " + " ".join(overrides),
+    ]
 
 
 def export(request: ExportRequest) -> ExportResult:
-    check_output(request.out, request.force, (".parquet", ".jsonl"))
-    template = load_template(request.prompt_template, VERL_PROMPT)
+    check_output(request.out, request.force, (".parquet",), why="verl reads Parquet")
+    contract = export_contract(request, "synth")
+    template = load_template(request.prompt_template, None)
     data_source = default_data_source(request)
+    tool_names = [tool["function"]["name"] for tool in contract.schemas]
+
+    def prompt(question: str) -> list[dict]:
+        user = render(template, question) if template else contract.user_prompt(question)
+        return [{"role": "system", "content": contract.system_prompt}, {"role": "user", "content": user}]
 
     def rows() -> Iterator[dict]:
         items = iter_records(request.settings, request.version, "items", request.where)
         for index, item in enumerate(items):
-            yield rl_row(item, index, request, template, data_source)
+            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names)
 
-    count = write_rows(rows(), SCHEMA, request.out)
-    return ExportResult(request.out, count, [scorer_note(data_source)])
+    count = write_rows(rows(), schema(tool_names), request.out, lambda: no_items(request))
+    write_helpers(helper_files(contract, request), request.out.parent, request.force)
+    return ExportResult(request.out, count, run_notes(request, data_source))
+
+
+def no_items(request: ExportRequest) -> None:
+    where = f" matching --where {request.where!r}" if request.where else ""
+    raise NotFoundError(f"{request.version.ref} has no items{where}, so there is nothing to train on; nothing was written")

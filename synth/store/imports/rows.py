@@ -56,6 +56,22 @@ def _parquet(path: Path) -> Iterator[tuple[int, Any]]:
         raise InputFileError(f"{path}: not a readable Parquet file ({error})") from None
     number = 0
     for batch in batches:
+        json_columns = [field.name for field in batch.schema if _holds_json(field.type)]
         for row in batch.to_pylist():
             number += 1
+            for name in json_columns:
+                row[name] = _decode_json(row[name])
             yield number, row
+
+
+def _holds_json(data_type) -> bool:
+    """A column of Arrow's JSON type, or a list of it (how exports write messages and tools)."""
+    import pyarrow as pa
+
+    return isinstance(data_type, pa.JsonType) or (pa.types.is_list(data_type) and isinstance(data_type.value_type, pa.JsonType))
+
+
+def _decode_json(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode_json(element) for element in value]
+    return json.loads(value) if isinstance(value, str) else value

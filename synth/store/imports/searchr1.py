@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from synth.contract.contracts import SEARCHR1
 from synth.schemas import ChatMessage, FunctionCall, ToolCall
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.imports.base import Parsed, Rollout, RowError, require
@@ -51,8 +52,6 @@ def turns(completion: str) -> list[ChatMessage]:
 
 
 def parse(row: dict[str, Any]) -> Parsed:
-    from synth.search.tools import SEARCH_SCHEMA
-
     raw = decoded(require(row, "messages"), "messages")
     if not isinstance(raw, list):
         raise RowError("`messages` must be a list of messages")
@@ -61,4 +60,4 @@ def parse(row: dict[str, Any]) -> Parsed:
     if not isinstance(prompt, str) or not prompt.strip() or not isinstance(completion, str) or not completion:
         raise RowError("a Search-R1 row needs a user message (the prompt) and an assistant message (the completion)")
     messages = [ChatMessage(role="user", content=prompt), *turns(completion)]
-    return Parsed(question_in(prompt), [Rollout(messages, [SEARCH_SCHEMA], id=row.get("trajectory_id"))])
+    return Parsed(question_in(prompt), [Rollout(messages, [SEARCHR1.tool("search")], id=row.get("trajectory_id"))])
