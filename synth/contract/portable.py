@@ -127,11 +127,6 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
 # Observations. A document is a dict with "id", "title" and "text".
 
 
-def search_r1_contents(title: str, text: str) -> str:
-    """Search-R1's corpus field: the title in double quotes, a newline, the text."""
-    return f'"{title}"\n{text}'
-
-
 def render_search(style: str, results: list[list[dict]]) -> str:
     """What one search call shows the agent: `results` holds one list of documents per query."""
     if style == "synth":

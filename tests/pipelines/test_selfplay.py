@@ -110,14 +110,20 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
     assert code == 0, err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 12 and {row["trajectory_id"] for row in rows} == {t.id for t in trajectories if t.role == "proposer"}
-    for row in rows:
+    for row in rows:  # under the default contract: the proposer's text prompt, the question in <question> tags
+        assert row["messages"][0]["content"].startswith("You write hard quiz questions") and "<question>" in row["messages"][0]["content"]
         assert row["messages"][1]["content"].startswith("Target answer:")
-        assert row["messages"][-2]["tool_calls"][0]["function"]["name"] == "propose"
-        assert [tool["function"]["name"] for tool in row["tools"]] == ["search", "open", "propose"]
+        assert row["messages"][-1]["role"] == "assistant" and row["messages"][-1]["content"].endswith("</question>")
+        assert [tool["function"]["name"] for tool in row["tools"]] == ["search", "open"]
+    code, _, _ = run_cli("export", "selfplay", "--format", "sft", "--role", "proposer", "--contract", "synth-answer-tool",
+                         "--out", str(tmp_path / "calls.jsonl"))
+    row = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[0])
+    assert code == 0 and row["messages"][-3]["tool_calls"][0]["function"]["name"] == "propose"  # the call, its receipt, the closing turn
+    assert [tool["function"]["name"] for tool in row["tools"]] == ["search", "open", "propose"]
     code, _, err = run_cli("export", "selfplay", "--format", "dpo", "--role", "proposer", "--out", str(tmp_path / "p.jsonl"))
-    assert code != 0 and "--role proposer exports with sft or sft-chatml only" in err
-    code, _, _ = run_cli("export", "selfplay", "--format", "sft", "--out", str(tmp_path / "teacher.jsonl"))
-    assert code == 0 and (tmp_path / "teacher.jsonl").read_text() == ""  # no teacher ran: nothing selected
+    assert code != 0 and "--role proposer exports with sft or sft-chatml or sharegpt only" in err
+    code, _, err = run_cli("export", "selfplay", "--format", "sft", "--out", str(tmp_path / "teacher.jsonl"))
+    assert code != 0 and "no teacher trajectory is selected" in err and not (tmp_path / "teacher.jsonl").exists()  # no teacher ran
 
 
 @pytest.mark.parametrize("policy, start, expected, decision", [

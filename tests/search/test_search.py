@@ -119,6 +119,40 @@ def test_the_server_answers_search_r1_requests(tmp_path, corpus):
     assert health == {"status": "ok", "documents": 4, "retriever": "bm25", "corpus": "test"}
 
 
+def test_the_server_gives_the_exported_tools_what_they_render_like_the_agents_tools(tmp_path, corpus):
+    """verl's exported tools render /retrieve and /open results with synth_contract.py; the text must be
+    exactly what synth's in-process tools showed the teacher, for every contract's style."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from synth.contract import CONTRACTS, portable
+
+    retriever = BM25Retriever(corpus, tmp_path, log=lambda line: None)
+    app = make_app(corpus, retriever, "bm25")
+
+    async def go():
+        async with TestClient(TestServer(app)) as client:
+            found = await (await client.post("/retrieve", json={"queries": ["capital of Germany", "art museum"], "topk": 2})).json()
+            opened = await (await client.post("/open", json={"ids": ["d3", "nope"]})).json()
+            refused = [await client.post("/retrieve", json={"queries": ["x"], "topk": topk}) for topk in (0, -1, 101, "3", True)]
+            bad_ids = await client.post("/open", json={"ids": "d3"})
+            return found, opened, [response.status for response in refused], (await refused[0].json())["error"], bad_ids.status
+
+    found, opened, refused, refused_error, bad_ids = asyncio.run(go())
+    assert refused == [400] * 5 and "`topk` must be an integer from 1 to 100" in refused_error and bad_ids == 400
+    fields = [[{key: hit[key] for key in ("id", "title", "text")} for hit in hits] for hits in found["result"]]
+    for contract in CONTRACTS.values():
+        tools = SearchTools(corpus, retriever, default_k=2, contract=contract)
+        argument = contract.search_argument
+        for query, hits in zip(["capital of Germany", "art museum"], fields):
+            value = [query] if argument == "query_list" else query
+            assert tools.call(tool_call("search", {argument: value})) == portable.render_search(contract.observation, [hits])
+    document, missing = opened["result"]
+    assert missing is None and document["contents"] == '"Louvre"\nThe Louvre is an art museum in Paris.'
+    tools = SearchTools(corpus, retriever)
+    assert portable.render_document({k: document[k] for k in ("id", "title", "text")}, "d3") == tools.call(tool_call("open", {"doc_id": "d3"}))
+    assert portable.render_document(None, "nope") == tools.call(tool_call("open", {"doc_id": "nope"}))
+
+
 def test_synth_search_serve_starts_answers_and_stops(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
