@@ -55,6 +55,7 @@ class MultihopGenerator(Generator):
             id=content_hash({"recipe": RECIPE, "answer": construction.answer, "constraints": constraints}),
             question=question,
             answer=self.kg.name(construction.answer),
+            aliases=self.kg.aliases(construction.answer),
             recipe=RECIPE,
             hops=len(walk.hops),
             answer_entity_id=construction.answer,

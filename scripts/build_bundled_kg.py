@@ -34,6 +34,7 @@ import re
 import shutil
 import sys
 import tarfile
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -49,7 +50,7 @@ DATA_FILES = ("triples.tsv.gz", "entities.tsv.gz", "relations.tsv")
 LICENSE_FILE = "LICENSE.ConvE-MIT.txt"
 
 TRIPLES_HEADER = ("head", "relation", "tail")
-ENTITIES_HEADER = ("id", "name", "description")
+ENTITIES_HEADER = ("id", "name", "description", "aliases")
 RELATIONS_HEADER = ("id", "forward", "inverse", "head_type", "tail_type", "triples")
 
 # Locale tags glued onto some names by the source ("Actor-GB", "Denmark-GB", "Yemen-US"); never part of the
@@ -333,6 +334,56 @@ def clean_description(text: str) -> str:
     return clean_text(first_line)
 
 
+# The subject a Wikipedia lead sentence opens with ("Jeremy John Irons is an English actor."), before its verb.
+LEAD_SUBJECT = re.compile(r"^(.{2,80}?),? (?:\([^)]*\) )?(?:is|was|are|were) ")
+# What splits a lead subject into several names ("Citigroup Inc. or Citi", "Slovenia, officially the Republic of Slovenia").
+NAME_SEPARATORS = re.compile(
+    r",? (?:or|officially(?: known as| called)?|(?:formerly |)(?:also |commonly |often |better |)(?:known as|called)|formerly) ")
+ARTICLE = re.compile(r"^(?:the|a|an) ", re.IGNORECASE)
+# "The city of Orange is located in ...": a description of the place, not another name of it.
+PLACE_OF = re.compile(r"^(?:the )?(?:city|town|village|borough|township) of ", re.IGNORECASE)
+
+
+def _plain_words(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    return ARTICLE.sub("", re.sub(r"[^\w\s]", " ", text).strip()).split()
+
+
+def _bare_name(text: str) -> str:
+    """"simply EMI" -> "EMI", "romanized as Chungking" -> "Chungking", "the Republic of Yemen" -> "Republic of Yemen"."""
+    words = ARTICLE.sub("", text.strip()).split()
+    capitalised = next((index for index, word in enumerate(words) if word[:1].isupper() or word[:1].isdigit()), None)
+    if capitalised:  # lowercase words before a name are the description's, not the name's
+        words = words[capitalised:]
+    elif words and words[0] in ("simply", "just"):
+        words = words[1:]
+    return " ".join(words)
+
+
+def lead_aliases(name: str, description: str) -> list[str]:
+    """Other names of an entity that its description's lead sentence gives: the full name
+    ("Jeremy John Irons" for Jeremy Irons) when it contains every word of the name, and the names
+    joined by "or" / "officially" ("Citi", "Republic of Slovenia"). Only whole, capitalised-or-plain
+    names of at most six words; never the name itself again."""
+    match = LEAD_SUBJECT.match(description)
+    if not match or '"' in match.group(1):
+        return []
+    subject = re.sub(r"\s*\([^)]*\)", "", match.group(1)).strip()
+    first, *others = NAME_SEPARATORS.split(subject)
+    first = first.split(", ")[0].strip()  # post-nominal letters and titles after a comma ("Sarah Ann McLachlan, OC")
+    candidates = [first] if set(_plain_words(name)) <= set(_plain_words(first)) else []
+    candidates += [_bare_name(other) for other in others]
+    aliases: list[str] = []
+    for candidate in candidates:
+        words = _plain_words(candidate)
+        if (words and len(candidate.split()) <= 6 and words != _plain_words(name) and "|" not in candidate
+                and not PLACE_OF.match(candidate)
+                and all(words != _plain_words(alias) for alias in aliases)):
+            aliases.append(candidate)
+    return aliases
+
+
 def read_triples(tar_path: Path) -> tuple[set[tuple[str, str, str]], Counter[str]]:
     """All unique triples of train+valid+test, and how many lines each split had."""
     triples: set[tuple[str, str, str]] = set()
@@ -434,9 +485,10 @@ def build(source: Path, out: Path) -> dict:
         suffix_stripped += LOCALE_SUFFIX.search(clean_text(raw_name)) is not None
         _, sep, sentence = short.get(entity, "").partition(" -- ")
         description = clean_description(sentence) if sep else ""
-        entities.append((entity, name, description))
-    missing_descriptions = sum(1 for _, _, d in entities if not d)
-    unfinished_descriptions = sum(1 for _, _, d in entities if d and not FINISHED_SENTENCE.search(d))
+        entities.append((entity, name, description, "|".join(lead_aliases(name, description))))
+    missing_descriptions = sum(1 for _, _, d, _ in entities if not d)
+    unfinished_descriptions = sum(1 for _, _, d, _ in entities if d and not FINISHED_SENTENCE.search(d))
+    with_aliases = sum(1 for *_, aliases in entities if aliases)
 
     per_relation = Counter(r for _, r, _ in kept)
     relations = [
@@ -444,10 +496,10 @@ def build(source: Path, out: Path) -> dict:
     ]
     self_loops = Counter(r for h, r, t in kept if h == t)
     degree = Counter(e for h, _, t in kept for e in (h, t))
-    entity_names = {e: n for e, n, _ in entities}
+    entity_names = {e: n for e, n, _, _ in entities}
     hubs = [(entity_names[e], n) for e, n in sorted(degree.items(), key=lambda item: (-item[1], item[0]))[:6]]
     neighbour_named = 0
-    descriptions = {e: d.lower() for e, _, d in entities}
+    descriptions = {e: d.lower() for e, _, d, _ in entities}
     not_loops = [(h, t) for h, _, t in kept if h != t]
     for head, tail in not_loops:
         neighbour_named += (entity_names[tail].lower() in descriptions[head]
@@ -476,6 +528,7 @@ def build(source: Path, out: Path) -> dict:
             "dropped_cvt_relations": len(cvt_relations),
             "dropped_cvt_triples": dropped_cvt,
             "entities_missing_descriptions": missing_descriptions,
+            "entities_with_aliases": with_aliases,
             "descriptions_without_final_punctuation": unfinished_descriptions,
             "self_loop_triples": sum(self_loops.values()),
             "names_locale_suffix_removed": suffix_stripped,
@@ -517,7 +570,7 @@ Snapshot `{manifest['snapshot_id']}` (see `manifest.json`).
 | file | content |
 |---|---|
 | `triples.tsv.gz` | `head`, `relation`, `tail`: Freebase mids and relation paths, unique, sorted |
-| `entities.tsv.gz` | `id`, `name`, `description`: every entity of a triple, sorted by id |
+| `entities.tsv.gz` | `id`, `name`, `description`, `aliases` (`|`-separated): every entity of a triple, sorted by id |
 | `relations.tsv` | `id`, `forward`, `inverse`, `head_type`, `tail_type`, `triples`: one row per relation |
 | `manifest.json` | snapshot id, counts, sha256 of every output and source file |
 | `LICENSE.ConvE-MIT.txt` | license of the repository the triples were obtained from |
@@ -545,6 +598,10 @@ From the project's copy of the FB15k-237 release with entity texts (`FB15k-237.t
   (`Actor-GB` -> `Actor`, `Yemen-US` -> `Yemen`; {c['names_locale_suffix_removed']} entities).
 - Descriptions: the text after ` -- ` in `entity2text_short.tsv`, first line only, escaped quotes undone,
   tabs and newlines removed. {c['entities_missing_descriptions']} entities have none (empty string).
+- Aliases: other names the description's lead sentence gives, so scorers accept them as answers: the
+  full name when it holds every word of the name (`Jeremy Irons`: `Jeremy John Irons`, post-nominal
+  letters dropped) and names joined by "or" / "officially" (`Citigroup`: `Citigroup Inc.`, `Citi`;
+  `Slovenia`: `Republic of Slovenia`); at most six words each. {c['entities_with_aliases']:,} entities have some.
 
 ## What was left out
 

@@ -183,6 +183,11 @@ class KnowledgeGraph:
         entity = self.entities.get(entity_id)
         return entity.name if entity else entity_id
 
+    def aliases(self, entity_id: str) -> list[str]:
+        """Other names of an entity the world gives (scorers accept them as answers)."""
+        entity = self.entities.get(entity_id)
+        return list(entity.aliases) if entity is not None else []
+
     def degree(self, entity_id: str) -> int:
         node = self.node_index.get(entity_id)
         return int(self.degrees[node]) if node is not None else 0

@@ -114,7 +114,7 @@ def _check_name(name: str) -> None:
 
 def _create_tables(connection) -> None:
     connection.execute("create table raw_triples (head varchar, relation varchar, tail varchar)")
-    connection.execute("create table raw_entities (id varchar, name varchar, description varchar, line integer)")
+    connection.execute("create table raw_entities (id varchar, name varchar, description varchar, aliases varchar, line integer)")
     connection.execute("create table raw_relations (id varchar, forward varchar, inverse varchar, head_type varchar, tail_type varchar, line integer)")
 
 
@@ -188,7 +188,7 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
     for entity_id, line in duplicates:
         _note(report, "entities", Problem(str(source.entities), line, "duplicate_id", entity_id))
     connection.execute(
-        "create table entities as select id, name, coalesce(description, '') as description "
+        "create table entities as select id, name, coalesce(description, '') as description, coalesce(aliases, '') as aliases "
         "from (select *, row_number() over (partition by id order by line) as n from raw_entities) where n = 1 order by id"
     )
     report.entities = connection.execute("select count(*) from entities").fetchone()[0]

@@ -38,6 +38,12 @@ class Layout:
     required: int
     """How many leading fields every row must have."""
     synonyms: dict[str, tuple[str, ...]]
+    named_only: tuple[str, ...] = ()
+    """Fields read only where a header or JSON key names them, never by position."""
+
+    @property
+    def positional(self) -> list[str]:
+        return [field for field in self.fields if field not in self.named_only]
 
 
 TRIPLES = Layout(
@@ -46,10 +52,18 @@ TRIPLES = Layout(
      "tail": ("tail", "t", "object", "o", "target")},
 )
 ENTITIES = Layout(
-    ("id", "name", "description"), 2,
+    ("id", "name", "description", "aliases"), 2,
     {"id": ("id", "entity", "entity_id", "mid", "qid"), "name": ("name", "label", "title"),
-     "description": ("description", "desc", "text", "abstract")},
+     "description": ("description", "desc", "text", "abstract"),
+     "aliases": ("aliases", "alias", "also_known_as", "alt_labels", "altlabels")},
+    named_only=("aliases",),
 )
+ALIAS_SEPARATOR = "|"
+"""Between several aliases in one delimited cell (a JSON list works too)."""
+
+
+def split_aliases(cell: str | None) -> list[str]:
+    return [alias for alias in (cell or "").split(ALIAS_SEPARATOR) if alias]
 RELATIONS = Layout(
     ("id", "forward", "inverse", "head_type", "tail_type"), 1,
     {"id": ("id", "relation", "relation_id"), "forward": ("forward", "phrase", "label", "name"),
@@ -118,7 +132,7 @@ def read_rows(path: Path, layout: Layout, requested_format: str = "auto", delimi
 def _read_delimited(path: Path, layout: Layout, delimiter: str, columns: tuple[str, ...] | None):
     with open_text(path) as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL)
-        fields = list(columns or layout.fields)
+        fields = list(columns or layout.positional)
         for number, row in enumerate(reader, start=1):
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank line
@@ -166,6 +180,8 @@ def _read_jsonl(path: Path, layout: Layout):
         row = {}
         for field, synonyms in layout.synonyms.items():
             found = next((value[key] for key in synonyms if key in value), None)
+            if isinstance(found, list):
+                found = ALIAS_SEPARATOR.join(str(item).strip() for item in found if str(item).strip())
             if found is not None:
                 row[field] = str(found).strip()
         missing = [field for field in required if field not in row]

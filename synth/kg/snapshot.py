@@ -1,7 +1,7 @@
 """Read a knowledge-graph snapshot folder: the format of the bundled default and of `synth kg import`.
 
     triples.tsv[.gz]    head<TAB>relation<TAB>tail (header row)
-    entities.tsv[.gz]   id<TAB>name<TAB>description (header row)
+    entities.tsv[.gz]   id<TAB>name<TAB>description[<TAB>aliases, "|"-separated] (header row)
     relations.tsv       id<TAB>forward<TAB>inverse<TAB>head_type<TAB>tail_type[<TAB>...] (header row)
     manifest.json       {"snapshot_id": ..., ...}
 """
@@ -14,7 +14,7 @@ from typing import Iterator, TextIO
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
-from synth.kg.readers import open_text
+from synth.kg.readers import open_text, split_aliases
 from synth.schemas import Entity, Relation
 
 BUNDLED = "fb15k237"
@@ -54,7 +54,7 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
         for row in _rows(folder, "relations.tsv")
     }
     entities = {
-        row["id"]: Entity(id=row["id"], name=row["name"], description=row.get("description") or "")
+        row["id"]: Entity(id=row["id"], name=row["name"], description=row.get("description") or "", aliases=split_aliases(row.get("aliases")))
         for row in _rows(folder, "entities.tsv")
     }
     heads, relation_column, tails = [], [], []

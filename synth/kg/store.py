@@ -1,6 +1,6 @@
 """Imported knowledge graphs: one DuckDB file per snapshot under `$SYNTH_HOME/kg/`.
 
-Tables `triples(head, relation, tail)`, `entities(id, name, description)`,
+Tables `triples(head, relation, tail)`, `entities(id, name, description, aliases)` (aliases "|"-separated),
 `relations(id, forward, inverse, head_type, tail_type, phrase_source)` and a one-row `snapshot`
 (name, snapshot id, import time, sources, counts). One file per snapshot, not tables in the
 catalog, because DuckDB allows one writer per file: importing a graph never blocks a run that
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
+from synth.kg.readers import split_aliases
 from synth.schemas import Entity, Relation
 
 SUFFIX = ".duckdb"
@@ -50,10 +51,13 @@ def load_graph(path: Path) -> KnowledgeGraph:
     with duckdb.connect(str(path), read_only=True) as connection:
         snapshot_id = connection.execute("select snapshot_id from snapshot").fetchall()[0][0]
         triples = connection.sql("select head, relation, tail from triples").to_arrow_table()
-        entity_rows = connection.execute("select id, name, description from entities").fetchall()
+        columns = {row[0] for row in connection.execute("describe entities").fetchall()}
+        aliases = "aliases" if "aliases" in columns else "''"  # graphs imported before aliases were kept
+        entity_rows = connection.execute(f"select id, name, description, {aliases} from entities").fetchall()
         relation_rows = connection.execute("select id, forward, inverse, head_type, tail_type from relations").fetchall()
     # Rows were validated on import; model_construct skips re-validating millions of them.
-    entities = {row[0]: Entity.model_construct(id=row[0], name=row[1], description=row[2] or "", aliases=[]) for row in entity_rows}
+    entities = {row[0]: Entity.model_construct(id=row[0], name=row[1], description=row[2] or "", aliases=split_aliases(row[3]))
+                for row in entity_rows}
     relations = {
         row[0]: Relation.model_construct(id=row[0], forward=row[1], inverse=row[2], head_type=row[3] or "", tail_type=row[4] or "")
         for row in relation_rows

@@ -41,12 +41,23 @@ def triples() -> list[tuple[str, str, str]]:
 @pytest.fixture(scope="module")
 def entities() -> dict[str, tuple[str, str]]:
     header, rows = _read_tsv("entities.tsv.gz")
-    assert header == ["id", "name", "description"]
-    assert all(len(row) == 3 for row in rows), "every entity row has 3 cells"
+    assert header == ["id", "name", "description", "aliases"]
+    assert all(len(row) == 4 for row in rows), "every entity row has 4 cells"
     ids = [row[0] for row in rows]
     assert ids == sorted(ids), "entities are sorted by id"
     assert len(set(ids)) == len(ids), "entity ids are unique"
     return {row[0]: (row[1], row[2]) for row in rows}
+
+
+def test_aliases_are_other_names_from_the_lead_sentence():
+    _, rows = _read_tsv("entities.tsv.gz")
+    aliases = {row[1]: row[3].split("|") for row in rows if row[3]}
+    assert 2000 < len(aliases) < 4000
+    assert aliases["Jeremy Irons"] == ["Jeremy John Irons"]
+    assert aliases["Yemen"] == ["Republic of Yemen"] and aliases["Poliomyelitis"] == ["polio", "infantile paralysis"]
+    assert aliases["Margaret Atwood"] == ["Margaret Eleanor Atwood"]  # post-nominal letters dropped
+    assert "Saw VII" not in aliases and "Orange" not in aliases  # "Saw" is another film; "the city of Orange" no name
+    assert all(alias and len(alias.split()) <= 6 and alias != name for name, names in aliases.items() for alias in names)
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,21 @@ def test_the_shipped_graph_imports_whole_and_loads_identically(tmp_path):
     assert (imported.out_index.neighbors == bundled.out_index.neighbors).all()
     assert imported.relations == bundled.relations
     assert imported.entities["/m/09c7w0"].name == "United States of America"
+    assert imported.aliases("/m/016ywr") == bundled.aliases("/m/016ywr") == ["Jeremy John Irons"]
+
+
+def test_aliases_come_from_a_named_column_or_a_json_list(tmp_path):
+    (tmp_path / "edges.tsv").write_text("Q1\tdirected_by\tQ2\nQ3\tdirected_by\tQ2\n")
+    (tmp_path / "names.tsv").write_text("id\tname\tdescription\taliases\nQ1\tThe Film\tA film.\tFilm One|The First Film\nQ2\tAnna\t\t\n")
+    kg = load_graph(Path(import_graph("named", ImportSource(tmp_path / "edges.tsv", tmp_path / "names.tsv"), tmp_path / "kg").path))
+    assert kg.aliases("Q1") == ["Film One", "The First Film"] and kg.aliases("Q2") == [] and kg.aliases("Q3") == []
+    (tmp_path / "names.jsonl").write_text(json.dumps({"id": "Q2", "label": "Anna", "aliases": ["Anna Director", " "]}) + "\n")
+    kg = load_graph(Path(import_graph("listed", ImportSource(tmp_path / "edges.tsv", tmp_path / "names.jsonl"), tmp_path / "kg").path))
+    assert kg.aliases("Q2") == ["Anna Director"]
+    # without a header a third field is the description, never aliases, even with the separator in it
+    (tmp_path / "plain.tsv").write_text("Q1\tThe Film\tA film | with a bar.\n")
+    kg = load_graph(Path(import_graph("plain", ImportSource(tmp_path / "edges.tsv", tmp_path / "plain.tsv"), tmp_path / "kg").path))
+    assert kg.entities["Q1"].description == "A film | with a bar." and kg.aliases("Q1") == []
 
 
 def test_pipe_separated_triples_with_a_separate_name_table(tmp_path):
