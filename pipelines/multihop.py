@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from synth.config import FrozenConfig
+from synth.contract import get_contract
+from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, pass_rates
@@ -50,6 +52,10 @@ class Config(FrozenConfig):
     kg: str | None = Field(
         default=None,
         description="Knowledge graph: the name of one imported with `synth kg import`, a snapshot folder or .duckdb file; default: the bundled FB15k-237.",
+    )
+    contract: ContractName = Field(
+        default="synth",
+        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see synth.contract).",
     )
     exclude_relations: list[str] = Field(
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
@@ -223,7 +229,7 @@ class _World:
         self.context.progress.log(f"opening the {self.config.shortcut.retriever} index of the corpus ...")
         corpus = Corpus.from_kg(self.full)
         retriever = open_retriever(self.config.shortcut.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log)
-        return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k)
+        return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k, contract=get_contract(self.config.contract))
 
     def evidence(self, item: Item) -> list[Document]:
         """What the gold_evidence condition shows: each evidence document whole, or cut down to the

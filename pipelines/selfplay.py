@@ -19,6 +19,8 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
+from synth.contract import get_contract
+from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain, add_stages
@@ -70,6 +72,10 @@ class Config(FrozenConfig):
     corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus file ({\"id\", \"contents\"}); default: the corpus of `kg`.")
     kg: str | None = Field(default=None, description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled one.")
     retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents one search returns to proposer and solvers.")
+    contract: ContractName = Field(
+        default="synth",
+        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see synth.contract).",
+    )
     min_distinct_searches: int = Field(default=2, ge=1, description="Distinct searches a proposer must have made (SSP: more than one).")
     targets: TargetConfig = TargetConfig()
     proposer: ProposerConfig = ProposerConfig()
@@ -283,7 +289,7 @@ class _World:
 
         self.context.progress.log(f"opening the bm25 index of {self.corpus.name} ({len(self.corpus)} documents) ...")
         retriever = open_retriever("bm25", self.corpus, search_cache(self.context.settings), log=self.context.progress.log)
-        return SearchTools(self.corpus, retriever, default_k=self.config.retrieval_k)
+        return SearchTools(self.corpus, retriever, default_k=self.config.retrieval_k, contract=get_contract(self.config.contract))
 
     @cached_property
     def targets(self):

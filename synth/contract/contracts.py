@@ -15,7 +15,7 @@ else would make the RL prompt differ from the SFT rows.
 """
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from synth.contract import portable
 from synth.errors import ConfigError
@@ -158,6 +158,9 @@ VERL_SEARCH = AgentContract(
 
 CONTRACTS: dict[str, AgentContract] = {contract.name: contract for contract in (SYNTH, SYNTH_ANSWER_TOOL, SEARCHR1, VERL_SEARCH)}
 DEFAULT = SYNTH
+ContractName = Literal["synth", "synth-answer-tool", "searchr1", "verl-search"]
+"""The names, as a type recipe configs validate against."""
+assert list(get_args(ContractName)) == list(CONTRACTS), "ContractName must list every contract"
 
 
 def get_contract(name: str) -> AgentContract:

@@ -68,6 +68,12 @@ def test_every_answer_is_unique_in_the_graph_under_the_items_constraints(publish
         assert answers == {item.answer_entity_id}, item.question
 
 
+def test_items_carry_the_aliases_the_graph_gives_their_answer(published):
+    aliases = {row["id"]: [alias for alias in row["aliases"].split("|") if alias] for row in _raw_tsv("entities.tsv.gz")}
+    assert all(item.aliases == aliases[item.answer_entity_id] for item in published[2])
+    assert sum(bool(item.aliases) for item in published[2]) >= 3  # e.g. "Appalachians" for Appalachian Mountains
+
+
 def test_hop_count_matches_a_connected_construction_path(published, raw_graph):
     forward = raw_graph[0]
     for item in published[2]:
