@@ -68,7 +68,7 @@ def main() -> None:
                 handle.write(json.dumps([m.model_dump(exclude_none=True) for m in trajectory.messages]) + "\n")
         floor = time.perf_counter() - started
         print(f"rows {args.rows:,} (3 searches x 3 passages and an answer each)")
-        print(f"{"raw messages (floor)":52} {args.rows / floor:>9,.0f} rows/s  ({floor:.2f} s)")
+        print(f"{'raw messages (floor)':52} {args.rows / floor:>9,.0f} rows/s  ({floor:.2f} s)")
         cases = [("sft", "sft.jsonl", None), ("sft", "sft.parquet", None), ("sharegpt", "lf.jsonl", None),
                  ("sft", "sft-verl.jsonl", "verl-search"), ("searchr1-sft", "searchr1.jsonl", "searchr1")]
         for fmt, name, contract in cases:
