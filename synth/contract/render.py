@@ -84,10 +84,10 @@ def render(trajectory: Trajectory, contract: AgentContract | None, question: str
         task = next(message for message in trajectory.messages if message.role == "user")
         final_schema = next((tool for tool in trajectory.tools if tool["function"]["name"] == PROPOSAL.tool), None)
         prompt = [ChatMessage(role="system", content=proposer_system(target)), task]
-        return _Renderer(target, source.observation if source else None, PROPOSAL).conversation(trajectory, prompt, final_schema)
+        return _Renderer(target, source, PROPOSAL).conversation(trajectory, prompt, final_schema)
     prompt = [ChatMessage(role="system", content=target.system_prompt),
               ChatMessage(role="user", content=(user_prompt or target.user_prompt)(question))]
-    return _Renderer(target, source.observation if source else None, ANSWER).conversation(trajectory, prompt, ANSWER_TOOL)
+    return _Renderer(target, source, ANSWER).conversation(trajectory, prompt, ANSWER_TOOL)
 
 
 def _as_recorded(trajectory: Trajectory) -> Conversation:
@@ -104,9 +104,10 @@ def _require_final_answer(messages: list[ChatMessage]) -> None:
 
 
 class _Renderer:
-    def __init__(self, target: AgentContract, source_style: str | None, final: Final):
+    def __init__(self, target: AgentContract, source: AgentContract | None, final: Final):
         self.target = target
-        self.source_style = source_style
+        self.source_style = source.observation if source else None
+        self.source_argument = source.search_argument if source else "query"  # imported: the common shape
         self.final = final
 
     def conversation(self, trajectory: Trajectory, prompt: list[ChatMessage], final_schema: dict | None) -> Conversation:
@@ -168,8 +169,8 @@ class _Renderer:
         except json.JSONDecodeError:
             arguments = None
         if not isinstance(arguments, dict):
-            if self.source_style == self.target.observation:
-                return call  # the same contract: a malformed call stays as the model wrote it
+            if self.source_argument == wanted:
+                return call  # nothing to map: a malformed call stays as the model wrote it
             raise Unrenderable("malformed search call")
         if wanted in arguments:
             return call
