@@ -17,7 +17,7 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
 @click.option("--split", default="train", show_default=True, help="Split name written into the rows.")
 @click.option("--where", help="SQL filter on the exported table, e.g. \"difficulty in ('medium','hard')\".")
 @click.option("--data-source", help="Override data_source in verl/searchr1 rows (it selects the trainer's scorer).")
-@click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder (verl/searchr1/searchr1-sft).")
+@click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder: the question turn of every format (the same file for SFT and RL keeps them alike).")
 @click.option("--role", type=click.Choice(["teacher", "proposer"]), default="teacher", show_default=True,
               help="sft/sft-chatml/sharegpt: teacher rollouts, or self-play proposals whose question passed every gate.")
 @click.option("--contract", type=click.Choice(list(CONTRACTS)),

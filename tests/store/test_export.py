@@ -130,6 +130,15 @@ def test_verl_export_for_the_answer_tool_contract_ships_the_answer_tool(settings
         export_version(settings, "demo", "verl", tmp_path / "test.parquet")
 
 
+def test_verl_export_defaults_to_the_contract_the_versions_agents_ran_under(settings, make_item, tmp_path):
+    spec = VersionSpec(name="answering", recipe="multihop", config={"contract": "synth-answer-tool", "panel": {"retrieval_k": 5}})
+    publish_version(settings, spec, {"items": [make_item(0)]})
+    export_version(settings, "answering", "verl", tmp_path / "train.parquet")
+    config = yaml.safe_load((tmp_path / "tool_config.yaml").read_text())
+    assert [tool["tool_schema"]["function"]["name"] for tool in config["tools"]] == ["search", "open", "answer"]
+    assert config["tools"][0]["config"]["topk"] == 5  # the search k the data was made with
+
+
 def test_searchr1_export_uses_a_scorer_name_searchr1_knows(settings, published, tmp_path):
     out = tmp_path / "searchr1.parquet"
     result = export_version(settings, "demo", "searchr1", out)

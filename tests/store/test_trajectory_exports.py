@@ -199,6 +199,20 @@ def test_every_sft_format_shows_the_same_tools_observations_and_answer(settings,
         assert text.endswith("<answer>Film 0</answer>")
 
 
+def test_a_prompt_template_makes_the_question_turn_of_sft_and_rl_alike(settings, published, tmp_path):
+    (tmp_path / "prompt.txt").write_text("Find out: {question}")
+    for contract in ("synth", "synth-answer-tool"):
+        export_version(settings, "demo", "sft", tmp_path / f"{contract}.jsonl", prompt_template=tmp_path / "prompt.txt",
+                       where="item_id = 'item-0'", contract=contract)
+        export_version(settings, "demo", "verl", tmp_path / contract / "train.parquet", prompt_template=tmp_path / "prompt.txt",
+                       contract=contract)
+        sft = read_jsonl(tmp_path / f"{contract}.jsonl")[0]
+        rl = pq.read_table(tmp_path / contract / "train.parquet").to_pylist()[0]
+        system = {"synth": SYNTH, "synth-answer-tool": SYNTH_ANSWER_TOOL}[contract].system_prompt
+        assert sft["messages"][:2] == rl["prompt"] == [{"role": "system", "content": system},
+                                                       {"role": "user", "content": f"Find out: {question(0)}"}]
+
+
 def test_searchr1_sft_refuses_a_contract_that_finishes_with_a_call(settings, published, tmp_path):
     with pytest.raises(ConfigError, match="finishes with an answer call"):
         export_version(settings, "demo", "searchr1-sft", tmp_path / "x.jsonl", contract="synth-answer-tool")

@@ -21,6 +21,8 @@ from synth.errors import ConfigError, NotFoundError
 from synth.generators.selfplay import PROPOSING
 from synth.schemas import ChatMessage, Trajectory
 from synth.store.export.options import ExportRequest
+from synth.store.export.prompts import load_template
+from synth.store.export.prompts import render as render_template
 from synth.store.export.sink import json_list_type
 from synth.store.reader import iter_records, read_columns
 
@@ -76,8 +78,12 @@ def item_questions(request: ExportRequest) -> dict[str, str]:
 
 def rendered(request: ExportRequest, condition: str, contract: AgentContract | None, skipped: Skipped,
              user_prompt=None) -> Iterator[tuple[Trajectory, Conversation]]:
-    """Matching trajectories rendered under `contract`; the unrenderable are counted in `skipped`."""
+    """Matching trajectories rendered under `contract`; the unrenderable are counted in `skipped`.
+    `--prompt-template` makes the question turn, as it does in the RL exports."""
     questions = item_questions(request)
+    if user_prompt is None and request.prompt_template is not None:
+        template = load_template(request.prompt_template, None)
+        user_prompt = lambda question: render_template(template, question)  # noqa: E731
     for trajectory in training_trajectories(request, condition):
         question = questions.get(trajectory.item_id) or _first_user_text(trajectory)
         try:

@@ -187,7 +187,7 @@ def run_notes(request: ExportRequest, data_source: str) -> list[str]:
 
 def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet",), why="verl reads Parquet")
-    contract = export_contract(request, "synth")
+    contract = export_contract(request, request.version.config.get("contract") or "synth")  # what the version's agents ran under
     template = load_template(request.prompt_template, None)
     data_source = default_data_source(request)
     tool_names = [tool["function"]["name"] for tool in contract.schemas]
