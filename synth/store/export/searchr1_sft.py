@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from synth.schemas import ChatMessage, ToolCall
 from synth.store.export.options import ExportRequest, ExportResult
-from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render
+from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render, search_r1_answer_tag_warning
 from synth.store.export.sink import check_output, write_rows
 from synth.store.export.trajectories import (
     PLAIN_MESSAGES,
@@ -139,4 +139,5 @@ def export(request: ExportRequest) -> ExportResult:
             yield {"messages": messages, "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
     count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "Search-R1 SFT", skipped))
-    return ExportResult(request.out, count, skipped.notes())
+    warning = search_r1_answer_tag_warning(template)
+    return ExportResult(request.out, count, skipped.notes() + ([warning] if warning else []))
