@@ -25,7 +25,7 @@ import pyarrow as pa
 from synth.schemas import ChatMessage, ToolCall
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import PLAIN_MESSAGES, Skipped, export_contract, rendered, require_rows, require_trajectories
+from synth.store.export.trajectories import PLAIN_MESSAGES, Skipped, export_contract, nothing_to_export, rendered, require_trajectories
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
 
@@ -97,5 +97,5 @@ def export(request: ExportRequest) -> ExportResult:
             yield {"messages": chatml_messages(conversation.messages, conversation.tools),
                    "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "ChatML SFT", skipped))
+    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "ChatML SFT", skipped))
     return ExportResult(request.out, count, skipped.notes())

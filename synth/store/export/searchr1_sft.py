@@ -29,9 +29,9 @@ from synth.store.export.trajectories import (
     PLAIN_MESSAGES,
     Skipped,
     export_contract,
-    refuse_contract,
+    nothing_to_export,
     rendered,
-    require_rows,
+    require_tag_finish,
     require_trajectories,
 )
 
@@ -124,7 +124,7 @@ def export(request: ExportRequest) -> ExportResult:
     require_trajectories(request, "Search-R1 SFT")
     template = load_template(request.prompt_template, SEARCH_R1_PROMPT)
     contract = export_contract(request, DEFAULT_CONTRACT)
-    refuse_contract(contract, "searchr1-sft", allowed_finish="tag")
+    require_tag_finish(contract, "searchr1-sft")
     skipped = Skipped()
 
     def rows() -> Iterator[dict]:
@@ -138,6 +138,6 @@ def export(request: ExportRequest) -> ExportResult:
             messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
             yield {"messages": messages, "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "Search-R1 SFT", skipped))
+    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "Search-R1 SFT", skipped))
     warning = search_r1_answer_tag_warning(template)
     return ExportResult(request.out, count, skipped.notes() + ([warning] if warning else []))

@@ -25,9 +25,9 @@ from synth.store.export.trajectories import (
     MESSAGES,
     Skipped,
     export_contract,
+    nothing_to_export,
     openai_messages,
     rendered,
-    require_rows,
     require_trajectories,
 )
 
@@ -54,5 +54,5 @@ def export(request: ExportRequest) -> ExportResult:
                 "trajectory_id": trajectory.id,
             }
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "SFT", skipped))
+    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "SFT", skipped))
     return ExportResult(request.out, count, skipped.notes())

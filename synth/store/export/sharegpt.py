@@ -31,8 +31,8 @@ from synth.store.export.trajectories import (
     Skipped,
     arguments_value,
     export_contract,
+    nothing_to_export,
     rendered,
-    require_rows,
     require_trajectories,
 )
 
@@ -107,7 +107,7 @@ def export(request: ExportRequest) -> ExportResult:
             yield {"conversations": turns, "system": system, "tools": json.dumps(conversation.tools, ensure_ascii=False),
                    "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: require_rows(0, request, "sharegpt", skipped))
+    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "sharegpt", skipped))
     entry = json.dumps({request.out.stem: dataset_info(request.out.name)})
     return ExportResult(request.out, count, [f"LLaMA-Factory: put the file in your dataset_dir and add to its dataset_info.json: {entry}",
                                              *skipped.notes()])

@@ -132,10 +132,8 @@ def openai_messages(messages: list[ChatMessage], request: ExportRequest, skipped
     return [openai_message(message, request.arguments == "object", skipped) for message in messages]
 
 
-def require_rows(count: int, request: ExportRequest, fmt: str, skipped: Skipped) -> None:
+def nothing_to_export(request: ExportRequest, fmt: str, skipped: Skipped) -> None:
     """An export with no rows is an error that says why, not an empty file."""
-    if count:
-        return
     if skipped.reasons:
         why = "every matching trajectory was skipped: " + "; ".join(skipped.notes())
     else:
@@ -143,7 +141,8 @@ def require_rows(count: int, request: ExportRequest, fmt: str, skipped: Skipped)
     raise NotFoundError(f"{request.version.ref} has nothing to export as {fmt}: {why}")
 
 
-def refuse_contract(contract: AgentContract | None, fmt: str, allowed_finish: str | None = None) -> None:
-    if contract is not None and allowed_finish and contract.finish != allowed_finish:
+def require_tag_finish(contract: AgentContract | None, fmt: str) -> None:
+    """Formats whose protocol finishes with <answer> tags cannot show a contract that answers by a call."""
+    if contract is not None and contract.finish != "tag":
         raise ConfigError(f"--format {fmt} finishes with <answer> tags, but the {contract.name} contract finishes with an "
                           "answer call; choose a contract that answers in tags (e.g. --contract synth)")
