@@ -34,7 +34,7 @@ NO_RESULTS = "No results."
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”–—")
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _OBSERVATIONS = re.compile(r"<(tool_response|information)>.*?</\1>", re.DOTALL)
 
@@ -76,7 +76,7 @@ def match_answer(prediction: str | None, answers: Iterable[str], f1_threshold: f
 def extract_answer(solution_str: str) -> str | None:
     """The final answer of a rollout: the last answer tag or `answer` call, stripped; None if neither."""
     text = _OBSERVATIONS.sub(" ", solution_str)
-    found: list[tuple[int, str]] = [(match.start(), match.group(1)) for match in _ANSWER_TAG.finditer(text)]
+    found: list[tuple[int, str]] = [(match.start(), match.group(1)) for match in ANSWER_TAG.finditer(text)]
     for match in _TOOL_CALL.finditer(text):
         answer = _answer_call_argument(match.group(1))
         if answer is not None:
@@ -84,6 +84,14 @@ def extract_answer(solution_str: str) -> str | None:
     if not found:
         return None
     return max(found)[1].strip()
+
+
+def extract_tagged(text: str | None, tag: str) -> str | None:
+    """The content of the last <tag>...</tag> (any case), whitespace folded, or None."""
+    found = re.findall(rf"<{tag}>(.*?)</{tag}>", text or "", re.DOTALL | re.IGNORECASE)
+    if not found:
+        return None
+    return " ".join(found[-1].split()) or None
 
 
 def _answer_call_argument(block: str) -> str | None:

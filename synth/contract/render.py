@@ -26,7 +26,7 @@ from typing import Callable
 
 from synth.contract.contracts import ANSWER_TOOL, DEFAULT, AgentContract, get_contract
 from synth.contract.observations import parse_search
-from synth.contract.portable import ANSWER_RECORDED
+from synth.contract.portable import ANSWER_RECORDED, extract_tagged
 from synth.errors import ConfigError
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
@@ -137,7 +137,7 @@ class _Renderer:
                 calls.append((self._world_call(call), None))
         recorded = list(calls)  # the stored tool results answer these, in order
         content = message.content
-        if not answers and self.target.finish == "call" and (answer := _tagged(content, final.tag)) is not None:
+        if not answers and self.target.finish == "call" and (answer := extract_tagged(content, final.tag)) is not None:
             # a text answer becomes the contract's final call
             content = _without_tag(content, final.tag)
             arguments = json.dumps({final.argument: answer}, ensure_ascii=False)
@@ -225,11 +225,6 @@ def _string_argument(call: ToolCall, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Unrenderable(f"malformed {call.function.name} call")
     return " ".join(value.split())
-
-
-def _tagged(text: str | None, tag: str) -> str | None:
-    found = re.findall(rf"<{tag}>(.*?)</{tag}>", text or "", re.DOTALL)
-    return " ".join(found[-1].split()) or None if found else None
 
 
 def _without_tag(text: str, tag: str) -> str | None:

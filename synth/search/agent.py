@@ -30,7 +30,7 @@ from typing import Literal
 
 from synth.contract import DEFAULT, AgentContract
 from synth.contract.contracts import ANSWER_TOOL
-from synth.contract.portable import ANSWER_RECORDED
+from synth.contract.portable import ANSWER_RECORDED, extract_tagged
 from synth.llm.client import LLMClient
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
@@ -92,14 +92,6 @@ ANSWERING_DEMONSTRATION = Demonstration(
     ),
     result="Norway",
 )
-
-
-def extract_tagged(text: str | None, tag: str) -> str | None:
-    """The content of the last <tag>...</tag>, whitespace folded, or None."""
-    found = re.findall(rf"<{tag}>(.*?)</{tag}>", text or "", re.DOTALL | re.IGNORECASE)
-    if not found:
-        return None
-    return " ".join(found[-1].split()) or None
 
 
 def extract_answer(text: str | None) -> str | None:

@@ -7,9 +7,9 @@ rollout that never answers is scored against the prompt's last example. (Search-
 has two; ours has one.) verl-format prompts come from the agent contract (`synth.contract`).
 """
 
-import re
 from pathlib import Path
 
+from synth.contract.portable import ANSWER_TAG
 from synth.errors import ConfigError
 
 SEARCH_R1_PROMPT = (
@@ -19,7 +19,6 @@ SEARCH_R1_PROMPT = (
     "When nothing more is needed, write only the final answer in answer tags, for example "
     "<answer> Paris </answer>. Question: {question}\n"
 )
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
 def load_template(path: Path | None, default: str | None) -> str | None:
@@ -43,7 +42,7 @@ def render(template: str, question: str) -> str:
 
 def search_r1_answer_tag_warning(template: str) -> str | None:
     """What goes wrong with Search-R1's scorer on prompts of `template`, or None."""
-    examples = len(_ANSWER_TAG.findall(render(template, "")))
+    examples = len(ANSWER_TAG.findall(render(template, "")))
     if examples == 0:
         return ("warning: the prompt template has no <answer>...</answer> example; Search-R1's qa_em reads an answer only "
                 "when the prompt holds one, so every rollout would score 0: add one, e.g. 'for example <answer> Paris </answer>'")
