@@ -26,6 +26,7 @@ in every release, so that is the one file type written.
 import os
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import urlparse
 
 import pyarrow as pa
 import yaml
@@ -179,7 +180,7 @@ def run_notes(request: ExportRequest, data_source: str) -> list[str]:
     return [
         f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py and {CONTRACT_MODULE}.py beside the data; keep them together",
         scorer,
-        f"start the retriever: synth search serve --port {request.retrieval_url.rsplit(':', 1)[-1].strip('/')} "
+        f"start the retriever: synth search serve --port {urlparse(request.retrieval_url).port or 80} "
         "(same --kg/--corpus as the data)",
         f"train: cd {folder} && PYTHONPATH=$PWD python3 -m verl.trainer.main_ppo " + " ".join(overrides),
     ]
