@@ -115,6 +115,8 @@ def test_verl_export_can_target_verls_builtin_scorer_and_filter_rows(settings, p
 def test_verl_reads_parquet_only_and_an_empty_export_is_an_error(settings, published, tmp_path):
     with pytest.raises(ConfigError, match="verl reads Parquet"):
         export_version(settings, "demo", "verl", tmp_path / "train.jsonl")
+    with pytest.raises(ConfigError, match="not an http"):
+        export_version(settings, "demo", "verl", tmp_path / "train.parquet", retrieval_url="localhost:8000")
     with pytest.raises(NotFoundError, match="no items matching --where"):
         export_version(settings, "demo", "verl", tmp_path / "none.parquet", where="difficulty = 'trivial'")
     assert not (tmp_path / "none.parquet").exists() and not (tmp_path / "tool_config.yaml").exists()

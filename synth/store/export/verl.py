@@ -188,6 +188,10 @@ def run_notes(request: ExportRequest, data_source: str) -> list[str]:
 
 def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet",), why="verl reads Parquet")
+    url = urlparse(request.retrieval_url)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        raise ConfigError(f"--retrieval-url {request.retrieval_url!r} is not an http(s) URL; give where synth search serve listens, "
+                          "e.g. http://127.0.0.1:8000")
     contract = export_contract(request, request.version.config.get("contract") or "synth")  # what the version's agents ran under
     template = load_template(request.prompt_template, None)
     data_source = default_data_source(request)
