@@ -138,6 +138,8 @@ def nothing_to_export(request: ExportRequest, fmt: str, skipped: Skipped) -> Non
         why = "every matching trajectory was skipped: " + "; ".join(skipped.notes())
     else:
         why = f"no {request.role} trajectory is selected" + (f" among those matching --where {request.where!r}" if request.where else "")
+        if request.role == "teacher" and not request.where:
+            why += " (teachers run with --param distill.enabled=true; see `synth datasets show` for their rejections)"
     raise NotFoundError(f"{request.version.ref} has nothing to export as {fmt}: {why}")
 
 
