@@ -58,18 +58,19 @@ ENTITIES = Layout(
      "aliases": ("aliases", "alias", "also_known_as", "alt_labels", "altlabels")},
     named_only=("aliases",),
 )
-ALIAS_SEPARATOR = "|"
-"""Between several aliases in one delimited cell (a JSON list works too)."""
-
-
-def split_aliases(cell: str | None) -> list[str]:
-    return [alias for alias in (cell or "").split(ALIAS_SEPARATOR) if alias]
 RELATIONS = Layout(
     ("id", "forward", "inverse", "head_type", "tail_type"), 1,
     {"id": ("id", "relation", "relation_id"), "forward": ("forward", "phrase", "label", "name"),
      "inverse": ("inverse", "inverse_phrase", "inverse_label"), "head_type": ("head_type", "domain"),
      "tail_type": ("tail_type", "range")},
 )
+
+ALIAS_SEPARATOR = "|"
+"""Between several aliases in one delimited cell (a JSON list works too)."""
+
+
+def split_aliases(cell: str | None) -> list[str]:
+    return [alias for alias in (cell or "").split(ALIAS_SEPARATOR) if alias]
 
 
 def open_text(path: Path) -> TextIO:
@@ -180,7 +181,7 @@ def _read_jsonl(path: Path, layout: Layout):
         row = {}
         for field, synonyms in layout.synonyms.items():
             found = next((value[key] for key in synonyms if key in value), None)
-            if isinstance(found, list):
+            if field == "aliases" and isinstance(found, list):
                 found = ALIAS_SEPARATOR.join(str(item).strip() for item in found if str(item).strip())
             if found is not None:
                 row[field] = str(found).strip()
