@@ -29,9 +29,9 @@ class ConstructConfig(FrozenConfig):
     max_extra_cues: int = Field(default=2, ge=0, description="Cues added beyond the chain to make the answer unique.")
     max_cue_anchor_degree: int = Field(default=5000, ge=1, description="Entities named in cues have at most this many edges.")
     describe_intermediates: int = Field(
-        default=1, ge=0,
+        default=0, ge=0,
         description="Intermediates described by one of their own facts even when the chain is already unique "
-        "(branches of the question's subgraph); 0 keeps plain chains.",
+        "(branches of the question's subgraph); 0 keeps plain chains (facts are still added where uniqueness needs them).",
     )
     fact_candidates: int = Field(
         default=32, ge=1, description="Facts of one intermediate considered per cue (a random sample), bounding the cost.",

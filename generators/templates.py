@@ -1,84 +1,202 @@
-"""The deterministic template verbalizer: the fallback when no LLM phrases questions, and the test baseline.
+"""The deterministic template verbalizer: the default phrasing, and the baseline for LLM rephrasing.
 
-A constraint (anchor, steps) becomes a relative clause about the answer, built inside out with
-indefinite descriptions for intermediates, which are never named:
+A constraint (anchor, steps) describes the answer through a chain of unnamed entities. Each step
+reads in the most compact form the relation allows:
 
-    anchor Springfield, steps [place_of_birth (inverse), director/film (forward)]
-    -> "was directed by a person who was born in Springfield"
+- a role noun when the relation has one: "the birthplace of Steve Carell", "Steve Carell's
+  birthplace", "a genre of Saw" ("the" only when the graph says exactly one entity fits);
+- otherwise a description headed by the entity's own noun (synth.kg.types), with a reduced
+  relative where the phrase is passive ("a film directed by Ridley Scott") and a full one where
+  not ("a person who directed Alien"); a set whose noun is uncertain is "something"/"someone".
 
-An intermediate's own facts (`Step.where`) join its description with "and", before the chain
-clause so nothing reads as being about a deeper entity: "a person who won the Academy Award and
-who was born in Springfield". The question joins the
-clauses of all constraints: "Which film <clause 1> and <clause 2>?" (", and" once a clause has
-its own "and", so the last cue reads as being about the answer).
+An intermediate's own facts (`Step.where`) come before the chain clause, so nothing reads as being
+about a deeper entity: "a person who won the Academy Award and who was born in Springfield".
+
+Questions open in several ways, chosen per item from a hash of its constraints (a rerun phrases
+the same item the same way): "Which genre of Saw ...", "What is the capital of ...", "Name the
+film that ...", "Who directed ...", "In which city was ... born?". The target is MuSiQue-like
+brevity (about 16 words for 2-4 hops); `benchmarks/bench_phrasing.py` measures it.
 """
 
+import random
+from dataclasses import dataclass
+
+from synth.generators import grammar
+from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
+from synth.kg.types import EntityTypes
 from synth.schemas import Constraint, Fact, Step
 
-
-def _article(noun: str) -> str:
-    return "an" if noun[:1].lower() in "aeiou" else "a"
-
-
-_PERSON_NOUNS = {
-    "person", "person or character", "actor", "musician", "musical artist", "writer", "screenwriter",
-    "film director", "film producer", "film editor", "composer", "cinematographer", "costume designer",
-    "art director", "production designer", "set designer", "philosopher", "impressionist",
-}
+SAMPLE = 24
+"""Entities of a described set whose nouns are compared (the set's noun is the one they share)."""
+POSSESSIVE_MAX_WORDS = 4
+IN_WHICH_MAX_WORDS = 10
 
 
-def _pronoun(noun: str) -> str:
-    return "who" if noun in _PERSON_NOUNS else "that"
+@dataclass(frozen=True)
+class Predicate:
+    """What a constraint says about the entity its last step reaches."""
 
-
-def _drop_repeated_noun(phrase: str, noun: str) -> str:
-    """"produced the film" before "a film that ..." -> "produced": the description says it."""
-    head, separator, tail = phrase.rpartition(" the ")
-    if separator and head and set(tail.split()) <= set(noun.split()):
-        return head
-    return phrase
+    text: str
+    """Verb form, about the subject: "was directed by Ridley Scott", "is the capital of Texas"."""
+    role: str = ""
+    """The last step's role noun with its preposition ("genre of"), when the relation has one."""
+    of: str = ""
+    """With `role`: what the answer is the role of ("Saw")."""
+    named: bool = False
+    """`of` is a name, not a description."""
+    definite: bool = False
+    """With `role`: exactly one entity is the role of `of`."""
+    place: tuple[str, str, str] | None = None
+    """(auxiliary, participle, object) for "In which city was X born?"."""
 
 
 class TemplateVerbalizer:
     name = "template"
 
-    def __init__(self, kg: KnowledgeGraph):
+    def __init__(self, kg: KnowledgeGraph, types: EntityTypes | None = None):
         self.kg = kg
+        self.types = types or EntityTypes(kg)
 
-    def entity_type(self, step: Step) -> str:
-        """Noun for the entity a step arrives at."""
-        relation = self.kg.relations[step.relation]
-        noun = relation.tail_type if step.direction == FORWARD else relation.head_type
-        return noun or "entity"
+    # ---- nouns ----------------------------------------------------------------------------------
 
-    def relative_clause(self, step: Step, previous: str, previous_noun: str | None = None) -> str:
-        """What the entity a step arrives at does with respect to `previous` (a name, or a
-        description whose head is `previous_noun`)."""
+    def set_noun(self, nodes) -> str | None:
+        """The noun shared by the entities of a described set (node numbers), or None."""
+        ids = [self.kg.node_ids[node] for node in nodes[:SAMPLE].tolist()]
+        return self.types.common_noun(ids) if ids else None
+
+    def _head(self, noun: str | None, definite: bool) -> tuple[str, str]:
+        """(noun phrase head, relative pronoun) for a described entity."""
+        if noun is None:
+            return "something", "that"
+        pronoun = "who" if self.types.is_person(noun) else "that"
+        return grammar.with_article(noun, definite), pronoun
+
+    # ---- steps ----------------------------------------------------------------------------------
+
+    def _verb(self, step: Step | Fact, obj: str, obj_named: bool, obj_role: bool = False) -> tuple[str, bool]:
+        """(clause about the reached entity, passive?) for stepping from `obj` (a name, a role
+        phrase such as "the genre of Saw", or a description headed by a noun) over `step`."""
         relation = self.kg.relations[step.relation]
         phrase = relation.inverse if step.direction == FORWARD else relation.forward
-        if previous_noun:
-            phrase = _drop_repeated_noun(phrase, previous_noun)
-        return f"{phrase} {previous}"
+        if not phrase:  # no inverse in English: "a city that Berlin is located in"
+            return f"that {obj} {relation.forward}", False
+        passive = grammar.reduced_relative(phrase) is not None
+        if obj_named:
+            return f"{phrase} {obj}", passive
+        stripped = grammar.without_object_noun(phrase)
+        if stripped == phrase:
+            return f"{phrase} {obj}", passive
+        noun = phrase[len(stripped) + len(" the "):]
+        if obj.startswith("something "):  # the relation knows what it is: "belongs to a genre that ..."
+            return f"{stripped} {grammar.article(noun)} {noun}{obj[len('something'):]}", passive
+        if not obj_role:  # "is located in a place that ..."
+            return f"{stripped} {obj}", passive
+        return f"{phrase} that is {obj}", passive  # a role: "belongs to the genre that is the subject of X"
+
+    def _role(self, step: Step) -> str:
+        """The role noun with its preposition ("genre of", "risk factor for"), or ""."""
+        relation = self.kg.relations[step.relation]
+        role = relation.tail_role if step.direction == FORWARD else relation.head_role
+        if not role or role.split()[-1] in grammar.PREPOSITIONS:
+            return role
+        return f"{role} of"
 
     def fact_clause(self, fact: Fact) -> str:
         """What the described entity does with respect to the fact's named anchor."""
-        return self.relative_clause(Step(relation=fact.relation, direction=fact.direction), self.kg.name(fact.anchor))
+        text, _ = self._verb(fact, self.kg.name(fact.anchor), True)
+        return text
+
+    def _describe(self, step: Step, previous: str, named: bool, previous_role: bool, reached,
+                  rng: random.Random) -> tuple[str, bool]:
+        """(noun phrase for the entities `reached` (node numbers) by `step` from `previous`, whether
+        it is a role phrase)."""
+        definite = len(reached) == 1
+        role = self._role(step)
+        if role and not step.where:
+            if named and definite and role.endswith(" of") and len(previous.split()) <= POSSESSIVE_MAX_WORDS and rng.random() < 0.5:
+                return f"{grammar.possessive(previous)} {role[:-3]}", True
+            return f"{grammar.with_article(role, definite)} {previous}", True
+        return self._noun_phrase(step, previous, named, previous_role, definite, reached), False
+
+    def _noun_phrase(self, step: Step, previous: str, named: bool, previous_role: bool, definite: bool, reached) -> str:
+        head, pronoun = self._head(self.set_noun(reached), definite)
+        chain, passive = self._verb(step, previous, named, previous_role)
+        clauses = [self.fact_clause(fact) for fact in step.where]
+        if chain.startswith("that "):  # object-gap relative ("that Berlin is located in")
+            return f"{head} {chain}" + "".join(f" and {pronoun} {clause}" for clause in clauses)
+        if passive and not clauses:
+            return f"{head} {grammar.reduced_relative(chain)}"
+        return f"{head} {pronoun} " + f" and {pronoun} ".join([*clauses, chain])
+
+    def predicate(self, constraint: Constraint, rng: random.Random | None = None) -> Predicate:
+        """The constraint as a predicate about the entity it arrives at."""
+        rng = rng or random.Random(0)
+        frontiers = self.kg.frontiers(constraint.anchor, constraint.steps)
+        subject, named, is_role = self.kg.name(constraint.anchor), True, False
+        for index, step in enumerate(constraint.steps[:-1]):
+            (subject, is_role), named = self._describe(step, subject, named, is_role, frontiers[index + 1], rng), False
+        last = constraint.steps[-1]
+        facts = [self.fact_clause(fact) for fact in last.where]
+        role, definite = self._role(last), len(frontiers[-1]) == 1
+        relation = self.kg.relations[last.relation]
+        place = None
+        if last.direction == FORWARD and not facts:
+            parts = grammar.in_which(relation.forward)
+            place = (*parts, subject) if parts else None
+        if role:
+            text = f"is {grammar.with_article(role, definite)} {subject}"
+        else:
+            text, _ = self._verb(last, subject, named, is_role)
+            if text.startswith("that "):
+                text = f"is something {text}"
+        if facts:
+            text = " and ".join([text, *facts])
+            role = ""
+        return Predicate(text=text, role=role, of=subject, named=named, definite=definite, place=place)
 
     def clause(self, constraint: Constraint) -> str:
-        description, described = self.kg.name(constraint.anchor), None
-        for step in constraint.steps[:-1]:
-            noun, pronoun = self.entity_type(step), _pronoun(self.entity_type(step))
-            # Facts first: the nested chain clause must come last, or a fact would read as
-            # describing the deeper entity ("a person who influenced a person who ... and who ...").
-            parts = [*(self.fact_clause(fact) for fact in step.where), self.relative_clause(step, description, described)]
-            description, described = f"{_article(noun)} {noun} {pronoun} " + f" and {pronoun} ".join(parts), noun
-        last = constraint.steps[-1]
-        return " and ".join([self.relative_clause(last, description, described), *(self.fact_clause(fact) for fact in last.where)])
+        """The constraint as a clause about the answer (a cue's text)."""
+        return self.predicate(constraint).text
+
+    # ---- questions ------------------------------------------------------------------------------
 
     def question(self, constraints: list[Constraint] | tuple[Constraint, ...]) -> str:
-        noun = self.entity_type(constraints[0].steps[-1])
-        clauses = [self.clause(constraint) for constraint in constraints]
-        last_joint = ", and " if any(" and " in clause for clause in clauses[:-1]) else " and "
-        joined = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + last_joint + clauses[-1]
-        return f"Which {noun} {joined}?"
+        rng = random.Random(content_hash([constraint.model_dump(mode="json") for constraint in constraints]))
+        predicates = [self.predicate(constraint, rng) for constraint in constraints]
+        answers = self.kg.frontiers(constraints[0].anchor, constraints[0].steps)[-1]
+        for constraint in constraints[1:]:
+            answers = [node for node in answers if node in set(self.kg.frontiers(constraint.anchor, constraint.steps)[-1].tolist())]
+        noun = self.types.noun(self.kg.node_ids[int(answers[0])]) if len(answers) == 1 else None
+        return self._compose(predicates, noun, rng)
+
+    def _compose(self, predicates: list[Predicate], noun: str | None, rng: random.Random) -> str:
+        person = self.types.is_person(noun)
+        options = []
+        roles = sorted((index for index, predicate in enumerate(predicates) if predicate.role),
+                       key=lambda index: (not predicates[index].named, len(predicates[index].of)))
+        if roles:  # "Which genre of Saw ...", "What is the capital of ...": the shortest "of" first
+            first = predicates[roles[0]]
+            rest = [predicate.text for index, predicate in enumerate(predicates) if index != roles[0]]
+            rest = [text.replace("is ", "is also ", 1) if text.startswith("is ") else text for text in rest]
+            if not rest:
+                options += [f"What is the {first.role} {first.of}?", f"Name the {first.role} {first.of}."]
+            else:
+                options.append(f"Which {first.role} {first.of} {grammar.join_and(rest)}?")
+                if len(first.of.split()) <= POSSESSIVE_MAX_WORDS:
+                    options.append(f"Name the {first.role} {first.of} that {grammar.join_and(rest)}.")
+        texts = [predicate.text for predicate in predicates]
+        # "Which genre is a genre of ...": a noun opening must not repeat the noun straight away
+        clash = noun is not None and any(noun.split()[-1] in text.split()[:5] for text in texts)
+        if person:
+            options.append(f"Who {grammar.join_and(texts)}?")
+        elif noun is None or clash:
+            options.append(f"What {grammar.join_and(texts)}?")
+        else:
+            options += [f"Which {noun} {grammar.join_and(texts)}?", f"What {noun} {grammar.join_and(texts)}?",
+                        f"Name the {noun} that {grammar.join_and(texts)}."]
+        if len(predicates) == 1 and predicates[0].place and noun and not person:
+            auxiliary, participle, subject = predicates[0].place
+            if len(subject.split()) <= IN_WHICH_MAX_WORDS:
+                options.append(f"In which {noun} {auxiliary} {subject} {participle}?")
+        return rng.choice(options)

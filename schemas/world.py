@@ -21,12 +21,19 @@ class Relation(Record):
     id: NonBlank
     forward: NonBlank
     """Verb phrase for `head {forward} tail`, e.g. "directed"."""
-    inverse: NonBlank
-    """Verb phrase for `tail {inverse} head`, e.g. "was directed by"."""
+    inverse: str = ""
+    """Verb phrase for `tail {inverse} head`, e.g. "was directed by"; "" where English has no
+    mechanical inverse (questions then say "a city that Berlin is located in")."""
     head_type: str = ""
     """Noun for what heads are ("person"), used to obfuscate a named entity into a description."""
     tail_type: str = ""
-    """Noun for what tails are ("film")."""
+    """Noun for what tails are ("film"): one vote towards each tail's noun (synth.kg.types)."""
+    head_role: str = ""
+    """Noun that makes "the {head_role} of {tail}" true ("director" for director -> film), or ""."""
+    tail_role: str = ""
+    """Noun that makes "the {tail_role} of {head}" true ("birthplace" for person -> place), or ""."""
+    literal: bool = False
+    """Tails are values (years, ratings, tags), not entities: used as cue values, never walked through."""
 
 
 class Triple(Record):

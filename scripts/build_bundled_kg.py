@@ -12,7 +12,7 @@ and writes into --out (default: data/fb15k237 in the repository):
 
     triples.tsv.gz          head, relation, tail: unique triples of the plain (non-CVT) relations
     entities.tsv.gz         id, name, description: every entity of a kept triple
-    relations.tsv           id, forward, inverse, head_type, tail_type, triples (phrases written by hand below)
+    relations.tsv           id, forward, inverse, head_type, tail_type, head_role, tail_role, triples (written by hand below)
     manifest.json           snapshot id, counts, source hashes
     README.md               provenance, quirks, attribution and licenses
     LICENSE.ConvE-MIT.txt   copied verbatim
@@ -51,7 +51,7 @@ LICENSE_FILE = "LICENSE.ConvE-MIT.txt"
 
 TRIPLES_HEADER = ("head", "relation", "tail")
 ENTITIES_HEADER = ("id", "name", "description", "aliases")
-RELATIONS_HEADER = ("id", "forward", "inverse", "head_type", "tail_type", "triples")
+RELATIONS_HEADER = ("id", "forward", "inverse", "head_type", "tail_type", "head_role", "tail_role", "triples")
 
 # Locale tags glued onto some names by the source ("Actor-GB", "Denmark-GB", "Yemen-US"); never part of the
 # real name. Real names ending in a dash-word ("Hi-NRG", "ABS-CBN", "Waffen-SS", "Me-TV") are untouched.
@@ -60,238 +60,244 @@ LOCALE_SUFFIX = re.compile(r"-(?:GB|US)$")
 FINISHED_SENTENCE = re.compile(r"[.!?][)\"'\u201d\u2019]*$")
 
 # ---------------------------------------------------------------------------------------------------------
-# Hand-written phrases, one entry per plain relation:  id: (forward, inverse, head_type, tail_type)
-#   "{head name} {forward} {tail name}."  and  "{tail name} {inverse} {head name}."  read as English sentences.
-# Written after reading real example triples (with names) for every relation. Phrases avoid a bare article in
-# front of the name slot, because names are inserted verbatim ("has the profession Actor", not "is a Actor").
-# Notes on relations whose meaning is not what the name suggests are in comments.
+# Hand-written phrases and nouns, one entry per plain relation:
+#   id: (forward, inverse, head_type, tail_type, head_role, tail_role)
+# - "{head name} {forward} {tail name}." and "{tail name} {inverse} {head name}." read as English sentences.
+#   Phrases avoid a bare article before the name slot (names are inserted verbatim: "has the profession
+#   Actor", not "is a Actor"); a trailing "the <noun>" is dropped by the question writer when a description
+#   ("a genre that ...") takes the name's place.
+# - head_type / tail_type: what an entity on that side *is* ("person", not "film director"), one vote each
+#   towards the entity's noun (synth.kg.types); "" abstains where the side mixes kinds (Netflix categories
+#   hold genres and countries; "entity involved" holds countries, armies and people).
+# - head_role / tail_role: the noun that makes "the {role} of {other}" true ("the birthplace of Steve
+#   Carell" = tail_role of place_of_birth; "the director of Alien" = head_role of /film/director/film), or "";
+#   a role that takes another preposition carries it ("risk factor for").
+# Written and reviewed after reading real example triples (with names) for every relation. Notes on
+# relations whose meaning is not what the name suggests are in comments.
 # ---------------------------------------------------------------------------------------------------------
-RELATION_PHRASES: dict[str, tuple[str, str, str, str]] = {
+RELATION_PHRASES: dict[str, tuple[str, str, str, str, str, str]] = {
     # award -> the award family it belongs to ("Grammy Award for Song of the Year" -> "Grammy Awards");
     # 23 of the 181 triples are self-loops on standalone prizes ("Bancroft Prize" -> "Bancroft Prize").
     "/award/award_category/category_of": (
-        "is a category of", "has the category", "award category", "award"),
+        "is a category of", "has the category", "award", "award", "category", ""),
     "/award/award_category/disciplines_or_subjects": (
-        "honors work in", "is a field honored by", "award", "field"),
+        "honors work in", "is a field honored by", "award", "field", "", ""),
     # Only one tail in the data: "Sovereign state".
     "/base/aareas/schema/administrative_area/administrative_area_type": (
-        "has the administrative area type", "is the administrative area type of", "country", "area type"),
-    # Countries point at "Earth" (188 triples).
+        "has the administrative area type", "is the administrative area type of", "", "", "", ""),
+    # Countries point at "Earth" (188 triples); heads mix countries, states and counties.
     "/base/aareas/schema/administrative_area/administrative_parent": (
-        "is administratively part of", "has the administrative subdivision", "administrative area", "place"),
+        "is administratively part of", "has the administrative subdivision", "", "", "", ""),
     "/base/aareas/schema/administrative_area/capital": (
-        "has the capital", "is the capital of", "administrative area", "city"),
+        "has the capital", "is the capital of", "", "city", "", "capital"),
     # Mostly Rich Little (100 of 150); tails include fictional characters ("Mickey Mouse").
     "/base/americancomedy/celebrity_impressionist/celebrities_impersonated": (
-        "has impersonated", "has been impersonated by", "impressionist", "person or character"),
+        "has impersonated", "has been impersonated by", "person", "", "", ""),
     "/base/biblioness/bibs_location/country": (
-        "is located in the country", "is the country containing", "place", "country"),
+        "is located in the country", "is the country containing", "place", "country", "", ""),
     # Tails are mostly US states, also provinces and English counties ("Harlow" -> "Essex").
     "/base/biblioness/bibs_location/state": (
-        "is located in the state or region", "is the state or region containing", "city or place",
-        "state or region"),
+        "is located in the state or region", "is the state or region containing", "place", "", "", "state or region"),
     # Wars and battles -> states, armies and people that took part.
     "/base/culturalevent/event/entity_involved": (
-        "involved", "was involved in", "war or conflict", "country, group or person"),
+        "involved", "was involved in", "conflict", "", "", ""),
     # Only two tails: Vegetarianism, Veganism.
     "/base/eating/practicer_of_diet/diet": (
-        "practices", "is practiced by", "person", "diet"),
+        "practices", "is practiced by", "person", "diet", "", ""),
     "/base/locations/continents/countries_within": (
-        "contains the country", "is a country in", "continent", "country"),
+        "contains the country", "is a country in", "continent", "country", "", ""),
     # Heads are broadcasters (KYMX, MTV, MTV2, Liquid Metal) plus two stray genres.
     "/broadcast/content/artist": (
-        "has played music by", "has had music played on", "radio station or television channel", "musical artist"),
+        "has played music by", "has had music played on", "", "musical artist", "", ""),
     "/business/business_operation/industry": (
-        "operates in the industry", "is a business area of", "company", "industry"),
+        "operates in the industry", "is an industry of", "company", "industry", "", "industry"),
     # Freebase curation hint ("this topic was split into that one"), not a fact about the world: noisy pairs
     # such as "Red" -> "Black", "Ian Holm" -> "Ian Somerhalder"; 45 of 113 triples are self-loops.
     "/dataworld/gardening_hint/split_to": (
-        "was split in Freebase into the topic", "was split off in Freebase from", "topic", "topic"),
+        "was split in Freebase into the topic", "was split off in Freebase from", "", "", "", ""),
     # Every triple is a self-loop (institution -> itself).
     "/education/educational_institution/campuses": (
-        "has the campus", "is a campus of", "school or university", "campus"),
+        "has the campus", "is a campus of", "", "", "", ""),
     "/education/educational_institution/colors": (
-        "has the school color", "is a school color of", "school or university", "color"),
+        "has the school color", "is a school color of", "school", "color", "", "school color"),
     "/education/educational_institution/school_type": (
-        "has the school type", "is a school type of", "school or university", "school type"),
+        "is a school of the type", "is the type of", "school", "school type", "", "type"),
     # Every triple is a self-loop (campus -> its institution, the same entity).
     "/education/educational_institution_campus/educational_institution": (
-        "is a campus of", "has the campus", "campus", "school or university"),
+        "is a campus of", "has the campus", "", "", "", ""),
     # Only three tails: Alpha Delta Pi, Alpha Sigma Phi, Delta Delta Delta.
     "/education/university/fraternities_and_sororities": (
-        "has a chapter of", "has a chapter at", "university", "fraternity or sorority"),
+        "has a chapter of", "has a chapter at", "university", "fraternity or sorority", "", ""),
     "/film/director/film": (
-        "directed", "was directed by", "film director", "film"),
+        "directed", "was directed by", "person", "film", "director", ""),
     "/film/film/cinematography": (
-        "was shot by the cinematographer", "shot the film", "film", "cinematographer"),
+        "was shot by the cinematographer", "shot the film", "film", "person", "", "cinematographer"),
     "/film/film/costume_design_by": (
-        "had costumes designed by", "designed the costumes for", "film", "costume designer"),
+        "had costumes designed by", "designed the costumes for", "film", "person", "", "costume designer"),
     "/film/film/country": (
-        "is a film from", "is a country of origin of the film", "film", "country"),
+        "was made in", "is a country of origin of", "film", "country", "", "country of origin"),
     "/film/film/edited_by": (
-        "was edited by", "edited", "film", "film editor"),
+        "was edited by", "edited", "film", "person", "", "editor"),
     "/film/film/executive_produced_by": (
-        "was executive produced by", "was an executive producer of", "film", "person"),
+        "was executive produced by", "was an executive producer of", "film", "person", "", "executive producer"),
     "/film/film/featured_film_locations": (
-        "was filmed in", "was a filming location for", "film", "place"),
+        "was filmed in", "was a filming location for", "film", "place", "", "filming location"),
     "/film/film/film_art_direction_by": (
-        "had art direction by", "was an art director of", "film", "art director"),
+        "had art direction by", "was an art director of", "film", "person", "", "art director"),
     # Festival editions ("2009 Toronto International Film Festival"); about 1 head in 8 is a person
     # (Ken Loach, Jack Lemmon) or something else, hence the neutral phrasing.
     "/film/film/film_festivals": (
-        "was featured at", "featured", "film or person", "film festival"),
+        "was featured at", "featured", "", "film festival", "", ""),
     "/film/film/film_format": (
-        "was shot on", "was used to shoot", "film", "film format"),
+        "was shot on", "was used to shoot", "film", "film format", "", ""),
     "/film/film/film_production_design_by": (
-        "had production design by", "did the production design for", "film", "production designer"),
+        "had production design by", "did the production design for", "film", "person", "", "production designer"),
     "/film/film/genre": (
-        "belongs to the genre", "is a genre of the film", "film", "film genre"),
+        "belongs to the genre", "is a genre of", "film", "genre", "", "genre"),
     # Tails are languages (one is "Silent film").
     "/film/film/language": (
-        "is in the language", "is a language of the film", "film", "language"),
+        "is in the language", "is a language of the film", "film", "language", "", "language"),
     "/film/film/music": (
-        "had music by", "composed the music for", "film", "composer"),
+        "had music by", "composed the music for", "film", "person", "", "composer"),
     # head = the later film, tail = the film before it ("Saw IV" -> "Saw III"); in story order, so
     # "Hannibal" -> "Hannibal Rising".
     "/film/film/prequel": (
-        "has the prequel", "is a prequel to", "film", "film"),
+        "has the prequel", "is a prequel to", "film", "film", "sequel", "prequel"),
     "/film/film/produced_by": (
-        "was produced by", "produced", "film", "film producer"),
+        "was produced by", "produced", "film", "person", "", "producer"),
     "/film/film/production_companies": (
-        "was produced by the company", "produced the film", "film", "production company"),
+        "was produced by the company", "produced the film", "film", "company", "", "production company"),
     # "story by" credit: source authors (Jane Austen, Ian Fleming) and story writers (John Lasseter).
     "/film/film/story_by": (
-        "has a story by", "wrote the story for", "film", "writer"),
+        "has a story by", "wrote the story for", "film", "person", "", ""),
     "/film/film/written_by": (
-        "was written by", "wrote", "film", "screenwriter"),
+        "was written by", "wrote", "film", "person", "", "screenwriter"),
     "/film/film_set_designer/film_sets_designed": (
-        "designed the sets for", "had sets designed by", "set designer", "film"),
+        "designed the sets for", "had sets designed by", "person", "film", "set designer", ""),
+    # Heads are topics of every kind (people, places, sports, events).
     "/film/film_subject/films": (
-        "is a subject of the film", "is about", "topic", "film"),
+        "is a subject of the film", "is about", "", "film", "subject", ""),
     # head was influenced by tail ("Jorge Luis Borges" -> "Walt Whitman"); a few bands among the people.
     "/influence/influence_node/influenced_by": (
-        "was influenced by", "influenced", "person", "person"),
+        "was influenced by", "influenced", "person", "person", "", ""),
     "/language/human_language/countries_spoken_in": (
-        "is spoken in", "has speakers of", "language", "country"),
+        "is spoken in", "has speakers of", "language", "country", "", ""),
     "/location/administrative_division/country": (
-        "is an administrative division of", "has the administrative division", "administrative division",
-        "country"),
+        "is an administrative division of", "has the administrative division", "", "country", "", ""),
     "/location/administrative_division/first_level_division_of": (
-        "is a first-level division of", "has the first-level division", "state or province", "country"),
+        "is a first-level division of", "has the first-level division", "state or province", "country", "", ""),
     # Includes historical capitals ("British Raj" -> "Kolkata", "Union of South Africa" -> 4 cities).
     "/location/country/capital": (
-        "has had the capital", "has served as the capital of", "country", "city"),
+        "has had the capital", "has served as the capital of", "country", "city", "", "capital"),
     "/location/country/form_of_government": (
-        "has the form of government", "is the form of government of", "country", "form of government"),
+        "has the form of government", "is the form of government of", "country", "form of government", "",
+        "form of government"),
     "/location/country/official_language": (
-        "has the official language", "is an official language of", "country", "language"),
+        "has the official language", "is an official language of", "country", "language", "", "official language"),
     "/location/country/second_level_divisions": (
-        "has the second-level division", "is a second-level division of", "country", "county or district"),
+        "has the second-level division", "is a second-level division of", "country", "", "", ""),
     "/location/hud_county_place/county": (
-        "is located in", "contains", "city or town", "county"),
+        "is located in", "contains", "place", "county", "", "county"),
     # Every triple is a self-loop (place -> itself).
     "/location/hud_county_place/place": (
-        "is listed by HUD as the place", "is listed by HUD as the place", "city or town", "city or town"),
+        "is listed by HUD as the place", "is listed by HUD as the place", "", "", "", ""),
     # Not inverted in the data: head contains tail ("India" -> "Patna").
     "/location/location/contains": (
-        "contains", "is located in", "place", "place"),
+        "contains", "is located in", "place", "place", "", ""),
     # Regions -> rivers, mountain ranges and seas that cross them ("Iowa" -> "Mississippi River").
     "/location/location/partially_contains": (
-        "partially contains", "lies partly in", "place", "place or geographic feature"),
+        "partially contains", "lies partly in", "place", "", "", ""),
     "/location/location/time_zones": (
-        "is in the time zone", "is a time zone of", "place", "time zone"),
+        "is in the time zone", "is a time zone of", "place", "time zone", "", "time zone"),
     "/location/us_county/county_seat": (
-        "has the county seat", "is the county seat of", "county", "city or town"),
+        "has the county seat", "is the county seat of", "county", "place", "", "county seat"),
     # Heads are Netflix browsing categories: genres, but also countries and channels ("United Kingdom").
     "/media_common/netflix_genre/titles": (
-        "is a Netflix category that includes", "is listed on Netflix under", "genre or category",
-        "film or television program"),
+        "is a Netflix category that includes", "is listed on Netflix under", "", "", "", ""),
     "/medicine/disease/notable_people_with_this_condition": (
-        "has affected", "has had", "disease or condition", "person"),
+        "has affected", "has had", "disease", "person", "", ""),
     # Tails mix conditions, habits and demographics ("Old age", "Tobacco smoking", "Male").
     "/medicine/disease/risk_factors": (
-        "has the risk factor", "is a risk factor for", "disease", "risk factor"),
+        "has the risk factor", "is a risk factor for", "disease", "", "", "risk factor for"),
     "/medicine/symptom/symptom_of": (
-        "is a symptom of", "has the symptom", "symptom", "disease"),
+        "is a symptom of", "has the symptom", "symptom", "disease", "symptom", ""),
     "/music/artist/origin": (
-        "originated in", "is the place of origin of", "musical artist", "place"),
+        "originated in", "is the place of origin of", "musical artist", "place", "", "place of origin"),
     "/music/genre/artists": (
-        "is a genre performed by", "performs in the genre", "music genre", "musical artist"),
+        "is a genre performed by", "performs in the genre", "genre", "musical artist", "genre", ""),
     "/music/genre/parent_genre": (
-        "derives from", "is a parent genre of", "music genre", "music genre"),
+        "derives from", "is a parent genre of", "genre", "genre", "", "parent genre"),
     "/music/instrument/family": (
-        "belongs to the instrument family", "is the instrument family of", "musical instrument",
-        "instrument family"),
+        "belongs to the instrument family", "is the instrument family of", "instrument", "instrument family", "", ""),
     "/music/instrument/instrumentalists": (
-        "is played by", "plays", "musical instrument", "musician"),
+        "is played by", "plays", "instrument", "", "", ""),
     "/music/record_label/artist": (
-        "has signed", "has been signed to", "record label", "musical artist"),
+        "has signed", "has been signed to", "record label", "musical artist", "", ""),
     "/olympics/olympic_games/participating_countries": (
-        "included athletes from", "competed in", "olympic games", "country"),
+        "included athletes from", "competed in", "Olympic Games", "country", "", ""),
     "/olympics/olympic_games/sports": (
-        "included the sport", "was contested at", "olympic games", "sport"),
+        "included the sport", "was contested at", "Olympic Games", "sport", "", ""),
     "/organization/organization/place_founded": (
-        "was founded in", "is the founding place of", "organization", "place"),
+        "was founded in", "is the founding place of", "organization", "place", "", ""),
     # Founders are mostly people, a few countries ("Luxembourg" -> "Council of Europe").
     "/organization/organization_founder/organizations_founded": (
-        "founded", "was founded by", "person or country", "organization"),
+        "founded", "was founded by", "", "organization", "founder", ""),
     # head = the cause, tail = the person ("Pneumonia" -> "Leonard Bernstein").
     "/people/cause_of_death/people": (
-        "caused the death of", "died of", "cause of death", "person"),
+        "caused the death of", "died of", "cause of death", "person", "cause of death", ""),
     "/people/deceased_person/place_of_burial": (
-        "was buried at", "is the burial place of", "person", "cemetery or place"),
+        "was buried at", "is the burial place of", "person", "place", "", "burial place"),
     "/people/deceased_person/place_of_death": (
-        "died in", "is the place of death of", "person", "place"),
+        "died in", "is the place of death of", "person", "place", "", "place of death"),
     "/people/ethnicity/geographic_distribution": (
-        "is an ethnic group found in", "is home to", "ethnic group", "place"),
+        "is found in", "is home to", "ethnic group", "place", "", ""),
     "/people/ethnicity/languages_spoken": (
-        "speaks", "is spoken by", "ethnic group", "language"),
+        "speaks", "is spoken by", "ethnic group", "language", "", ""),
     # head = the ethnicity, tail = the person ("Jewish people" -> "Samuel Fuller").
     "/people/ethnicity/people": (
-        "is an ethnicity of", "has the ethnicity", "ethnic group", "person"),
+        "is an ethnicity of", "has the ethnicity", "ethnic group", "person", "ethnicity", ""),
     "/people/person/gender": (
-        "has the gender", "is the gender of", "person", "gender"),
+        "has the gender", "is the gender of", "person", "gender", "", "gender"),
     "/people/person/languages": (
-        "speaks", "is spoken by", "person", "language"),
+        "speaks", "is spoken by", "person", "language", "", ""),
     # person -> country of citizenship; tails include England, Scotland, Czechoslovakia.
     "/people/person/nationality": (
-        "is a citizen of", "has the citizen", "person", "country"),
+        "is a citizen of", "is the country of citizenship of", "person", "country", "", ""),
     "/people/person/place_of_birth": (
-        "was born in", "is the birthplace of", "person", "place"),
+        "was born in", "is the birthplace of", "person", "place", "", "birthplace"),
     "/people/person/profession": (
-        "has the profession", "is the profession of", "person", "profession"),
+        "has the profession", "is the profession of", "person", "profession", "", "profession"),
     # Tails include Atheism.
     "/people/person/religion": (
-        "has the religion or belief", "is the religion or belief of", "person", "religion"),
+        "has the religion or belief", "is the religion or belief of", "person", "religion", "", ""),
     "/people/profession/specialization_of": (
-        "is a specialization of", "has the specialization", "profession", "profession"),
+        "is a specialization of", "has the specialization", "profession", "profession", "specialization", ""),
     "/sports/sports_team/colors": (
-        "has the team color", "is a team color of", "sports team", "color"),
+        "plays in the color", "is a color of", "sports team", "color", "", "team color"),
     "/sports/sports_team/sport": (
-        "plays", "is played by", "sports team", "sport"),
+        "plays", "is played by", "sports team", "sport", "", "sport"),
     "/sports/sports_team_location/teams": (
-        "is home to the team", "is based in", "city or country", "sports team"),
+        "is home to the team", "is based in", "place", "sports team", "home", ""),
     "/time/event/instance_of_recurring_event": (
-        "was an edition of", "had the edition", "event", "recurring event"),
+        "was an edition of", "had the edition", "event", "event", "edition", ""),
     "/time/event/locations": (
-        "took place in", "was a location of", "event", "place"),
+        "took place in", "was a location of", "event", "place", "", "location"),
     "/tv/tv_program/country_of_origin": (
-        "is a television program from", "is the country of origin of the television program",
-        "television program", "country"),
+        "was made in", "is the country of origin of", "television program", "country", "", "country of origin"),
     "/tv/tv_program/genre": (
-        "belongs to the genre", "is a genre of the television program", "television program", "genre"),
+        "belongs to the genre", "is a genre of", "television program", "genre", "", "genre"),
     "/tv/tv_program/languages": (
-        "is broadcast in", "is a broadcast language of", "television program", "language"),
+        "is broadcast in", "is a broadcast language of", "television program", "language", "", ""),
     "/tv/tv_program/program_creator": (
-        "was created by", "created", "television program", "person"),
+        "was created by", "created", "television program", "person", "", "creator"),
     "/user/alexander/philosophy/philosopher/interests": (
-        "has worked on", "is a field studied by", "philosopher", "field of study"),
+        "has worked on", "is a field studied by", "person", "field", "", ""),
     # Same meaning as /olympics/olympic_games/sports (a user-contributed duplicate).
     "/user/jg/default_domain/olympic_games/sports": (
-        "included the sport", "was contested at", "olympic games", "sport"),
+        "included the sport", "was contested at", "Olympic Games", "sport", "", ""),
     # Heads: WTO, EU, OECD, NATO.
     "/user/ktrueman/default_domain/international_organization/member_states": (
-        "has the member state", "is a member of", "international organization", "country"),
+        "has the member state", "is a member of", "organization", "country", "", ""),
 }
 
 
@@ -450,8 +456,9 @@ def check_phrases(plain_relations: set[str]) -> None:
     if stale:
         problems.append("RELATION_PHRASES entries for relations not in the data:\n  " + "\n  ".join(stale))
     for relation, values in sorted(RELATION_PHRASES.items()):
-        if len(values) != 4 or not all(isinstance(v, str) and v.strip() == v and v for v in values):
-            problems.append(f"{relation}: need 4 non-empty, trimmed strings, got {values!r}")
+        if (len(values) != 6 or not all(isinstance(v, str) and v.strip() == v for v in values)
+                or not all(values[:2])):
+            problems.append(f"{relation}: need 6 trimmed strings (forward and inverse non-empty), got {values!r}")
     if problems:
         raise BuildError("\n".join(problems))
 
@@ -571,14 +578,17 @@ Snapshot `{manifest['snapshot_id']}` (see `manifest.json`).
 |---|---|
 | `triples.tsv.gz` | `head`, `relation`, `tail`: Freebase mids and relation paths, unique, sorted |
 | `entities.tsv.gz` | `id`, `name`, `description`, `aliases` (`|`-separated): every entity of a triple, sorted by id |
-| `relations.tsv` | `id`, `forward`, `inverse`, `head_type`, `tail_type`, `triples`: one row per relation |
+| `relations.tsv` | `id`, `forward`, `inverse`, `head_type`, `tail_type`, `head_role`, `tail_role`, `triples`: one row per relation |
 | `manifest.json` | snapshot id, counts, sha256 of every output and source file |
 | `LICENSE.ConvE-MIT.txt` | license of the repository the triples were obtained from |
 
 Relation phrases: `"{{head name}} {{forward}} {{tail name}}."` and `"{{tail name}} {{inverse}} {{head name}}."`
 read as English sentences (`/film/director/film`: "Ridley Scott directed Alien." / "Alien was directed by
-Ridley Scott."). `head_type` / `tail_type` are short nouns for the kind of entity on each side. The phrases
-and types were written by hand after reading example triples of each relation; they live in the build
+Ridley Scott."). `head_type` / `tail_type` say what an entity on each side *is* ("person", not "film
+director"): each is one vote towards an entity's noun, decided from all its relations (empty where a side
+mixes kinds). `head_role` / `tail_role` make "the {{role}} of {{other}}" true ("the birthplace of Steve
+Carell", "the director of Alien"), empty where English has no such noun. Phrases, types and roles were
+written and reviewed by hand after reading example triples of each relation; they live in the build
 script, which is their single source.
 
 ## How it was made
@@ -634,7 +644,7 @@ They may be added in a later version.
   about the world, and its pairs are noisy. `/user/jg/default_domain/olympic_games/sports` duplicates
   `/olympics/olympic_games/sports`.
 - Some heads or tails are not the kind the relation suggests (persons among the films of
-  `/film/film/film_festivals`, countries among Netflix genres); `head_type` / `tail_type` say so where common.
+  `/film/film/film_festivals`, countries among Netflix genres); such sides have an empty type and do not vote on an entity's noun.
 
 ## Attribution and licenses
 

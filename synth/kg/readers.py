@@ -59,14 +59,24 @@ ENTITIES = Layout(
     named_only=("aliases",),
 )
 RELATIONS = Layout(
-    ("id", "forward", "inverse", "head_type", "tail_type"), 1,
+    ("id", "forward", "inverse", "head_type", "tail_type", "literal", "head_role", "tail_role"), 1,
     {"id": ("id", "relation", "relation_id"), "forward": ("forward", "phrase", "label", "name"),
      "inverse": ("inverse", "inverse_phrase", "inverse_label"), "head_type": ("head_type", "domain"),
-     "tail_type": ("tail_type", "range")},
+     "tail_type": ("tail_type", "range"), "literal": ("literal", "tail_literal", "value", "is_literal"),
+     "head_role": ("head_role",), "tail_role": ("tail_role",)},
+    named_only=("head_role", "tail_role"),
 )
 
 ALIAS_SEPARATOR = "|"
 """Between several aliases in one delimited cell (a JSON list works too)."""
+
+
+TRUE_FLAGS = frozenset({"1", "true", "yes", "y", "literal", "t"})
+
+
+def parse_flag(cell) -> bool:
+    """A yes/no cell: true, yes, 1, literal (any case) are true; empty and anything else false."""
+    return cell is True or str(cell or "").strip().lower() in TRUE_FLAGS
 
 
 def split_aliases(cell: str | None) -> list[str]:

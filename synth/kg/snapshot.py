@@ -2,7 +2,7 @@
 
     triples.tsv[.gz]    head<TAB>relation<TAB>tail (header row)
     entities.tsv[.gz]   id<TAB>name<TAB>description[<TAB>aliases, "|"-separated] (header row)
-    relations.tsv       id<TAB>forward<TAB>inverse<TAB>head_type<TAB>tail_type[<TAB>...] (header row)
+    relations.tsv       id<TAB>forward<TAB>inverse<TAB>head_type<TAB>tail_type[<TAB>head_role<TAB>tail_role<TAB>literal ...] (header row)
     manifest.json       {"snapshot_id": ..., ...}
 """
 
@@ -14,7 +14,7 @@ from typing import Iterator, TextIO
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
-from synth.kg.readers import open_text, split_aliases
+from synth.kg.readers import open_text, parse_flag, split_aliases
 from synth.schemas import Entity, Relation
 
 BUNDLED = "fb15k237"
@@ -50,6 +50,8 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
         row["id"]: Relation(
             id=row["id"], forward=row["forward"], inverse=row["inverse"],
             head_type=row.get("head_type") or "", tail_type=row.get("tail_type") or "",
+            head_role=row.get("head_role") or "", tail_role=row.get("tail_role") or "",
+            literal=parse_flag(row.get("literal")),
         )
         for row in _rows(folder, "relations.tsv")
     }
