@@ -75,7 +75,7 @@ def main() -> None:
     cache = Path("/tmp/synth-bench-filters")
     filters = [
         ("format", FormatFilter(), items),
-        ("leakage", LeakageFilter(kg.name), items),
+        ("leakage", LeakageFilter(kg.names), items),
         ("dedup (exact)", ExactDedupFilter(), items),
         ("near_dup (MinHash LSH)", NearDupFilter(NearDupConfig()), items),
         (f"contamination ({len(benchmark):,} benchmark rows)", ContaminationFilter(ContaminationConfig(), benchmark), items),

@@ -41,7 +41,7 @@ def main() -> None:
     print(f"graph: {kg.num_triples:,} triples, {len(kg.entities):,} entities, loaded in {load_seconds:.2f} s, peak memory {peak_rss_mib():.0f} MiB")
     for hops in arguments.hops:
         generator = MultihopGenerator(kg, config.walk, config.reverse, seed=0, evidence=KGCorpus(full))
-        chain = FilterChain([FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()])
+        chain = FilterChain([FormatFilter(config.format), LeakageFilter(kg.names), ExactDedupFilter()])
         outcomes: Counter = Counter()
         kept = 0
         started = time.perf_counter()

@@ -1,10 +1,19 @@
-"""Format and length: the question is one well-formed question of sensible length; the answer is short."""
+"""Format and length: the question is one well-formed question of sensible length; the answer is short.
+
+A question ends with "?", or is a request that ends with "." ("Name the film that ...", as trivia
+and benchmark questions often are).
+"""
+
+import re
 
 from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
 from synth.schemas import Item
+
+
+_REQUEST = re.compile(r"^(?:Name|Identify|Give|State|List) ")
 
 
 class FormatConfig(FrozenConfig):
@@ -25,7 +34,8 @@ class FormatFilter(Filter):
             return False, "question_too_short", {"words": words}
         if words > self.config.max_question_words:
             return False, "question_too_long", {"words": words}
-        if not item.question.rstrip().endswith("?"):
+        question = item.question.rstrip()
+        if not (question.endswith("?") or (question.endswith(".") and _REQUEST.match(question))):
             return False, "not_a_question"
         if item.question.count("?") > 1:
             return False, "several_questions"

@@ -33,8 +33,11 @@ def is_participle(word: str) -> bool:
 
 
 def reduced_relative(phrase: str) -> str | None:
-    """"was directed by" -> "directed by", "is located in" -> "located in": the passive
+    """"was directed by" -> "directed by", "is located in" -> "located in", "has been signed to" ->
+    "signed to": the passive
     relative clause without "that was", or None when the phrase is not a passive."""
+    if phrase.startswith(("has been ", "have been ")):  # "has been signed to" -> "signed to"
+        phrase = "was " + phrase.split(" ", 2)[2]
     for auxiliary in _AUXILIARIES:
         if phrase.startswith(auxiliary):
             rest = phrase[len(auxiliary):]
@@ -44,12 +47,33 @@ def reduced_relative(phrase: str) -> str | None:
     return None
 
 
+_NOT_PRESENT_VERBS = frozenset({"is", "was", "has", "does", "series", "species", "news"})
+
+
+def reduced_active(phrase: str) -> str | None:
+    """"contains X" -> "containing X", "has the capital X" -> "with the capital X": an active
+    present-tense relative clause without "that", or None when the phrase does not start with a
+    present-tense verb ("died in", "was born in")."""
+    first, _, rest = phrase.partition(" ")
+    if first == "has" and rest and not is_participle(rest.split(" ", 1)[0]):
+        return f"with {rest}"
+    if not rest or not first.endswith("s") or first.endswith("ss") or first in _NOT_PRESENT_VERBS:
+        return None
+    stem = first[:-1]
+    if stem.endswith("ie"):
+        stem = stem[:-2] + "y"
+    elif stem.endswith("e") and not stem.endswith(("ee", "ye", "oe")):
+        stem = stem[:-1]
+    return f"{stem}ing {rest}"
+
+
 def without_object_noun(phrase: str) -> str:
     """Drop a trailing "the <noun>" that stands before a name ("belongs to the genre Drama") when a
     description takes the name's place: "belongs to" + "a genre that ..." (not "the genre a genre")."""
     head, separator, tail = phrase.rpartition(" the ")
     words = tail.split()
-    if separator and head and words and len(words) <= 3 and words[-1] not in PREPOSITIONS and all(w.isalpha() for w in words):
+    if (separator and head and words and len(words) <= 3 and words[-1] not in PREPOSITIONS
+            and all(w.replace("-", "").isalpha() for w in words)):
         return head
     return phrase
 
@@ -70,3 +94,21 @@ def join_and(parts: list[str]) -> str:
         return parts[0]
     joint = ", and " if any(" and " in part for part in parts[:-1]) else " and "
     return ", ".join(parts[:-1]) + joint + parts[-1]
+
+
+def merge_shared(parts: list[str]) -> list[str]:
+    """Clauses that repeat one phrase up to its preposition become one clause with a coordinated
+    object: "is a genre of X", "is a genre of Y" -> "is a genre of both X and Y"."""
+    if len(parts) < 2:
+        return parts
+    split = [part.split(" ") for part in parts]
+    shared = 0
+    while all(len(words) > shared + 1 for words in split) and len({tuple(words[:shared + 1]) for words in split}) == 1:
+        shared += 1
+    while shared and split[0][shared - 1] not in PREPOSITIONS:
+        shared -= 1
+    if shared < 2:
+        return parts
+    objects = [" ".join(words[shared:]) for words in split]
+    both = f"both {objects[0]} and {objects[1]}" if len(objects) == 2 else join_and(objects)
+    return [" ".join(split[0][:shared]) + " " + both]

@@ -37,10 +37,13 @@ class MultihopGenerator(Generator):
         walk = self.walker.chain(spec)
         if walk is None or len(walk.hops) < spec:
             return Rejection("walk", "dead_end", f"no {spec}-hop walk from the drawn seed")
+        if self.constructor.anchor_overlap(walk):
+            return Rejection("walk", "anchor_names_hidden_entity", f"anchor {walk.entities[0]} shares words with a hidden entity's name")
         construction = self.constructor.construct(walk)
         if construction is None:
             return Rejection("uniqueness", "not_unique", f"answer {walk.entities[-1]} not singled out by the graph's cues")
-        question = self.verbalizer.question(construction.constraints)
+        hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
+        question = self.verbalizer.question(construction.constraints, hidden)
         evidence = {hop: self.corpus.evidence_id(hop.head, hop.relation, hop.tail) for hop in construction.edges}
         path = [hop.model_copy(update={"evidence_doc_id": evidence[hop]}) for hop in walk.hops]
         cues = [
@@ -66,6 +69,8 @@ class MultihopGenerator(Generator):
             provenance=Provenance(generator=self.name, seed=self.seed, kg_snapshot=self.kg.snapshot, verbalizer=self.verbalizer.name),
             metadata={
                 "anchor": walk.entities[0],
+                "style": "plain",
+                "type_nouns": dict(self.verbalizer.nouns),
                 "intermediates": list(walk.entities[1:-1]),
                 "cue_edges": [
                     hop.model_copy(update={"evidence_doc_id": evidence[hop]}).model_dump(mode="json")

@@ -22,6 +22,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.names import NameOverlap
 from synth.schemas import Constraint, Fact, Hop, Step
 
 
@@ -106,10 +107,16 @@ class ReverseConstructor:
         self.kg = kg
         self.config = config
         self.rng = rng or random.Random(0)
+        self.names = NameOverlap(kg.names)
+        self._hidden: tuple[str, ...] = ()
+        """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
 
     def construct(self, walk: Walk) -> Construction | None:
         """A cue set whose conjunction identifies the walk's last entity, or None if none is found."""
         answer, intermediates = walk.entities[-1], walk.entities[1:-1]
+        self._hidden = walk.entities[1:]
+        if self.anchor_overlap(walk):
+            return None
         used = set(walk.entities)
         facts: list[DescribedFact] = []
         described = sorted(self.rng.sample(range(len(intermediates)), min(self.config.describe_intermediates, len(intermediates))))
@@ -148,6 +155,11 @@ class ReverseConstructor:
             cue_edges=tuple(edge for _, _, edge in answer_cues),
         )
 
+    def anchor_overlap(self, walk: Walk) -> bool:
+        """Whether the walk's anchor names a hidden entity inside its own name ("University of
+        Washington" before a hidden "Washington"): such a walk cannot make a question."""
+        return self.names.any_overlap(walk.entities[0], walk.entities[1:])
+
     @staticmethod
     def _fact(position: int, option: _Option, candidates: int) -> DescribedFact:
         fact = Fact(anchor=option.other, relation=option.relation, direction=option.direction)
@@ -165,6 +177,7 @@ class ReverseConstructor:
             for relation, direction in kg.incident(entity)
             for other in kg.neighbors(entity, relation, direction)
             if other not in used and other in kg.entities and kg.degree(other) <= cap
+            and not self.names.any_overlap(other, self._hidden)
         ]
 
     def _best_cue(self, walk: Walk, chain: Constraint, remaining: np.ndarray, used: set[str]):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from synth.generators import grammar
 from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
+from synth.kg.names import token_sequence
 from synth.kg.types import EntityTypes
 from synth.schemas import Constraint, Fact, Step
 
@@ -57,6 +58,16 @@ class TemplateVerbalizer:
     def __init__(self, kg: KnowledgeGraph, types: EntityTypes | None = None):
         self.kg = kg
         self.types = types or EntityTypes(kg)
+        self._avoid: tuple[str, ...] = ()
+        """Names (token sequences) of the hidden entities of the question being written."""
+        self.nouns = {"typed": 0, "safe": 0}
+        """Described entities of the last question headed by their type noun vs by a safe word."""
+
+    def _says_hidden(self, words: str) -> bool:
+        """Whether a role or type noun would say a hidden name ("the cinematographer of ..." when
+        the answer is the profession Cinematographer)."""
+        sequence = token_sequence(words)
+        return any(name in sequence for name in self._avoid)
 
     # ---- nouns ----------------------------------------------------------------------------------
 
@@ -67,6 +78,7 @@ class TemplateVerbalizer:
 
     def _head(self, noun: str | None, definite: bool) -> tuple[str, str]:
         """(noun phrase head, relative pronoun) for a described entity."""
+        self.nouns["typed" if noun else "safe"] += 1
         if noun is None:
             return "something", "that"
         pronoun = "who" if self.types.is_person(noun) else "that"
@@ -90,7 +102,7 @@ class TemplateVerbalizer:
         noun = phrase[len(stripped) + len(" the "):]
         if obj.startswith("something "):  # the relation knows what it is: "belongs to a genre that ..."
             return f"{stripped} {grammar.article(noun)} {noun}{obj[len('something'):]}", passive
-        if not obj_role:  # "is located in a place that ..."
+        if not obj_role or noun.split()[-1] in obj.split()[:4]:  # "is located in a place that ...", "belongs to a genre of Saw"
             return f"{stripped} {obj}", passive
         return f"{phrase} that is {obj}", passive  # a role: "belongs to the genre that is the subject of X"
 
@@ -98,6 +110,8 @@ class TemplateVerbalizer:
         """The role noun with its preposition ("genre of", "risk factor for"), or ""."""
         relation = self.kg.relations[step.relation]
         role = relation.tail_role if step.direction == FORWARD else relation.head_role
+        if role and self._says_hidden(role):
+            return ""
         if not role or role.split()[-1] in grammar.PREPOSITIONS:
             return role
         return f"{role} of"
@@ -120,14 +134,23 @@ class TemplateVerbalizer:
         return self._noun_phrase(step, previous, named, previous_role, definite, reached), False
 
     def _noun_phrase(self, step: Step, previous: str, named: bool, previous_role: bool, definite: bool, reached) -> str:
-        head, pronoun = self._head(self.set_noun(reached), definite)
+        noun = self.set_noun(reached)
+        noun = None if noun and self._says_hidden(noun) else noun
+        head, pronoun = self._head(noun, definite)
         chain, passive = self._verb(step, previous, named, previous_role)
         clauses = [self.fact_clause(fact) for fact in step.where]
         if chain.startswith("that "):  # object-gap relative ("that Berlin is located in")
-            return f"{head} {chain}" + "".join(f" and {pronoun} {clause}" for clause in clauses)
-        if passive and not clauses:
-            return f"{head} {grammar.reduced_relative(chain)}"
-        return f"{head} {pronoun} " + f" and {pronoun} ".join([*clauses, chain])
+            return f"{head} {chain}" + "".join(f" and {clause}" for clause in clauses)
+        if not clauses:
+            if noun and chain.startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in chain.partition(" of ")[0].split():
+                return grammar.with_article(chain.split(" ", 2)[2], definite)  # not "the place that is the founding place of ..."
+            reduced = grammar.reduced_relative(chain) if passive else grammar.reduced_active(chain)
+            if reduced:
+                return f"{head} {reduced}"
+        parts = grammar.merge_shared([*clauses, chain])
+        if len(parts) == 1 and noun and parts[0].startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in parts[0].partition(" of ")[0].split():
+            return grammar.with_article(parts[0].split(" ", 2)[2], definite)  # "a genre of both X and Y"
+        return f"{head} {pronoun} " + " and ".join(parts)
 
     def predicate(self, constraint: Constraint, rng: random.Random | None = None) -> Predicate:
         """The constraint as a predicate about the entity it arrives at."""
@@ -161,14 +184,22 @@ class TemplateVerbalizer:
 
     # ---- questions ------------------------------------------------------------------------------
 
-    def question(self, constraints: list[Constraint] | tuple[Constraint, ...]) -> str:
+    def question(self, constraints: list[Constraint] | tuple[Constraint, ...], hidden: list[str] = ()) -> str:
+        """The question; `hidden` are the names of its hidden entities (answer and intermediates),
+        which no role or type noun may say."""
+        self._avoid = tuple(sequence for sequence in map(token_sequence, hidden) if sequence)
+        self.nouns = {"typed": 0, "safe": 0}
         rng = random.Random(content_hash([constraint.model_dump(mode="json") for constraint in constraints]))
         predicates = [self.predicate(constraint, rng) for constraint in constraints]
         answers = self.kg.frontiers(constraints[0].anchor, constraints[0].steps)[-1]
         for constraint in constraints[1:]:
             answers = [node for node in answers if node in set(self.kg.frontiers(constraint.anchor, constraint.steps)[-1].tolist())]
         noun = self.types.noun(self.kg.node_ids[int(answers[0])]) if len(answers) == 1 else None
-        return self._compose(predicates, noun, rng)
+        self.nouns["typed" if noun else "safe"] += 1
+        try:
+            return self._compose(predicates, None if noun and self._says_hidden(noun) else noun, rng)
+        finally:
+            self._avoid = ()
 
     def _compose(self, predicates: list[Predicate], noun: str | None, rng: random.Random) -> str:
         person = self.types.is_person(noun)
@@ -185,7 +216,7 @@ class TemplateVerbalizer:
                 options.append(f"Which {first.role} {first.of} {grammar.join_and(rest)}?")
                 if len(first.of.split()) <= POSSESSIVE_MAX_WORDS:
                     options.append(f"Name the {first.role} {first.of} that {grammar.join_and(rest)}.")
-        texts = [predicate.text for predicate in predicates]
+        texts = grammar.merge_shared([predicate.text for predicate in predicates])
         # "Which genre is a genre of ...": a noun opening must not repeat the noun straight away
         clash = noun is not None and any(noun.split()[-1] in text.split()[:5] for text in texts)
         if person:

@@ -290,7 +290,7 @@ def _panel_statistics(labeled) -> dict:
 def _cheap_filters(config: Config, context: RunContext, kg, world: "_World") -> list:
     """Format, leakage and exact dedup always; near-duplicates (also against earlier versions of
     the dataset), contamination (when benchmark files are given) and one-search shortcuts as configured."""
-    filters = [FormatFilter(config.format), LeakageFilter(kg.name), ExactDedupFilter()]
+    filters = [FormatFilter(config.format), LeakageFilter(kg.names), ExactDedupFilter()]
     if config.near_dup.enabled:
         earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
         filters.append(NearDupFilter(config.near_dup, earlier))

@@ -119,7 +119,7 @@ RELATION_PHRASES: dict[str, tuple[str, str, str, str, str, str]] = {
     "/education/educational_institution/campuses": (
         "has the campus", "is a campus of", "", "", "", ""),
     "/education/educational_institution/colors": (
-        "has the school color", "is a school color of", "school", "color", "", "school color"),
+        "has the color", "is a school color of", "school", "color", "", "school color"),
     "/education/educational_institution/school_type": (
         "is a school of the type", "is the type of", "school", "school type", "", "type"),
     # Every triple is a self-loop (campus -> its institution, the same entity).
@@ -197,7 +197,7 @@ RELATION_PHRASES: dict[str, tuple[str, str, str, str, str, str]] = {
     "/location/country/second_level_divisions": (
         "has the second-level division", "is a second-level division of", "country", "", "", ""),
     "/location/hud_county_place/county": (
-        "is located in", "contains", "place", "county", "", "county"),
+        "is located in", "includes", "place", "county", "", "county"),
     # Every triple is a self-loop (place -> itself).
     "/location/hud_county_place/place": (
         "is listed by HUD as the place", "is listed by HUD as the place", "", "", "", ""),
@@ -213,7 +213,7 @@ RELATION_PHRASES: dict[str, tuple[str, str, str, str, str, str]] = {
         "has the county seat", "is the county seat of", "county", "place", "", "county seat"),
     # Heads are Netflix browsing categories: genres, but also countries and channels ("United Kingdom").
     "/media_common/netflix_genre/titles": (
-        "is a Netflix category that includes", "is listed on Netflix under", "", "", "", ""),
+        "is a Netflix category for", "is listed on Netflix under", "", "", "", ""),
     "/medicine/disease/notable_people_with_this_condition": (
         "has affected", "has had", "disease", "person", "", ""),
     # Tails mix conditions, habits and demographics ("Old age", "Tobacco smoking", "Male").

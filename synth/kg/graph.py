@@ -188,6 +188,10 @@ class KnowledgeGraph:
         entity = self.entities.get(entity_id)
         return list(entity.aliases) if entity is not None else []
 
+    def names(self, entity_id: str) -> list[str]:
+        """The entity's name followed by its aliases: every string that names it."""
+        return [self.name(entity_id), *self.aliases(entity_id)]
+
     def degree(self, entity_id: str) -> int:
         node = self.node_index.get(entity_id)
         return int(self.degrees[node]) if node is not None else 0

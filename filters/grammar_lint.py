@@ -1,0 +1,87 @@
+"""A grammar lint for generated questions: named patterns that mark text no careful person writes.
+
+It measures phrasing (the quality report counts items with any finding); it does not drop items.
+Entity names are masked first (to "X"), so a name's own words never count. The patterns, each
+tested on the text that motivated it:
+
+- article_before_article: an article, one to three words, another article, with no verb or
+  preposition between: "belongs to the genre a topic", "has the risk factor an ethnic group".
+- article_before_preposition: "has the in language".
+- generic_noun: a placeholder noun where a type should be: "Which entity ...", "a topic that".
+- relation_id: a relation's id showing through: quotes, slashes or underscores, "is the target of".
+- bare_participle: a participle that needs "was" or "by" directly before an article: "Which entity
+  written an entity".
+- repeated_noun: a noun said again as the head of the next description: "Which time zone is a time
+  zone of", "a genre that is a genre of", "the country that is the country of citizenship of".
+- stacked_clauses: three or more relative clauses ("that ... that ... that"), the shape of the old
+  template questions ("a film that is about a sport that is played by a team that ...").
+"""
+
+import re
+from typing import Iterable
+
+ARTICLES = frozenset({"a", "an", "the"})
+FUNCTION_WORDS = frozenset(
+    "a an the of in on at by for to from with into about as and or that who which what whose where when "
+    "is are was were be been has have had did does do also not no its his her their this these those "
+    "than then one x".split()
+)
+_VERB_HINTS = re.compile(r"(?:ed|es|s|en|ing)$")
+_IRREGULAR_PARTICIPLES = frozenset(
+    "written spoken given taken shown drawn sung begun known chosen driven eaten fallen forgotten hidden "
+    "ridden risen seen stolen sworn thrown worn broken frozen".split()
+)
+_REPEATED_NOUN = re.compile(
+    r"\b([a-z]{3,})(?: (?:that|who|which))?(?: (?:is|was|are|were))?(?: also)? (?:a|an|the)(?: [a-z]+)? \1\b", re.IGNORECASE)
+_RELATIVES = re.compile(r"\b(?:that|who|whom|which)\b", re.IGNORECASE)
+
+PATTERNS = ("article_before_article", "article_before_preposition", "generic_noun", "relation_id",
+            "bare_participle", "repeated_noun", "stacked_clauses")
+
+
+def mask_names(text: str, names: Iterable[str]) -> str:
+    """Each name replaced by "X", longest first, so its words are not linted."""
+    for name in sorted({name for name in names if name}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", "X", text)
+    return text
+
+
+def lint(question: str, names: Iterable[str] = ()) -> list[str]:
+    """The names of the patterns `question` matches (empty: clean)."""
+    text = mask_names(question, names)
+    words = re.findall(r"[A-Za-z'-]+", text.lower())
+    found = []
+    if _article_before_article(words):
+        found.append("article_before_article")
+    if re.search(r"\b(?:the|a|an) (?:in|of|on|at|by|for|to|from|with)\b", text, re.IGNORECASE):
+        found.append("article_before_preposition")
+    if re.search(r"\b(?:a|an|the|which|what|some) (?:entity|entities|topic|thing|node|item|object)\b", text, re.IGNORECASE):
+        found.append("generic_noun")
+    if re.search(r"['\"/_]\w|is the target of", text.replace("'s ", " ").replace("s' ", " ")):
+        found.append("relation_id")
+    if any(word in _IRREGULAR_PARTICIPLES and following in ARTICLES and previous not in ("was", "were", "is", "are", "been", "be", "has", "have", "had")
+           for previous, word, following in zip(words, words[1:], words[2:])):
+        found.append("bare_participle")
+    if _REPEATED_NOUN.search(text):
+        found.append("repeated_noun")
+    if len(_RELATIVES.findall(text.split(" ", 1)[-1])) >= 3:
+        found.append("stacked_clauses")
+    return found
+
+
+def _article_before_article(words: list[str]) -> bool:
+    for index, word in enumerate(words):
+        if word not in ARTICLES:
+            continue
+        for gap in range(1, 4):
+            if index + gap + 1 >= len(words):
+                break
+            between = words[index + 1:index + gap + 1]
+            if any(w in FUNCTION_WORDS or (_VERB_HINTS.search(w) and w not in ("series", "species")) for w in between[:-1]):
+                break
+            if between[-1] in FUNCTION_WORDS or between[-1].endswith(("ing", "ed")):
+                break
+            if words[index + gap + 1] in ARTICLES:
+                return True
+    return False
+

@@ -1,0 +1,46 @@
+"""Whether two entities' names overlap: one name (or alias) inside the other, by whole words.
+
+A question that names "Newfoundland Time Zone" has said "Newfoundland"; one that names "Free jazz"
+has said "Jazz". Names are compared as normalized token sequences (case, punctuation and articles
+ignored), so "Washington" is inside "University of Washington" but "Paris" is not inside
+"Parisian". Construction uses this to never pick such a cue, and the leakage filter to check.
+"""
+
+from functools import lru_cache
+from typing import Callable, Iterable
+
+from synth.matching import normalize_answer
+
+
+def token_sequence(name: str) -> str:
+    """" university of washington " style: normalized words with a space on each side."""
+    words = normalize_answer(name).split()
+    return f" {' '.join(words)} " if words else ""
+
+
+def overlap(first: Iterable[str], second: Iterable[str]) -> str | None:
+    """The shared words when a name in `first` contains, or is contained in, a name in `second`."""
+    second = [token_sequence(name) for name in second]
+    for a in map(token_sequence, first):
+        for b in second:
+            if a and b and (a in b or b in a):
+                return (a if len(a) <= len(b) else b).strip()
+    return None
+
+
+class NameOverlap:
+    """`overlap(a, b)` for entity ids, over every name an entity has (`names(id)` -> list)."""
+
+    def __init__(self, names: Callable[[str], list[str]]):
+        self._names = lru_cache(maxsize=100_000)(lambda entity_id: tuple(names(entity_id)))
+
+    def names(self, entity_id: str) -> tuple[str, ...]:
+        return self._names(entity_id)
+
+    def overlap(self, first: str, second: str) -> str | None:
+        if first == second:
+            return None
+        return overlap(self._names(first), self._names(second))
+
+    def any_overlap(self, entity_id: str, others: Iterable[str]) -> bool:
+        return any(self.overlap(entity_id, other) is not None for other in others)
