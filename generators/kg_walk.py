@@ -59,9 +59,21 @@ class RandomWalker:
         self._visited = np.zeros(kg.num_nodes, dtype=bool)
         """Nodes on the walk in progress (reset after each walk)."""
         if not self.seeds:
-            raise ValueError(
-                f"no seed entities with {config.min_seed_degree}..{config.max_seed_degree} edges; widen walk.min_seed_degree/max_seed_degree"
-            )
+            raise ValueError(self._no_seeds(degrees))
+
+    def _no_seeds(self, degrees: np.ndarray) -> str:
+        """Why no walk can start, with the counts that say which setting (or input) to change."""
+        config, kg = self.config, self.kg
+        named, linked = int(kg.named.sum()), int((degrees > 0).sum())
+        in_range = int(((degrees >= config.min_seed_degree) & (degrees <= config.max_seed_degree)).sum())
+        if named == 0:
+            return f"no walk can start: none of the {kg.num_nodes:,} nodes has a name; import the graph with an entity table, or re-import it (names default to ids)"
+        if linked == 0:
+            return f"no walk can start: the {kg.num_nodes:,} nodes have no walkable edges (literal relations are not walked: {', '.join(kg.literal_relations) or 'none'})"
+        return (
+            f"no walk can start: of {kg.num_nodes:,} nodes, {named:,} are named, {linked:,} have walkable edges and {in_range:,} have "
+            f"{config.min_seed_degree}..{config.max_seed_degree} edges, but none is both named and in range; widen walk.min_seed_degree/max_seed_degree"
+        )
 
     def walk(self, hops: int) -> Walk | None:
         """One walk of exactly `hops` edges, or None when it reached a dead end."""

@@ -2,9 +2,11 @@
 
 The template question already states every cue correctly; the model only rephrases it, in one
 batched call for all items (structured JSON output). A rephrasing is kept only if it still names
-every cue's anchor (no cue dropped), keeps most of its content words (no fact dropped), names neither the answer nor a hidden intermediate (the
-leakage filter's own check), and is a question; otherwise the item keeps its template question
-and the reason is counted. A small model (the embedded SmolLM2) mostly falls back: the template
+every cue's anchor (no cue dropped), keeps most of its content words (no fact dropped), adds no
+name and no number the construction does not have (a model once added an invented film as a
+constraint), names neither the answer nor a hidden intermediate (the leakage filter's own check,
+aliases and names inside names included), and is a question; otherwise the item keeps its
+template question and the reason is counted. A small model (the embedded SmolLM2) mostly falls back: the template
 carries quality where the model cannot, and the counts say so.
 """
 
@@ -50,10 +52,12 @@ class VerbalizeReport:
 
 
 class LLMVerbalizer:
-    def __init__(self, client: LLMClient, names: Callable[[str], str], temperature: float = 0.7, max_tokens: int = 128):
+    def __init__(self, client: LLMClient, names: Callable[[str], str], temperature: float = 0.7, max_tokens: int = 128,
+                 all_names: Callable[[str], list[str]] | None = None):
+        """`names(id)`: an entity's name; `all_names(id)`: with its aliases (for the leak check)."""
         self.client = client
         self.names = names
-        self.leakage = LeakageFilter(names)
+        self.leakage = LeakageFilter(all_names or names)
         self.temperature = temperature
         self.max_tokens = max_tokens
 
@@ -111,10 +115,34 @@ class LLMVerbalizer:
             return "dropped_cue"
         if content_recall(item.question, question) < MIN_CONTENT_RECALL:
             return "lost_content"
+        if added_numbers(item.question, question):
+            return "added_number"  # a year or count the construction does not have
+        if added_names(item.question, question):
+            return "added_name"  # an entity the construction does not have (an invented film as a constraint)
         verdict = self.leakage.check(item.model_copy(update={"question": question}))
         if verdict is not True:
             return verdict[1]
         return None
+
+
+def added_numbers(template: str, rephrased: str) -> set[str]:
+    """Numbers in the rephrasing that the template does not have."""
+    return set(re.findall(r"\d+(?:[.,]\d+)?", rephrased)) - set(re.findall(r"\d+(?:[.,]\d+)?", template))
+
+
+_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'&-]*(?:\s+(?:of|the|and|de|la|[A-Z][\w'&-]*))*")
+
+
+def added_names(template: str, rephrased: str) -> set[str]:
+    """Capitalized phrases (names) in the rephrasing, after its first word, none of whose words the
+    template has: a rephrasing may reorder the names it was given, never bring new ones."""
+    known = {word.lower() for word in re.findall(r"[\w'&-]+", template)}
+    found = set()
+    for match in _NAME.finditer(rephrased):
+        words = [word for word in re.findall(r"[\w'&-]+", match.group(0)) if word[:1].isupper()]
+        if words and not any(word.lower() in known for word in words):
+            found.add(match.group(0))
+    return found
 
 
 def _content_stems(text: str) -> set[str]:

@@ -6,6 +6,7 @@ corpus passage stating each edge: chain edges on the path, cue and fact edges in
 """
 
 import random
+from typing import Literal
 
 from synth.generators.base import Generator, Rejection
 from synth.generators.kg_walk import RandomWalker, WalkConfig
@@ -17,26 +18,38 @@ from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
 RECIPE = "multihop"
+Style = Literal["plain", "obfuscated"]
 
 
 class MultihopGenerator(Generator):
     name = "multihop"
 
     def __init__(self, kg: KnowledgeGraph, walk: WalkConfig, construct: ConstructConfig, seed: int,
-                 evidence: KGCorpus | None = None):
+                 evidence: KGCorpus | None = None, style: Style = "plain"):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
-        `kg` is a view without some relations, so ids match what `synth search` serves."""
+        `kg` is a view without some relations, so ids match what `synth search` serves.
+        `style`: plain (named anchor, compact chain) or obfuscated (the anchor and every
+        intermediate described by facts of their own; WebShaper- and BrowseComp-like)."""
         self.kg = kg
         self.seed = seed
-        self.walker = RandomWalker(kg, walk, random.Random(seed))
+        self.style = style
+        if style == "obfuscated":
+            construct = construct.model_copy(update={"describe_intermediates": 8})
+        # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
+        self.walker = RandomWalker(kg.without_relations(kg.literal_relations), walk, random.Random(seed))
         self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"))
         self.verbalizer = TemplateVerbalizer(kg)
         self.corpus = evidence or KGCorpus(kg)
 
     def attempt(self, spec: int) -> Item | Rejection:
-        walk = self.walker.chain(spec)
-        if walk is None or len(walk.hops) < spec:
-            return Rejection("walk", "dead_end", f"no {spec}-hop walk from the drawn seed")
+        walked = spec - 1 if self.style == "obfuscated" and spec > 1 else spec
+        walk = self.walker.chain(walked)
+        if walk is None or len(walk.hops) < walked:
+            return Rejection("walk", "dead_end", f"no {walked}-hop walk from the drawn seed")
+        if walked < spec:
+            walk = self.constructor.obscure_anchor(walk)
+            if walk is None:
+                return Rejection("walk", "anchor_not_describable", "the anchor has no fact shared with another entity")
         if self.constructor.anchor_overlap(walk):
             return Rejection("walk", "anchor_names_hidden_entity", f"anchor {walk.entities[0]} shares words with a hidden entity's name")
         construction = self.constructor.construct(walk)
@@ -69,7 +82,7 @@ class MultihopGenerator(Generator):
             provenance=Provenance(generator=self.name, seed=self.seed, kg_snapshot=self.kg.snapshot, verbalizer=self.verbalizer.name),
             metadata={
                 "anchor": walk.entities[0],
-                "style": "plain",
+                "style": self.style,
                 "type_nouns": dict(self.verbalizer.nouns),
                 "intermediates": list(walk.entities[1:-1]),
                 "cue_edges": [

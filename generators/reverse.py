@@ -155,6 +155,19 @@ class ReverseConstructor:
             cue_edges=tuple(edge for _, _, edge in answer_cues),
         )
 
+    def obscure_anchor(self, walk: Walk) -> Walk | None:
+        """The walk with one hop prepended from a named neighbour of its anchor, so the anchor becomes
+        a hidden entity that construction describes by its own facts (the obfuscated style); the
+        new first fact must hold for at least two entities, or it would name the anchor in other
+        words. None when the anchor has no such neighbour."""
+        self._hidden = walk.entities
+        options = self._options(walk.entities[0], set(walk.entities))
+        self.rng.shuffle(options)
+        for option in options:
+            if len(self._matches(option)) >= 2:
+                return Walk((option.other, *walk.entities), (option.edge, *walk.hops))
+        return None
+
     def anchor_overlap(self, walk: Walk) -> bool:
         """Whether the walk's anchor names a hidden entity inside its own name ("University of
         Washington" before a hidden "Washington"): such a walk cannot make a question."""

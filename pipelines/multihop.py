@@ -61,6 +61,11 @@ class Config(FrozenConfig):
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
         description="Relations never used: Freebase curation hints and duplicates of other relations.",
     )
+    style: Literal["plain", "obfuscated"] = Field(
+        default="plain",
+        description="plain: a named anchor and a compact chain (MuSiQue-like); obfuscated: the anchor and every intermediate "
+        "described by facts of their own, so no single cue finds the answer (WebShaper/BrowseComp-like, for strong models).",
+    )
     verbalizer: Literal["template", "llm"] = Field(
         default="template",
         description="template: deterministic phrasing; llm: the generator model rephrases each template question, "
@@ -136,7 +141,7 @@ class Pipeline:
     def construct(self) -> StageOutput:
         config, context, kg = self.config, self.context, self.kg
         try:
-            generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(self.full))
+            generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(self.full), style=config.style)
         except ValueError as error:
             raise ConfigError(str(error)) from None
         chain = FilterChain(_cheap_filters(config, context, kg, self.world))
@@ -163,7 +168,7 @@ class Pipeline:
         models = {}
         if config.verbalizer == "llm" and items:
             client = context.llm_session({"generator": config.generator_model}).client("generator")
-            verbalizer = LLMVerbalizer(client, kg.name)
+            verbalizer = LLMVerbalizer(client, kg.name, all_names=kg.names)
             context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
             items, report = asyncio.run(verbalizer.rephrase(items))
             statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))

@@ -174,6 +174,11 @@ class KnowledgeGraph:
         """Whether each node has an entity row (a name), as a boolean mask."""
         return np.fromiter((node in self.entities for node in self.node_ids), dtype=bool, count=len(self.node_ids))
 
+    @property
+    def literal_relations(self) -> list[str]:
+        """Relations whose tails are values (years, ratings, tags): cues, never walked through."""
+        return sorted(relation for relation, record in self.relations.items() if record.literal)
+
     def index(self, direction: str) -> Adjacency:
         return self.out_index if direction == FORWARD else self.in_index
 

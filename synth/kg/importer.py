@@ -15,9 +15,15 @@ from pathlib import Path
 
 from synth.errors import ConfigError
 from synth.kg.phrases import auto_phrases
-from synth.kg.readers import ENTITIES, RELATIONS, TRIPLES, Problem, read_rows
+from synth.kg.phrases import humanize
+from synth.kg.readers import ENTITIES, RELATIONS, TRIPLES, Problem, parse_flag, read_rows
 from synth.kg.store import SUFFIX, snapshot_path
 
+VALUE_PREFIX = "value:"
+"""Id prefix of a literal value node ("value:1981"); its name is the value itself."""
+LITERAL_WORDS = frozenset({"tag", "tags", "rating", "ratings", "votes", "year", "date", "count", "score"})
+"""Relation-id words that mark tails as values when the relation table does not say."""
+NUMERIC_SHARE = 0.9
 BATCH_ROWS = 200_000
 """Rows buffered in Python before they go to DuckDB, so memory stays flat on huge files."""
 SHOWN_PROBLEMS = 10
@@ -63,6 +69,8 @@ class ImportReport:
     """Nodes of a triple without an entity row; they are named by their id."""
     relations: int = 0
     auto_phrased_relations: int = 0
+    literal_relations: list[str] = field(default_factory=list)
+    """Relations whose tails are values (years, ratings, tags): cue values, never walked through."""
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -71,6 +79,7 @@ class ImportReport:
             "triples": self.triples, "duplicate_triples": self.duplicate_triples,
             "entities": self.entities, "unnamed_entities": self.unnamed_entities,
             "relations": self.relations, "auto_phrased_relations": self.auto_phrased_relations,
+            "literal_relations": self.literal_relations,
             "lines_read": dict(self.lines),
             "problems": {f"{kind}/{reason}": count for (kind, reason), count in sorted(self.problems.items())},
             "problem_examples": [{"file": p.file, "line": p.line, "reason": p.reason, "text": p.text} for p in self.examples],
@@ -107,6 +116,19 @@ def import_graph(name: str, source: ImportSource, kg_dir: Path, replace: bool = 
     return report
 
 
+def _is_literal(connection, relation: str, flag: str | None) -> bool:
+    """As the relation table says; otherwise by the id ("has_tags", "release_year") or by the tails
+    (nine in ten are numbers)."""
+    if flag is not None and str(flag).strip():
+        return parse_flag(flag)
+    if set(humanize(relation).split()) & LITERAL_WORDS:
+        return True
+    numeric, total = connection.execute(
+        "select count(*) filter (where try_cast(tail as double) is not null), count(*) from raw_triples where relation = ?", [relation]
+    ).fetchone()
+    return total > 0 and numeric / total >= NUMERIC_SHARE
+
+
 def _check_name(name: str) -> None:
     if not name or not all(character.isalnum() or character in "-_." for character in name) or name.startswith("."):
         raise ConfigError(f"knowledge-graph name {name!r} must be letters, digits, '-', '_' or '.', e.g. wikidata-small")
@@ -115,7 +137,10 @@ def _check_name(name: str) -> None:
 def _create_tables(connection) -> None:
     connection.execute("create table raw_triples (head varchar, relation varchar, tail varchar)")
     connection.execute("create table raw_entities (id varchar, name varchar, description varchar, aliases varchar, line integer)")
-    connection.execute("create table raw_relations (id varchar, forward varchar, inverse varchar, head_type varchar, tail_type varchar, line integer)")
+    connection.execute(
+        "create table raw_relations (id varchar, forward varchar, inverse varchar, head_type varchar, tail_type varchar, "
+        "literal varchar, head_role varchar, tail_role varchar, line integer)"
+    )
 
 
 def _note(report: ImportReport, kind: str, problem: Problem) -> None:
@@ -177,7 +202,22 @@ def _load_table(connection, table: str, path: Path, layout, source: ImportSource
 
 
 def _finish(connection, name: str, source: ImportSource, report: ImportReport) -> None:
-    connection.execute("create table triples as select distinct head, relation, tail from raw_triples order by all")
+    given = {
+        row[0]: row[1:] for row in connection.execute(
+            "select id, forward, inverse, head_type, tail_type, literal, head_role, tail_role from "
+            "(select *, row_number() over (partition by id order by line) as n from raw_relations) where n = 1"
+        ).fetchall()
+    }
+    used = [row[0] for row in connection.execute("select distinct relation from raw_triples order by 1").fetchall()]
+    literal = {relation for relation in used if _is_literal(connection, relation, given.get(relation, (None,) * 7)[4])}
+    report.literal_relations = sorted(literal)
+    # Literal tails (years, ratings, tags) are values, not entities: their own ids, so the year 1981
+    # is never the film titled "1981".
+    connection.execute(
+        "create table triples as select distinct head, relation, "
+        "case when relation in (select unnest(?::varchar[])) then ? || tail else tail end as tail from raw_triples order by all",
+        [sorted(literal), VALUE_PREFIX],
+    )
     report.triples = connection.execute("select count(*) from triples").fetchone()[0]
     report.duplicate_triples = report.lines["triples"] - report.triples
 
@@ -188,35 +228,40 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
     for entity_id, line in duplicates:
         _note(report, "entities", Problem(str(source.entities), line, "duplicate_id", entity_id))
     connection.execute(
-        "create table entities as select id, name, coalesce(description, '') as description, coalesce(aliases, '') as aliases "
-        "from (select *, row_number() over (partition by id order by line) as n from raw_entities) where n = 1 order by id"
+        "create table named as select id, name, coalesce(description, '') as description, coalesce(aliases, '') as aliases "
+        "from (select *, row_number() over (partition by id order by line) as n from raw_entities) where n = 1"
     )
-    report.entities = connection.execute("select count(*) from entities").fetchone()[0]
+    report.entities = connection.execute("select count(*) from named").fetchone()[0]
+    # Names are optional: a node without a row is named by its id (a value by itself), and counted.
+    connection.execute(
+        "create table entities as select * from named union all "
+        "select id, case when starts_with(id, ?) then id[length(?) + 1:] else id end, '', '' from "
+        "(select head as id from triples union select tail from triples) nodes anti join named using (id) order by id",
+        [VALUE_PREFIX, VALUE_PREFIX],
+    )
     report.unnamed_entities = connection.execute(
-        "select count(*) from (select head as id from triples union select tail from triples) nodes "
-        "anti join entities using (id)"
+        "select count(*) from entities anti join named using (id) where not starts_with(id, ?)", [VALUE_PREFIX]
     ).fetchone()[0]
+    connection.execute("drop table named")
 
     # Relations: phrases from the table where given, read from the id otherwise.
-    given = {
-        row[0]: row[1:] for row in connection.execute(
-            "select id, forward, inverse, head_type, tail_type from "
-            "(select *, row_number() over (partition by id order by line) as n from raw_relations) where n = 1"
-        ).fetchall()
-    }
-    used = [row[0] for row in connection.execute("select distinct relation from triples order by 1").fetchall()]
     relation_rows = []
     for relation in used:
-        forward, inverse, head_type, tail_type = given.get(relation, (None, None, None, None))
-        auto_forward, auto_inverse = auto_phrases(relation)
+        forward, inverse, head_type, tail_type, _, head_role, tail_role = given.get(relation, (None,) * 7)
+        auto = auto_phrases(relation)
         source_kind = "table" if forward and inverse else ("partial" if forward or inverse else "auto")
         report.auto_phrased_relations += source_kind != "table"
-        relation_rows.append((relation, forward or auto_forward, inverse or auto_inverse, head_type or "", tail_type or "", source_kind))
+        relation_rows.append((
+            relation, forward or auto.forward, inverse or ("" if forward else auto.inverse),
+            head_type or "", tail_type or "", source_kind, relation in literal,
+            head_role if head_role is not None else ("" if forward else auto.head_role),
+            tail_role if tail_role is not None else ("" if forward else auto.tail_role),
+        ))
     connection.execute(
         "create table relations (id varchar primary key, forward varchar not null, inverse varchar not null, "
-        "head_type varchar, tail_type varchar, phrase_source varchar)"
+        "head_type varchar, tail_type varchar, phrase_source varchar, literal boolean, head_role varchar, tail_role varchar)"
     )
-    connection.executemany("insert into relations values (?, ?, ?, ?, ?, ?)", relation_rows)
+    connection.executemany("insert into relations values (?, ?, ?, ?, ?, ?, ?, ?, ?)", relation_rows)
     report.relations = len(relation_rows)
     for table in ("raw_triples", "raw_entities", "raw_relations"):
         connection.execute(f"drop table {table}")
@@ -232,7 +277,7 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
     report.snapshot_id = f"{name}-{content_hash([str(part) for part in digest], length=16)}"
     counts = {"triples": report.triples, "entities": report.entities, "relations": report.relations,
               "duplicate_triples": report.duplicate_triples, "unnamed_entities": report.unnamed_entities,
-              "auto_phrased_relations": report.auto_phrased_relations,
+              "auto_phrased_relations": report.auto_phrased_relations, "literal_relations": report.literal_relations,
               "problems": {f"{kind}/{reason}": count for (kind, reason), count in report.problems.items()}}
     sources = {"triples": str(source.triples), "entities": str(source.entities) if source.entities else None,
                "relations": str(source.relations) if source.relations else None}

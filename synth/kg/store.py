@@ -1,7 +1,7 @@
 """Imported knowledge graphs: one DuckDB file per snapshot under `$SYNTH_HOME/kg/`.
 
 Tables `triples(head, relation, tail)`, `entities(id, name, description, aliases)` (aliases "|"-separated),
-`relations(id, forward, inverse, head_type, tail_type, phrase_source)` and a one-row `snapshot`
+`relations(id, forward, inverse, head_type, tail_type, phrase_source, literal, head_role, tail_role)` and a one-row `snapshot`
 (name, snapshot id, import time, sources, counts). One file per snapshot, not tables in the
 catalog, because DuckDB allows one writer per file: importing a graph never blocks a run that
 publishes, and any number of runs may read a graph at once. A file is written under a temporary
@@ -54,12 +54,15 @@ def load_graph(path: Path) -> KnowledgeGraph:
         columns = {row[0] for row in connection.execute("describe entities").fetchall()}
         aliases = "aliases" if "aliases" in columns else "''"  # graphs imported before aliases were kept
         entity_rows = connection.execute(f"select id, name, description, {aliases} from entities").fetchall()
-        relation_rows = connection.execute("select id, forward, inverse, head_type, tail_type from relations").fetchall()
+        relation_columns = {row[0] for row in connection.execute("describe relations").fetchall()}
+        extra = "literal, head_role, tail_role" if "literal" in relation_columns else "false, '', ''"  # older imports
+        relation_rows = connection.execute(f"select id, forward, inverse, head_type, tail_type, {extra} from relations").fetchall()
     # Rows were validated on import; model_construct skips re-validating millions of them.
     entities = {row[0]: Entity.model_construct(id=row[0], name=row[1], description=row[2] or "", aliases=split_aliases(row[3]))
                 for row in entity_rows}
     relations = {
-        row[0]: Relation.model_construct(id=row[0], forward=row[1], inverse=row[2], head_type=row[3] or "", tail_type=row[4] or "")
+        row[0]: Relation.model_construct(id=row[0], forward=row[1], inverse=row[2] or "", head_type=row[3] or "", tail_type=row[4] or "",
+                                         literal=bool(row[5]), head_role=row[6] or "", tail_role=row[7] or "")
         for row in relation_rows
     }
     return KnowledgeGraph.from_arrays(

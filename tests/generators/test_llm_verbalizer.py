@@ -63,7 +63,7 @@ def test_the_recipe_with_llm_verbalizer_runs_on_the_fake_and_records_it(tmp_path
     assert summary["llm"]["llm_requests"] >= 6 and summary["template_fallbacks"]  # filler replies never pass
     assert result.version.models == {"generator": "fake:writer"}
     items = list(iter_records(settings, result.version, "items"))
-    assert len(items) == 6 and all(item.question.endswith("?") for item in items)
+    assert len(items) == 6 and all(item.question.endswith(("?", ".")) for item in items)
 
 
 def test_llm_flag_overrides_every_role(tmp_path, settings):
