@@ -56,7 +56,7 @@ def quality_report(items: Iterable[Item], names: Callable[[str], str | list[str]
         "lint_patterns": dict(patterns.most_common()),
         "mean_words": round(statistics.mean(every), 1),
         "mean_words_target": LENGTH_TARGET,
-        "mean_words_by_hops": {hops: round(statistics.mean(counts), 1) for hops, counts in sorted(words.items())},
+        "mean_words_by_hops": {str(hops): round(statistics.mean(counts), 1) for hops, counts in sorted(words.items())},
         "openings": dict(openings.most_common()),
         "top_opening_share": round(openings.most_common(1)[0][1] / len(items), 3),
         "type_noun_coverage": round(typed / (typed + safe), 3) if typed + safe else None,

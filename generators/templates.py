@@ -224,8 +224,9 @@ class TemplateVerbalizer:
         elif noun is None or clash:
             options.append(f"What {grammar.join_and(texts)}?")
         else:
+            reduced = (grammar.reduced_relative(texts[0]) or grammar.reduced_active(texts[0])) if len(texts) == 1 else None
             options += [f"Which {noun} {grammar.join_and(texts)}?", f"What {noun} {grammar.join_and(texts)}?",
-                        f"Name the {noun} that {grammar.join_and(texts)}."]
+                        f"Name the {noun} {reduced}." if reduced else f"Name the {noun} that {grammar.join_and(texts)}."]
         if len(predicates) == 1 and predicates[0].place and noun and not person:
             auxiliary, participle, subject = predicates[0].place
             if len(subject.split()) <= IN_WHICH_MAX_WORDS:

@@ -26,6 +26,7 @@ from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.panel import PanelConfig
+from synth.filters.quality import quality_report
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
 from synth.generate import RecipeResult, RunContext
 from synth.generators.base import Rejection
@@ -205,6 +206,7 @@ class Pipeline:
             models.update({f"solver:{name}": model for name, model in solvers.items()})
             statistics.update(_panel_statistics(labeled))
         statistics.update(_statistics(items))
+        statistics["quality"] = quality_report(items, self.full.names)
         random.Random(config.seed).shuffle(items)
         kept_ids = {item.id for item in items}
         tables.update(items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept])

@@ -80,9 +80,12 @@ def show(ref: str, examples: int, as_json: bool) -> None:
     summary = dict(version.get("summary") or {})
     distill = summary.pop("distill", None)
     rounds = summary.pop("rounds", None)
+    quality = summary.pop("quality", None)
     if summary:
         print_table(["summary", "value"], list(summary.items()), title="run summary")
-    from synth.cli.summary import print_rounds
+    from synth.cli.summary import print_quality, print_rounds
+
+    print_quality(quality)
 
     print_rounds(rounds)
     if distill:

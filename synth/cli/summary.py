@@ -15,19 +15,28 @@ def print_summary(result) -> None:
             dropped[f"{stage.stage}: {reason}"] = dropped.get(f"{stage.stage}: {reason}", 0) + count
     if dropped:
         print_table(["dropped at stage: reason", "items"], sorted(dropped.items(), key=lambda pair: -pair[1]), title="dropped")
-    summary = {key: value for key, value in version.summary.items() if key not in ("seconds", "llm", "distill", "rounds")}
+    summary = {key: value for key, value in version.summary.items() if key not in ("seconds", "llm", "distill", "rounds", "quality")}
     llm = version.summary.get("llm")
     if llm:  # model calls: one row per figure, the per-stage breakdown stays in `datasets show --json`
         summary.update({key: value for key, value in llm.items() if key != "by_stage_model" and value not in (None, {})})
     if summary:
         print_table(["figure", "value"], list(summary.items()), title="summary")
     print_rounds(version.summary.get("rounds"))
+    print_quality(version.summary.get("quality"))
     distill = version.summary.get("distill")
     if distill:
         print_table(["figure", "value"], list(distill.items()), title="distillation (teacher trajectories)")
     click.echo(f"browse: synth datasets show {version.ref}    export: synth export {version.ref} --format verl --out {version.name}.parquet")
     if distill and distill.get("items_with_trajectory"):
         click.echo(f"SFT data: synth export {version.ref} --format sft --out {version.name}-sft.jsonl")
+
+
+def print_quality(quality: dict | None) -> None:
+    """The question-quality report (filters/quality.py): leaks, lint, length, openings, nouns, styles."""
+    from synth.cli.render import print_table
+
+    if quality:
+        print_table(["figure", "value"], list(quality.items()), title="question quality")
 
 
 def print_rounds(rounds: list[dict] | None) -> None:

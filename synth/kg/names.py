@@ -6,6 +6,7 @@ ignored), so "Washington" is inside "University of Washington" but "Paris" is no
 "Parisian". Construction uses this to never pick such a cue, and the leakage filter to check.
 """
 
+import re
 from functools import lru_cache
 from typing import Callable, Iterable
 
@@ -14,7 +15,7 @@ from synth.matching import normalize_answer
 
 def token_sequence(name: str) -> str:
     """" university of washington " style: normalized words with a space on each side."""
-    words = normalize_answer(name).split()
+    words = normalize_answer(re.sub(r"[^\w\s]", " ", name)).split()  # "Austria-Hungary" holds "Austria"
     return f" {' '.join(words)} " if words else ""
 
 
