@@ -63,8 +63,8 @@ def test_aliases_are_other_names_from_the_lead_sentence():
 @pytest.fixture(scope="module")
 def relations() -> dict[str, dict[str, str]]:
     header, rows = _read_tsv("relations.tsv")
-    assert header == ["id", "forward", "inverse", "head_type", "tail_type", "triples"]
-    assert all(len(row) == 6 for row in rows), "every relation row has 6 cells"
+    assert header == ["id", "forward", "inverse", "head_type", "tail_type", "head_role", "tail_role", "triples"]
+    assert all(len(row) == 8 for row in rows), "every relation row has 8 cells"
     ids = [row[0] for row in rows]
     assert ids == sorted(ids) and len(set(ids)) == len(ids), "relation ids are sorted and unique"
     return {row[0]: dict(zip(header[1:], row[1:])) for row in rows}
@@ -98,16 +98,20 @@ def test_every_relation_has_phrases_and_types(triples, relations):
         f"rows without triples: {sorted(set(relations) - set(used))}"
     )
     for relation, row in relations.items():
-        for column in ("forward", "inverse", "head_type", "tail_type"):
+        for column in ("forward", "inverse"):
             value = row[column]
             assert value and value == value.strip(), f"{relation}: empty or untrimmed {column}"
+        for column in ("head_type", "tail_type", "head_role", "tail_role"):  # may be empty: abstains / no role noun
+            assert row[column] == row[column].strip(), f"{relation}: untrimmed {column}"
         for column in ("forward", "inverse"):
             last_word = row[column].split()[-1]
             assert last_word not in {"a", "an"}, f"{relation}: {column} ends with an article: {row[column]!r}"
             assert not row[column].endswith("."), f"{relation}: {column} must not carry the full stop"
         for column in ("head_type", "tail_type"):
-            assert row[column] == row[column].lower(), f"{relation}: {column} is not lowercase"
+            assert row[column] in ("Olympic Games", row[column].lower()), f"{relation}: {column} is not lowercase"
         assert int(row["triples"]) == used[relation], f"{relation}: triples column disagrees with the data"
+    typed = sum(bool(row["head_type"]) + bool(row["tail_type"]) for row in relations.values())
+    assert typed > 140 and sum(bool(row["head_role"] or row["tail_role"]) for row in relations.values()) > 40
 
 
 def test_phrases_read_in_the_right_direction(triples, entities, relations):

@@ -111,7 +111,7 @@ def test_each_gate_drops_what_it_should(tools):
     leaked_in_question = item_from(tools, ["Mira Olsen", "Kelvik"], "Which film is Grey Harbour, shot in Kelvik?")
     leaked_in_query = item_from(tools, ["Grey Harbour director", "Kelvik"], "Which film by a Kelvik-born director was shot in her town?")
     one_search = item_from(tools, ["Mira Olsen", "mira  olsen"], "Which film did the director born in Kelvik make first?")
-    not_a_question = item_from(tools, ["Mira Olsen", "Kelvik"], "Name the film shot in Kelvik by a local director.")
+    not_a_question = item_from(tools, ["Mira Olsen", "Kelvik"], "The film shot in Kelvik by a local director.")
     duplicate = item_from(tools, ["Kelvik lighthouse", "Mira Olsen films"])  # same question as `good`, other searches
     chain = FilterChain([FormatFilter(), LeakageFilter(lambda entity: entity), ProposerSearchFilter(2), ExactDedupFilter()])
     kept = chain.run([good, leaked_in_question, leaked_in_query, one_search, not_a_question, duplicate])
