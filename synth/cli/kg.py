@@ -16,7 +16,7 @@ def kg() -> None:
 @click.argument("name")
 @click.option("--triples", type=click.Path(path_type=Path), help="Triples file: head, relation, tail per line (TSV, CSV, other delimiters, JSONL; .gz ok).")
 @click.option("--entities", type=click.Path(path_type=Path), help="Optional entity table: id, name[, description].")
-@click.option("--relations", type=click.Path(path_type=Path), help="Optional relation-phrase table: id, forward, inverse[, head_type, tail_type].")
+@click.option("--relations", type=click.Path(path_type=Path), help="Optional relation table: id, forward, inverse[, head_type, tail_type, literal] (+ head_role, tail_role by header).")
 @click.option("--folder", type=click.Path(path_type=Path), help="A folder in synth's layout (triples.tsv[.gz], entities.tsv[.gz], relations.tsv) instead of the three options.")
 @click.option("--format", "file_format", type=click.Choice(["auto", "tsv", "csv", "jsonl", "sniff"]), default="auto", show_default=True,
               help="File format; auto goes by the extension and sniffs the delimiter of anything else.")
@@ -57,6 +57,8 @@ def import_(name, triples, entities, relations, folder, file_format, delimiter, 
         click.echo(f"  {report.duplicate_triples:,} duplicate triples merged")
     if report.unnamed_entities:
         click.echo(f"  {report.unnamed_entities:,} entities have no name in the entity table; their id stands in")
+    if report.literal_relations:
+        click.echo(f"  literal relations (values, used as cues, never walked): {', '.join(report.literal_relations)}")
     if report.auto_phrased_relations:
         click.echo(f"  {report.auto_phrased_relations} relations got phrases read from their ids (give --relations for better questions)")
     for (kind, reason), count in sorted(report.problems.items()):
