@@ -21,6 +21,8 @@ brevity (about 16 words for 2-4 hops); `benchmarks/bench_phrasing.py` measures i
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from synth.generators import grammar
 from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
@@ -141,21 +143,21 @@ class TemplateVerbalizer:
         clauses = [self.fact_clause(fact) for fact in step.where]
         if chain.startswith("that "):  # object-gap relative ("that Berlin is located in")
             return f"{head} {chain}" + "".join(f" and {clause}" for clause in clauses)
+        parts = grammar.merge_shared([*clauses, chain])
+        # "the founding place of X", not "the place that is the founding place of X"; "a genre of both X and Y"
+        if len(parts) == 1 and noun and parts[0].startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in parts[0].partition(" of ")[0].split():
+            return grammar.with_article(parts[0].split(" ", 2)[2], definite)
         if not clauses:
-            if noun and chain.startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in chain.partition(" of ")[0].split():
-                return grammar.with_article(chain.split(" ", 2)[2], definite)  # not "the place that is the founding place of ..."
             reduced = grammar.reduced_relative(chain) if passive else grammar.reduced_active(chain)
             if reduced:
                 return f"{head} {reduced}"
-        parts = grammar.merge_shared([*clauses, chain])
-        if len(parts) == 1 and noun and parts[0].startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in parts[0].partition(" of ")[0].split():
-            return grammar.with_article(parts[0].split(" ", 2)[2], definite)  # "a genre of both X and Y"
         return f"{head} {pronoun} " + " and ".join(parts)
 
-    def predicate(self, constraint: Constraint, rng: random.Random | None = None) -> Predicate:
-        """The constraint as a predicate about the entity it arrives at."""
+    def predicate(self, constraint: Constraint, rng: random.Random | None = None, frontiers: list | None = None) -> Predicate:
+        """The constraint as a predicate about the entity it arrives at (`frontiers`: the
+        constraint's `kg.frontiers`, when the caller has them already)."""
         rng = rng or random.Random(0)
-        frontiers = self.kg.frontiers(constraint.anchor, constraint.steps)
+        frontiers = frontiers or self.kg.frontiers(constraint.anchor, constraint.steps)
         subject, named, is_role = self.kg.name(constraint.anchor), True, False
         for index, step in enumerate(constraint.steps[:-1]):
             (subject, is_role), named = self._describe(step, subject, named, is_role, frontiers[index + 1], rng), False
@@ -190,10 +192,11 @@ class TemplateVerbalizer:
         self._avoid = tuple(sequence for sequence in map(token_sequence, hidden) if sequence)
         self.nouns = {"typed": 0, "safe": 0}
         rng = random.Random(content_hash([constraint.model_dump(mode="json") for constraint in constraints]))
-        predicates = [self.predicate(constraint, rng) for constraint in constraints]
-        answers = self.kg.frontiers(constraints[0].anchor, constraints[0].steps)[-1]
-        for constraint in constraints[1:]:
-            answers = [node for node in answers if node in set(self.kg.frontiers(constraint.anchor, constraint.steps)[-1].tolist())]
+        frontiers = [self.kg.frontiers(constraint.anchor, constraint.steps) for constraint in constraints]
+        predicates = [self.predicate(constraint, rng, reached) for constraint, reached in zip(constraints, frontiers)]
+        answers = frontiers[0][-1]
+        for reached in frontiers[1:]:
+            answers = np.intersect1d(answers, reached[-1], assume_unique=True)
         noun = self.types.noun(self.kg.node_ids[int(answers[0])]) if len(answers) == 1 else None
         self.nouns["typed" if noun else "safe"] += 1
         try:
