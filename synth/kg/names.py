@@ -21,8 +21,12 @@ def token_sequence(name: str) -> str:
 
 def overlap(first: Iterable[str], second: Iterable[str]) -> str | None:
     """The shared words when a name in `first` contains, or is contained in, a name in `second`."""
-    second = [token_sequence(name) for name in second]
-    for a in map(token_sequence, first):
+    return shared_words(tuple(map(token_sequence, first)), tuple(map(token_sequence, second)))
+
+
+def shared_words(first: tuple[str, ...], second: tuple[str, ...]) -> str | None:
+    """`overlap` over names already turned into token sequences."""
+    for a in first:
         for b in second:
             if a and b and (a in b or b in a):
                 return (a if len(a) <= len(b) else b).strip()
@@ -30,10 +34,13 @@ def overlap(first: Iterable[str], second: Iterable[str]) -> str | None:
 
 
 class NameOverlap:
-    """`overlap(a, b)` for entity ids, over every name an entity has (`names(id)` -> list)."""
+    """`overlap(a, b)` for entity ids, over every name an entity has (`names(id)` -> list); each
+    entity's names are normalized once, since construction asks about the same entities often."""
 
     def __init__(self, names: Callable[[str], list[str]]):
         self._names = lru_cache(maxsize=100_000)(lambda entity_id: tuple(names(entity_id)))
+        self.sequences = lru_cache(maxsize=100_000)(lambda entity_id: tuple(map(token_sequence, self._names(entity_id))))
+        """entity id -> the token sequences of its names."""
 
     def names(self, entity_id: str) -> tuple[str, ...]:
         return self._names(entity_id)
@@ -41,7 +48,7 @@ class NameOverlap:
     def overlap(self, first: str, second: str) -> str | None:
         if first == second:
             return None
-        return overlap(self._names(first), self._names(second))
+        return shared_words(self.sequences(first), self.sequences(second))
 
     def any_overlap(self, entity_id: str, others: Iterable[str]) -> bool:
         return any(self.overlap(entity_id, other) is not None for other in others)
