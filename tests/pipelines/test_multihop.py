@@ -1,38 +1,21 @@
 """The multihop recipe on the bundled graph, checked by routines independent of the generator's code."""
 
-import csv
-import gzip
-from collections import defaultdict
-
 import pytest
 
 from synth.filters.leakage import mentions
 from synth.generate import generate
-from synth.kg.snapshot import bundled_path, load_snapshot
+from synth.kg.snapshot import load_snapshot
 from synth.search.corpus import KGCorpus
 from synth.settings import Settings
 from synth.store.reader import iter_records
-
-
-def _raw_tsv(name):
-    with gzip.open(bundled_path() / name, "rt", encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-
 
 CONSTRUCTION = ["n=24", "seed=3", "hops=[2,3,4]", "panel.enabled=false"]
 
 
 @pytest.fixture(scope="module")
-def raw_graph():
+def raw_graph(raw_kg):
     """Adjacency straight from the shipped file, without synth's loader."""
-    forward, inverse = defaultdict(set), defaultdict(set)
-    for row in _raw_tsv("triples.tsv.gz"):
-        forward[(row["head"], row["relation"])].add(row["tail"])
-        inverse[(row["tail"], row["relation"])].add(row["head"])
-    names = {row["id"]: row["name"] for row in _raw_tsv("entities.tsv.gz")}
-    with open(bundled_path() / "relations.tsv", encoding="utf-8", newline="") as handle:
-        phrases = {row["id"]: row["forward"] for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)}
-    return forward, inverse, names, phrases
+    return raw_kg.forward, raw_kg.inverse, raw_kg.names, raw_kg.phrases
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +27,6 @@ def published(tmp_path_factory):
     return settings, result.version, list(iter_records(settings, result.version, "items"))
 
 
-def _follow(raw_graph, anchor, steps):
-    forward, inverse, _, _ = raw_graph
-    frontier = {anchor}
-    for step in steps:
-        index = forward if step.direction == "forward" else inverse
-        frontier = {neighbor for entity in frontier for neighbor in index[(entity, step.relation)]}
-        for fact in step.where:  # the reached entity must have this fact too
-            frontier &= (forward if fact.direction == "forward" else inverse)[(fact.anchor, fact.relation)]
-    return frontier
-
-
 def test_publishes_the_requested_number_balanced_across_hops(published):
     _, version, items = published
     assert len(items) == 24 and version.row_counts["items"] == 24
@@ -62,15 +34,14 @@ def test_publishes_the_requested_number_balanced_across_hops(published):
     assert all(item.difficulty == "unlabeled" for item in items)
 
 
-def test_every_answer_is_unique_in_the_graph_under_the_items_constraints(published, raw_graph):
+def test_every_answer_is_unique_in_the_graph_under_the_items_constraints(published, raw_kg):
     for item in published[2]:
-        answers = set.intersection(*(_follow(raw_graph, c.anchor, c.steps) for c in item.constraints))
+        answers = set.intersection(*(raw_kg.follow(c.anchor, c.steps) for c in item.constraints))
         assert answers == {item.answer_entity_id}, item.question
 
 
-def test_items_carry_the_aliases_the_graph_gives_their_answer(published):
-    aliases = {row["id"]: [alias for alias in row["aliases"].split("|") if alias] for row in _raw_tsv("entities.tsv.gz")}
-    assert all(item.aliases == aliases[item.answer_entity_id] for item in published[2])
+def test_items_carry_the_aliases_the_graph_gives_their_answer(published, raw_kg):
+    assert all(item.aliases == raw_kg.aliases[item.answer_entity_id] for item in published[2])
     assert sum(bool(item.aliases) for item in published[2]) >= 3  # e.g. "Appalachians" for Appalachian Mountains
 
 
