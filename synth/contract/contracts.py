@@ -20,54 +20,34 @@ from typing import Literal, get_args
 from synth.contract import portable
 from synth.errors import ConfigError
 
-SEARCH_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": "Search the document collection. Returns the top passages, each with its document id.",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "What to look for, in words."}},
-            "required": ["query"],
+def _function_tool(name: str, description: str, parameter: str, schema: dict) -> dict:
+    """An OpenAI function-tool declaration with one required parameter."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": {parameter: schema}, "required": [parameter]},
         },
-    },
-}
-SEARCH_LIST_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": "Searches for relevant information based on the given queries.",
-        "parameters": {
-            "type": "object",
-            "properties": {"query_list": {"type": "array", "description": "A list of fully-formed semantic queries. The tool returns search results for each query."}},
-            "required": ["query_list"],
-        },
-    },
-}
-OPEN_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "open",
-        "description": "Read one document in full by its id (as shown in search results).",
-        "parameters": {
-            "type": "object",
-            "properties": {"doc_id": {"type": "string", "description": "A document id from a search result."}},
-            "required": ["doc_id"],
-        },
-    },
-}
-ANSWER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "answer",
-        "description": "Give the final answer and stop. Only the answer itself (usually a name), no explanation.",
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string", "description": "The final answer."}},
-            "required": ["answer"],
-        },
-    },
-}
+    }
+
+
+SEARCH_TOOL = _function_tool(
+    "search", "Search the document collection. Returns the top passages, each with its document id.",
+    "query", {"type": "string", "description": "What to look for, in words."},
+)
+SEARCH_LIST_TOOL = _function_tool(
+    "search", "Searches for relevant information based on the given queries.",
+    "query_list", {"type": "array", "description": "A list of fully-formed semantic queries. The tool returns search results for each query."},
+)
+OPEN_TOOL = _function_tool(
+    "open", "Read one document in full by its id (as shown in search results).",
+    "doc_id", {"type": "string", "description": "A document id from a search result."},
+)
+ANSWER_TOOL = _function_tool(
+    "answer", "Give the final answer and stop. Only the answer itself (usually a name), no explanation.",
+    "answer", {"type": "string", "description": "The final answer."},
+)
 
 Finish = Literal["tag", "call"]
 
