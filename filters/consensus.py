@@ -24,6 +24,7 @@ from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
+from synth.llm.types import is_model_failure
 from synth.matching import normalize_answer
 from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
 
@@ -95,8 +96,9 @@ class ConsensusFilter(Filter):
         self.labels: dict[str, DifficultyLabel] = {}
         self.skipped: dict[str, str] = {}
         """Rule -> why it was not applied to this batch."""
+        answered = {item_id: [a for a in item_attempts if not is_model_failure(a.failure)] for item_id, item_attempts in self.attempts.items()}
         gold = {item_id: any(a.correct for a in item_attempts if a.condition == "gold_evidence")
-                for item_id, item_attempts in self.attempts.items() if any(a.condition == "gold_evidence" for a in item_attempts)}
+                for item_id, item_attempts in answered.items() if any(a.condition == "gold_evidence" for a in item_attempts)}
         self.gold_solve_rate = sum(gold.values()) / len(gold) if gold else None
         if config.drop_unanswerable and self.gold_solve_rate is None and self.attempts:
             self.skipped["unanswerable_with_gold_evidence"] = "no solver in the panel ran the gold_evidence condition"
@@ -110,6 +112,11 @@ class ConsensusFilter(Filter):
         attempts = self.attempts.get(item.id, [])
         if not attempts:
             return False, "no_panel_attempts"
+        # an attempt the model server failed (5xx, timeout, ...) says nothing about the item
+        failed = [attempt for attempt in attempts if is_model_failure(attempt.failure)]
+        if len(failed) == len(attempts):
+            return False, "model_failure", {"failures": dict(Counter(attempt.failure for attempt in failed))}
+        attempts = [attempt for attempt in attempts if not is_model_failure(attempt.failure)]
         gold = [attempt for attempt in attempts if attempt.condition == "gold_evidence"]
         applies = self.config.drop_unanswerable and "unanswerable_with_gold_evidence" not in self.skipped
         if applies and gold and not any(attempt.correct for attempt in gold):

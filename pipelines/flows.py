@@ -112,13 +112,14 @@ def _ui_url() -> str | None:
 
 
 def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
-               shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None) -> dict[str, Any]:
+               shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
+               limits: dict[str, Any] | None = None) -> dict[str, Any]:
     """The body every recipe flow shares."""
     from prefect.context import get_run_context
     from prefect.runtime import flow_run
 
     settings = Settings(home=Path(home)) if home else Settings()
-    request = RunRequest(recipe, tuple(params or ()), dataset, llm, flows_file, shard_size)
+    request = RunRequest(recipe, tuple(params or ()), dataset, llm, flows_file, shard_size, limits)
     run_dir = open_run(settings, request)
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"
     home, root = str(settings.home.absolute()), str(run_dir.root)
@@ -167,11 +168,11 @@ def _recipe_flow(recipe: str, summary: str):
 
     def recipe_flow(params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
                     shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
-                    task_runner: dict[str, Any] | None = None) -> dict[str, Any]:
+                    task_runner: dict[str, Any] | None = None, limits: dict[str, Any] | None = None) -> dict[str, Any]:
         if task_runner and task_runner.get("kind") == "dask":
             on_dask = FLOWS[recipe].with_options(name=f"synth-{recipe}-dask", task_runner=dask_runner(task_runner))
-            return on_dask(params, dataset, flows_file, shard_size, llm, home)
-        return run_recipe(recipe, params, dataset, flows_file, shard_size, llm, home)
+            return on_dask(params, dataset, flows_file, shard_size, llm, home, None, limits)
+        return run_recipe(recipe, params, dataset, flows_file, shard_size, llm, home, limits)
 
     # deployments import the flow by this name from this module (`flows.py:multihop_flow`)
     recipe_flow.__name__ = recipe_flow.__qualname__ = f"{recipe}_flow"

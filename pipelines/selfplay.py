@@ -37,6 +37,7 @@ from synth.generate import RecipeResult, RunContext
 from synth.generators.curriculum import CurriculumConfig, next_searches
 from synth.generators.distill import DistillConfig
 from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
+from synth.llm.types import is_model_failure
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
@@ -315,7 +316,7 @@ def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], 
             dropped.setdefault(verdict.item_id, verdict.reason)
     success: dict[str, list[bool]] = {}
     for attempt in attempts:
-        if attempt.condition == "search":
+        if attempt.condition == "search" and not is_model_failure(attempt.failure):  # a failed call is no verdict
             success.setdefault(attempt.item_id, []).append(attempt.correct)
     judged = []
     for proposal in proposals:

@@ -54,7 +54,8 @@ class DatasetVersion(Record):
         return f"{self.name}@{self.version}"
 
 
-RunStatus = Literal["running", "published", "failed"]
+RunStatus = Literal["running", "published", "failed", "stopped"]
+"""stopped: a budget ran out; the run resumes where it stopped when rerun with more."""
 
 
 class RunRecord(Record):

@@ -25,3 +25,21 @@ class InputFileError(SynthError):
     """A file the user gave cannot be read as the format they named (the message names file and row)."""
 
     exit_code = 2
+
+
+class ModelFailureError(SynthError):
+    """Too many model calls of one stage failed (the failure gate): nothing is published."""
+
+    exit_code = 3
+
+
+class BudgetExhausted(SynthError):
+    """The run's token or cost budget ran out: it stopped, resumable, and published nothing."""
+
+    exit_code = 4
+
+
+class RunBusyError(SynthError):
+    """Another process is already running or publishing the same run."""
+
+    exit_code = 5

@@ -14,6 +14,9 @@ from pydantic import Field, ValidationError, field_validator
 
 from synth.config import FrozenConfig
 from synth.errors import ConfigError, NotFoundError
+from synth.limits import RunLimits
+from synth.llm.accounting import Budget
+from synth.llm.gate import FailurePolicy
 from synth.llm.models import BUILTIN_MODELS, ModelSpec
 
 
@@ -36,6 +39,11 @@ class FlowEntry(FrozenConfig):
     work_pool: str | None = Field(default=None, description="Prefect work pool for `synth flows deploy`.")
     shard_size: int = Field(default=64, ge=1, description="Items per panel shard: the unit of resumption and distribution.")
     task_runner: TaskRunnerSpec = TaskRunnerSpec()
+    budget: Budget = Field(default_factory=Budget, description="max_tokens / max_cost_usd: stop the run, resumable, before it spends more.")
+    failures: FailurePolicy = Field(default_factory=FailurePolicy, description="max_rate: the share of a stage's model calls that may fail.")
+
+    def limits(self) -> RunLimits:
+        return RunLimits(budget=self.budget, failures=self.failures)
 
     @field_validator("schedule")
     @classmethod
@@ -166,9 +174,9 @@ def get_flow(path: Path, flow: str, check: bool = True) -> tuple[FlowsFile, Flow
     return flows, flows.flows[flow]
 
 
-def resolve_flow(path: Path, flow: str, recipe: str | None, name: str | None) -> tuple[str, str | None, list[str]]:
-    """(recipe, dataset name, overrides) of flow `flow`; an explicit `recipe` must agree, `name` wins."""
+def resolve_flow(path: Path, flow: str, recipe: str | None, name: str | None) -> tuple[str, str | None, list[str], RunLimits]:
+    """(recipe, dataset name, overrides, limits) of flow `flow`; an explicit `recipe` must agree, `name` wins."""
     _, entry = get_flow(path, flow, check=False)
     if recipe and recipe != entry.recipe:
         raise ConfigError(f"--recipe {recipe} conflicts with flow {flow!r}, which runs {entry.recipe}; drop one")
-    return entry.recipe, name or entry.dataset, flow_params(entry)
+    return entry.recipe, name or entry.dataset, flow_params(entry), entry.limits()

@@ -11,6 +11,7 @@ from synth.schemas import DatasetVersion, FunnelStage, Record
 from synth.settings import Settings
 
 if TYPE_CHECKING:
+    from synth.limits import RunLimits
     from synth.llm.session import LLMSession
 
 
@@ -89,13 +90,15 @@ def generate(
     llm: str | None = None,
     flows_file: Path | None = None,
     shard_size: int | None = None,
+    limits: "RunLimits | None" = None,
 ) -> GenerateResult:
     """Run recipe `recipe_name` with `key=value` overrides and publish the result as `name` (default:
-    the recipe). An unfinished run of the same recipe, dataset, config and models is resumed."""
+    the recipe). An unfinished run of the same recipe, dataset, config and models is resumed.
+    `limits`: budget and failure gate (default: those the run folder has, else the defaults)."""
     from synth.runner import DEFAULT_SHARD_SIZE, RunRequest, run_locally
 
     started = time.monotonic()
     request = RunRequest(recipe_name, tuple(params), name, llm, str(flows_file) if flows_file else None,
-                         shard_size or DEFAULT_SHARD_SIZE)
+                         shard_size or DEFAULT_SHARD_SIZE, limits.model_dump(mode="json") if limits else None)
     version = run_locally(settings, request, progress)
     return GenerateResult(version, time.monotonic() - started)

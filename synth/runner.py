@@ -19,7 +19,10 @@ from pathlib import Path
 
 from synth.config import apply_params, build_config
 from synth.generate import RecipeResult
+from synth.errors import BudgetExhausted
+from synth.limits import RunLimits
 from synth.llm.accounting import Ledger, Price
+from synth.llm.gate import check_stage
 from synth.progress import Progress
 from synth.recipes import get_recipe
 from synth.schemas import DatasetVersion, FunnelStage, RunRecord
@@ -68,6 +71,8 @@ class RunRequest:
     llm: str | None = None
     flows_file: str | None = None
     shard_size: int = DEFAULT_SHARD_SIZE
+    limits: dict | None = None
+    """RunLimits as JSON (budget, failure gate); None keeps what the run folder has, else the defaults."""
 
 
 def open_run(settings: Settings, request: RunRequest) -> RunDir:
@@ -85,8 +90,12 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
     flows_file = Path(request.flows_file) if request.flows_file else None
     models = {name: spec.model_dump(mode="json") for name, spec in declared_models(flows_file).items()}
     run = RunDir.open(settings, request.recipe, dataset, config.model_dump(mode="json"), {"models": models, "llm": request.llm})
-    if "request" not in run.info:
-        run.update(request={"llm": request.llm, "flows_file": request.flows_file, "shard_size": request.shard_size})
+    limits = RunLimits.model_validate(request.limits) if request.limits is not None else None
+    saved = run.info.get("request")
+    if saved is None or limits is not None:  # a rerun may bring a larger budget
+        limits = limits or RunLimits()
+        run.update(request={**(saved or {}), "llm": request.llm, "flows_file": request.flows_file,
+                            "shard_size": request.shard_size, "limits": limits.model_dump(mode="json")})
     return run
 
 
@@ -103,10 +112,12 @@ class Run:
         self.config = build_config(self.module.Config, info["config"], f"recipe {info['recipe']}")
         request = info.get("request", {})
         self.shard_size = request.get("shard_size", DEFAULT_SHARD_SIZE)
+        self.limits = RunLimits.model_validate(request.get("limits") or {})
         self.resumed = run_dir.stages()
         self.context = RunContext(settings, progress or Progress(enabled=False), llm=request.get("llm"),
                                   flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
                                   dataset=info["dataset"])
+        self.context.ledger.budget = self.limits.budget
         for stage in self.resumed:  # the budget covers what earlier attempts spent
             self.context.ledger.absorb(run_dir.meta(stage).get("llm", []))
 
@@ -119,12 +130,30 @@ class Run:
         if self.dir.done(name):
             self.context.progress.log(f"{name}: done earlier, skipped")
             return
-        mark, started = self.context.ledger.export(), time.monotonic()
+        ledger = self.context.ledger
+        mark, started = ledger.export(), time.monotonic()
         output: StageOutput = work()
-        output.meta.update(seconds=round(time.monotonic() - started, 2), llm=self.context.ledger.since(mark),
+        calls = ledger.since(mark)
+        if ledger.exhausted:
+            raise BudgetExhausted(self._budget_message(name))
+        check_stage(name, calls, ledger, self.limits.failures)
+        output.meta.update(seconds=round(time.monotonic() - started, 2), llm=calls,
                            prices={model: price.model_dump() for model, price in self.context.ledger.prices.items()},
                            worker=f"{os.getpid()}@{socket.gethostname()}")
         self.dir.save(name, output)
+
+    def _budget_message(self, stage: str) -> str:
+        budget, ledger = self.limits.budget, self.context.ledger
+        limit = f"--max-tokens {budget.max_tokens}" if budget.max_tokens is not None else ""
+        if budget.max_cost_usd is not None:
+            limit = f"{limit} and " * bool(limit) + f"--max-cost {budget.max_cost_usd:g}"
+        summary = ledger.summary()
+        spent = f"{ledger.spent_tokens()} tokens" + (f", ${ledger.spent_cost():.4f}" if ledger.prices else "")
+        done = ", ".join(self.dir.stages()) or "none"
+        return (f"stopped by the budget ({limit}): {spent} spent in {summary['llm_requests']} model calls "
+                f"({summary['llm_cache_hits']} from the cache); stages done: {done}; stage {stage} was not finished "
+                "and nothing was published. Rerun the same command with a larger budget to resume: finished stages "
+                "and answered calls are reused")
 
     def round_count(self) -> int:
         """Rounds of a recipe that plays them (`Pipeline.rounds`; each depends on the one before)."""
@@ -236,7 +265,8 @@ class Run:
             started_at=datetime.fromisoformat(info["started_at"]), finished_at=datetime.now(UTC),
             version=version.version if version else None, runner=self.runner, flow_run_id=flow_run_id, ui_url=ui_url,
             stages=self.dir.stages(), resumed_stages=self.resumed if resumed is None else resumed,
-            funnel=version.funnel if version else [], summary=version.summary if version else {},
+            funnel=version.funnel if version else [],
+            summary=version.summary if version else ({"llm": self.context.ledger.summary()} if self.context.ledger.totals else {}),
             error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
         )
         with Catalog.open(self.settings) as catalog:
@@ -259,6 +289,9 @@ def run_locally(settings: Settings, request: RunRequest, progress: Progress | No
         for index in range(run.label()):
             run.distill(index)
         return run.publish()
+    except BudgetExhausted as error:
+        run.record(status="stopped", error=error)
+        raise
     except Exception as error:
         run.record(status="failed", error=error)
         raise

@@ -30,6 +30,9 @@ class Budget(FrozenConfig):
 class StageModelTotals:
     requests: int = 0
     cache_hits: int = 0
+    sent: int = 0
+    """Attempts that reached the backend (retries included): what a server counts."""
+    retries: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -59,6 +62,8 @@ class Ledger:
     reserved_tokens: int = 0
     reserved_cost: float = 0.0
     """Estimates held by requests in flight, so concurrent senders cannot overshoot together."""
+    last_failures: dict[tuple[str, str], dict[str, LLMFailure]] = field(default_factory=dict)
+    """The latest failure per (stage, model) and reason, in this process: what the failure gate quotes."""
 
     def _entry(self, stage: str, model: str) -> StageModelTotals:
         return self.totals.setdefault((stage, model), StageModelTotals())
@@ -68,9 +73,16 @@ class Ledger:
         entry.requests += 1
         if isinstance(result, LLMFailure):
             entry.failures[result.reason] += 1
+            entry.sent += result.attempts
+            entry.retries.update(result.retries)
+            latest = self.last_failures.setdefault((request.stage, model), {})
+            if result.attempts or result.reason not in latest:  # quote a failure the server gave, not an unsent one
+                latest[result.reason] = result
         elif result.cached:
             entry.cache_hits += 1
         else:
+            entry.sent += result.attempts
+            entry.retries.update(result.retries)
             entry.prompt_tokens += result.usage.prompt_tokens
             entry.completion_tokens += result.usage.completion_tokens
             entry.latency_s += result.latency_s
@@ -79,7 +91,7 @@ class Ledger:
         """The totals as JSON rows, for a stage's saved state."""
         return [
             {"stage": stage, "model": model, "requests": entry.requests, "cache_hits": entry.cache_hits,
-             "failures": dict(entry.failures), "prompt_tokens": entry.prompt_tokens,
+             "sent": entry.sent, "retries": dict(entry.retries), "failures": dict(entry.failures), "prompt_tokens": entry.prompt_tokens,
              "completion_tokens": entry.completion_tokens, "latency_s": entry.latency_s}
             for (stage, model), entry in sorted(self.totals.items())
         ]
@@ -91,6 +103,8 @@ class Ledger:
             entry = self._entry(row["stage"], row["model"])
             entry.requests += row["requests"]
             entry.cache_hits += row["cache_hits"]
+            entry.sent += row.get("sent", 0)  # stages saved before sends were counted have none
+            entry.retries.update(row.get("retries", {}))
             entry.failures.update(row["failures"])
             entry.prompt_tokens += row["prompt_tokens"]
             entry.completion_tokens += row["completion_tokens"]
@@ -103,8 +117,9 @@ class Ledger:
         for row in self.export():
             old = before.get((row["stage"], row["model"]))
             if old is not None:
-                row = {**row, **{key: row[key] - old[key] for key in ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s")},
-                       "failures": dict(Counter(row["failures"]) - Counter(old["failures"]))}
+                row = {**row, **{key: row[key] - old[key] for key in ("requests", "cache_hits", "sent", "prompt_tokens", "completion_tokens", "latency_s")},
+                       "failures": dict(Counter(row["failures"]) - Counter(old["failures"])),
+                       "retries": dict(Counter(row["retries"]) - Counter(old["retries"]))}
             if row["requests"]:
                 rows.append(row)
         return rows
@@ -146,22 +161,26 @@ class Ledger:
     def summary(self) -> dict:
         hits = sum(entry.cache_hits for entry in self.totals.values())
         requests = sum(entry.requests for entry in self.totals.values())
-        failures = Counter()
+        failures, retries = Counter(), Counter()
         for entry in self.totals.values():
             failures.update(entry.failures)
+            retries.update(entry.retries)
         completion = sum(entry.completion_tokens for entry in self.totals.values())
         return {
             "llm_requests": requests,
             "llm_cache_hits": hits,
             "llm_cache_misses": requests - hits - sum(failures.values()),
             "llm_failures": dict(failures),
+            "llm_sent": sum(entry.sent for entry in self.totals.values()),
+            "llm_retries": dict(retries),
             "prompt_tokens": sum(entry.prompt_tokens for entry in self.totals.values()),
             "completion_tokens": completion,
             "estimated_cost_usd": round(self.spent_cost(), 6) if self.prices else None,
             "budget_exhausted": self.exhausted,
             "by_stage_model": {
                 f"{stage}/{model}": {
-                    "requests": entry.requests, "cache_hits": entry.cache_hits, "failures": dict(entry.failures),
+                    "requests": entry.requests, "cache_hits": entry.cache_hits, "sent": entry.sent,
+                    "retries": dict(entry.retries), "failures": dict(entry.failures),
                     "prompt_tokens": entry.prompt_tokens, "completion_tokens": entry.completion_tokens,
                     "mean_latency_s": round(entry.latency_s / answered, 3) if (answered := entry.requests - entry.cache_hits - sum(entry.failures.values())) else None,
                 }

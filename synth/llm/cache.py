@@ -69,6 +69,10 @@ class ResponseCache:
         if rows:
             self._connection().executemany("insert or ignore into responses values (?, ?, ?, ?, ?)", rows)
 
+    def put(self, key: str, stage: str, response: ChatResponse) -> None:
+        """Store one answer in its own transaction: durable (in the WAL) the moment it returns."""
+        self.put_many([(key, stage, response)])
+
     def close(self) -> None:
         """Close this thread's connection (others close when their threads end)."""
         connection = getattr(self._local, "connection", None)

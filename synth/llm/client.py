@@ -1,9 +1,9 @@
 """The client every stage talks to: cache, budget and accounting around one backend.
 
-Cache hits cost nothing and are counted. Misses go to the backend in chunks that run
-concurrently (the backend batches or limits them); each chunk's answers are stored the moment it
-returns, so a run killed midway re-spends at most the chunks in flight. Failures are never
-cached: the next run retries them.
+Cache hits cost nothing and are counted. Each miss goes to the backend as its own request, all of
+them at once (the backend batches or limits them), and each answer is stored the moment it
+arrives, so a run killed midway re-sends only the requests that had no answer yet. Failures are
+never cached: the next run retries them.
 """
 
 import asyncio
@@ -18,13 +18,10 @@ Result = ChatResponse | LLMFailure
 
 
 class LLMClient:
-    def __init__(
-        self, backend: LLMBackend, cache: ResponseCache | None = None, ledger: Ledger | None = None, chunk_size: int = 32
-    ):
+    def __init__(self, backend: LLMBackend, cache: ResponseCache | None = None, ledger: Ledger | None = None):
         self.backend = backend
         self.cache = cache
         self.ledger = ledger or Ledger()
-        self.chunk_size = chunk_size
 
     @property
     def model_id(self) -> str:
@@ -45,40 +42,30 @@ class LLMClient:
         for index, (key, result) in enumerate(zip(keys, results)):
             if result is None:
                 pending.setdefault(key, []).append(index)
-        unique = [(key, requests[indexes[0]]) for key, indexes in pending.items()]
-        chunks = [unique[start:start + self.chunk_size] for start in range(0, len(unique), self.chunk_size)]
-        answered: dict[str, Result] = {}
-        for chunk_answers in await asyncio.gather(*(self._send(chunk, model) for chunk in chunks)):
-            answered.update(chunk_answers)
-        for index, result in enumerate(results):
-            if result is not None:
+            else:
                 self.ledger.record(requests[index], model, result)
-        for key, indexes in pending.items():
-            answer = answered[key]
+        answers = await asyncio.gather(*(self._send(key, requests[indexes[0]], model) for key, indexes in pending.items()))
+        for (key, indexes), answer in zip(pending.items(), answers):
             results[indexes[0]] = answer
             for index in indexes[1:]:
                 results[index] = answer.model_copy(update={"cached": True}) if isinstance(answer, ChatResponse) else answer
                 self.ledger.record(requests[index], model, results[index])
         return results  # type: ignore[return-value]
 
-    async def _send(self, chunk: list[tuple[str, ChatRequest]], model: str) -> dict[str, Result]:
-        requests = [request for _, request in chunk]
-        reservation = self.ledger.reserve(requests, model)
+    async def _send(self, key: str, request: ChatRequest, model: str) -> Result:
+        """One request: reserve its budget, send it, store and count its answer as soon as it arrives."""
+        reservation = self.ledger.reserve([request], model)
         if reservation is None:
-            failure = LLMFailure(reason="budget_exceeded", detail="sending this would exceed the run's budget")
-            answers: list[Result] = [failure] * len(chunk)
+            answer: Result = LLMFailure(reason="budget_exceeded", attempts=0, detail="not sent: it could take the run past its budget")
         else:
             try:
-                answers = await self.backend.complete(requests)
+                (answer,) = await self.backend.complete([request])
             finally:
                 self.ledger.release(reservation)
-        if self.cache is not None:
-            self.cache.put_many(
-                (key, request.stage, answer) for (key, request), answer in zip(chunk, answers) if isinstance(answer, ChatResponse)
-            )
-        for request, answer in zip(requests, answers):
-            self.ledger.record(request, model, answer)
-        return {key: answer for (key, _), answer in zip(chunk, answers)}
+        if self.cache is not None and isinstance(answer, ChatResponse):
+            self.cache.put(key, request.stage, answer)
+        self.ledger.record(request, model, answer)
+        return answer
 
     async def aclose(self) -> None:
         await self.backend.aclose()

@@ -126,3 +126,47 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, retry_after_s: floa
     """Exponential backoff with full jitter (AWS architecture blog), never shorter than Retry-After."""
     delay = random.uniform(0, min(cap_s, base_s * 2 ** (attempt - 1)))
     return max(delay, retry_after_s or 0.0)
+
+
+@dataclass
+class CircuitBreaker:
+    """Stops sending to a server that fails every call (refuses connections, answers 5xx or
+    garbage, hangs): after `threshold` failed attempts in a row, over at least `window_s` with no
+    success, the circuit opens and requests fail at once, unsent, for `reset_s`; then one probe goes through
+    (half-open) and its success closes the circuit again. Overload answers (429) do not count:
+    the server is alive and asking for less load, which the limiter handles."""
+
+    threshold: int = 16
+    window_s: float = 10.0
+    """A server that fails each request's first tries and answers the retries is slow, not dead."""
+    reset_s: float = 30.0
+    failures_in_a_row: int = 0
+    failing_since: float | None = None
+    opened_at: float | None = None
+    last_reason: str = ""
+    last_detail: str = ""
+    trips: int = 0
+    _probing: bool = False
+
+    def admit(self) -> bool:
+        """Whether a request may be sent now."""
+        if self.opened_at is None:
+            return True
+        if self._probing or time.monotonic() - self.opened_at < self.reset_s:
+            return False
+        self._probing = True  # half-open: this one request tests the server
+        return True
+
+    def succeeded(self) -> None:
+        self.failures_in_a_row, self.failing_since, self.opened_at, self._probing = 0, None, None, False
+
+    def failed(self, reason: str, detail: str) -> None:
+        now = time.monotonic()
+        self.failures_in_a_row += 1
+        self.failing_since = self.failing_since or now
+        self.last_reason, self.last_detail = reason, detail
+        dead = self.failures_in_a_row >= self.threshold and now - self.failing_since >= self.window_s
+        if self._probing or (self.opened_at is None and dead):
+            if self.opened_at is None:
+                self.trips += 1
+            self.opened_at, self._probing = time.monotonic(), False

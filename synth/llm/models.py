@@ -26,7 +26,10 @@ class ModelSpec(FrozenConfig):
     endpoints: list[str] = Field(default_factory=list, description="Base URLs of replicas, e.g. http://127.0.0.1:8000/v1 (openai).")
     api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the API key.")
     max_concurrency: int = Field(default=64, ge=1, description="Most requests in flight (openai).")
-    timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout (openai).")
+    timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout (openai): how long one answer may take.")
+    max_attempts: int = Field(default=6, ge=1, description="Tries per request before it counts as failed (openai).")
+    max_retry_after_s: float = Field(
+        default=60.0, ge=0, description="Longest wait a server's Retry-After header is obeyed for (openai); longer asks are cut to this.")
     max_model_len: int = Field(default=4096, ge=128, description="Context length (vllm, embedded).")
     engine: dict[str, Any] = Field(default_factory=dict, description="Extra vllm.LLM arguments (vllm, embedded).")
     price: Price | None = Field(default=None, description="Prices for the cost estimate.")
@@ -78,7 +81,8 @@ def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
                 raise ConfigError(f"environment variable {spec.api_key_env} (api_key_env) is not set; export it or drop api_key_env")
         return OpenAICompatibleBackend(
             model=spec.model, endpoints=spec.endpoints, api_key=api_key,
-            timeout_s=spec.timeout_s, max_concurrency=spec.max_concurrency,
+            timeout_s=spec.timeout_s, max_concurrency=spec.max_concurrency, max_attempts=spec.max_attempts,
+            max_retry_after_s=spec.max_retry_after_s,
         )
     require_vllm()
     from synth.llm.vllm_backend import VLLMBackend

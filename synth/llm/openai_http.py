@@ -13,6 +13,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import sys
 import time
 from typing import Any, Sequence
 
@@ -20,9 +21,9 @@ import aiohttp
 from pydantic import SecretStr
 
 from synth.llm.base import LLMBackend
-from synth.llm.concurrency import AdaptiveLimiter, EndpointPool, backoff_delay
+from synth.llm.concurrency import AdaptiveLimiter, CircuitBreaker, EndpointPool, backoff_delay
 from synth.llm.toolcalls import parse_tool_calls
-from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
+from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure, is_model_failure
 from synth.schemas import FunctionCall, ToolCall, Usage
 
 log = logging.getLogger("synth.llm.http")
@@ -33,16 +34,27 @@ TRANSIENT_STATUSES = {408, 409, 425, 500, 502, 504, 520, 522, 524}
 """Worth another try at the same load."""
 RAW_LIMIT = 2000
 """Characters of a failed body kept in the failure record."""
+CONTEXT_SIGNS = ("maximum context length", "context length", "too long", "max_model_len")
+"""How servers word a 400 for a prompt longer than the model's context (vLLM, OpenAI, SGLang)."""
+SLOW_AFTER_S = 30.0
+"""A request waiting this long (or any retry) makes the backend report what it is waiting on."""
 
 
 class _Fault(Exception):
     """One failed attempt: a reason for the record, whether to retry, and what to tell the limiter."""
 
     def __init__(self, reason: str, detail: str, *, retry: bool, overload: bool = False,
-                 replica_down: bool = False, retry_after_s: float | None = None, raw: str | None = None):
+                 replica_down: bool = False, retry_after_s: float | None = None, raw: str | None = None,
+                 endpoint: str | None = None):
         super().__init__(detail)
         self.reason, self.detail, self.retry, self.overload = reason, detail, retry, overload
-        self.replica_down, self.retry_after_s, self.raw = replica_down, retry_after_s, raw
+        self.replica_down, self.retry_after_s, self.raw, self.endpoint = replica_down, retry_after_s, raw, endpoint
+
+    @property
+    def counts_against_server(self) -> bool:
+        """Whether this fault says the server is broken (for the circuit breaker): not an
+        overload answer, not a fault of the request itself."""
+        return self.reason != "http_429" and is_model_failure(self.reason)
 
 
 class OpenAICompatibleBackend(LLMBackend):
@@ -58,6 +70,9 @@ class OpenAICompatibleBackend(LLMBackend):
         max_attempts: int = 6,
         backoff_base_s: float = 0.5,
         backoff_cap_s: float = 30.0,
+        max_retry_after_s: float = 60.0,
+        breaker: CircuitBreaker | None = None,
+        log=None,
     ):
         self.model = model
         self.pool = EndpointPool(list(endpoints))
@@ -65,8 +80,16 @@ class OpenAICompatibleBackend(LLMBackend):
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
+        self.max_retry_after_s = max_retry_after_s
+        self.breaker = breaker or CircuitBreaker()
         self.retries: dict[str, int] = {}
         """Retried faults by reason, for the run summary."""
+        self.sent = 0
+        """Attempts that went on the wire (what the server receives)."""
+        self.log = log or log_warning
+        self._started: dict[int, float] = {}
+        self._watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
+        self._capped_retry_after = False
         self._api_key = SecretStr(api_key) if api_key else None  # masked in repr, vars and tracebacks
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_timeout_s)
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
@@ -93,24 +116,94 @@ class OpenAICompatibleBackend(LLMBackend):
         return self._sessions[loop]
 
     async def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMFailure]:
+        self._watch()
         return list(await asyncio.gather(*(self._complete_one(request) for request in requests)))
 
     async def _complete_one(self, request: ChatRequest) -> ChatResponse | LLMFailure:
         payload = self.payload(request)
         fault: _Fault | None = None
-        for attempt in range(1, self.max_attempts + 1):
-            if fault is not None:
-                await asyncio.sleep(backoff_delay(attempt - 1, self.backoff_base_s, self.backoff_cap_s, fault.retry_after_s))
-            try:
-                return await self._attempt(payload)
-            except _Fault as error:
-                fault = error
-            if not fault.retry:
-                break
-            self.retries[fault.reason] = self.retries.get(fault.reason, 0) + 1
-            log.info("retrying %s after %s (attempt %d of %d)", self.model, fault.reason, attempt, self.max_attempts)
+        retries: dict[str, int] = {}
+        sent = 0
+        token = id(payload)
+        self._started[token] = time.monotonic()
+        try:
+            for attempt in range(1, self.max_attempts + 1):
+                if fault is not None:
+                    await asyncio.sleep(self._delay(attempt - 1, fault))
+                if not self.breaker.admit():
+                    return self._unsent(sent, retries)
+                sent += 1
+                try:
+                    response = await self._attempt(payload)
+                except _Fault as error:
+                    fault = error
+                else:
+                    self.breaker.succeeded()
+                    return response.model_copy(update={"attempts": sent, "retries": retries})
+                if fault.counts_against_server:
+                    self.breaker.failed(fault.reason, fault.detail)
+                if not fault.retry or attempt == self.max_attempts:
+                    break
+                retries[fault.reason] = retries.get(fault.reason, 0) + 1
+                self.retries[fault.reason] = self.retries.get(fault.reason, 0) + 1
+                log.info("retrying %s after %s (attempt %d of %d)", self.model, fault.reason, attempt, self.max_attempts)
+        finally:
+            self._started.pop(token, None)
         assert fault is not None
-        return LLMFailure(reason=fault.reason, detail=fault.detail[:500], attempts=attempt, raw=fault.raw)
+        return LLMFailure(reason=fault.reason, detail=fault.detail[:500], attempts=sent, retries=retries, raw=fault.raw,
+                          endpoint=fault.endpoint)
+
+    def _delay(self, attempt: int, fault: "_Fault") -> float:
+        """Backoff before the next attempt; a server's Retry-After is obeyed up to `max_retry_after_s`."""
+        retry_after = fault.retry_after_s
+        if retry_after is not None and retry_after > self.max_retry_after_s:
+            if not self._capped_retry_after:
+                self._capped_retry_after = True
+                self.log(f"{self.model_id}: server asked to wait {retry_after:.0f} s (Retry-After); waiting "
+                         f"{self.max_retry_after_s:.0f} s instead (max_retry_after_s)")
+            retry_after = self.max_retry_after_s
+        return min(backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, retry_after), max(self.backoff_cap_s, self.max_retry_after_s))
+
+    def _unsent(self, sent: int, retries: dict[str, int]) -> LLMFailure:
+        """The failure of a request the open circuit kept from being sent (again)."""
+        breaker = self.breaker
+        endpoints = ", ".join(endpoint.url for endpoint in self.pool.endpoints)
+        return LLMFailure(
+            reason=breaker.last_reason or "circuit_open", attempts=sent, retries=retries, endpoint=endpoints,
+            detail=f"not sent: {breaker.failures_in_a_row} attempts in a row failed at {endpoints}, so synth stopped "
+                   f"calling it for {breaker.reset_s:.0f} s; last: {breaker.last_detail}"[:500],
+        )
+
+    def _watch(self) -> None:
+        """Start this loop's reporter of slow and retried requests, once; it also closes the
+        loop's connection pool when the loop ends."""
+        loop = asyncio.get_running_loop()
+        task = self._watchers.get(loop)
+        if task is None or task.done():
+            self._watchers[loop] = loop.create_task(self._report_slow())
+
+    async def _report_slow(self, every_s: float = SLOW_AFTER_S) -> None:
+        """Every `every_s`, while requests are slow or being retried, one line on what is waited for."""
+        try:
+            await self._watch_loop(every_s)
+        finally:  # cancelled when its event loop ends (asyncio.run cancels what is left): close that loop's connections
+            session = self._sessions.pop(asyncio.get_running_loop(), None)
+            if session is not None:
+                await session.close()
+
+    async def _watch_loop(self, every_s: float) -> None:
+        reported_retries = 0
+        while True:
+            await asyncio.sleep(every_s)
+            now, retried = time.monotonic(), sum(self.retries.values())
+            oldest = now - min(self._started.values()) if self._started else 0.0
+            if oldest < every_s and retried == reported_retries:
+                continue
+            reasons = ", ".join(f"{reason} x{count}" for reason, count in sorted(self.retries.items())) or "none"
+            state = f"; circuit open after {self.breaker.failures_in_a_row} failures in a row" if self.breaker.opened_at else ""
+            self.log(f"{self.model_id} at {', '.join(e.url for e in self.pool.endpoints)}: {len(self._started)} requests "
+                     f"waiting, oldest {oldest:.0f} s; retries so far: {reasons}{state}")
+            reported_retries = retried
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResponse:
         async with self.limiter:
@@ -119,9 +212,11 @@ class OpenAICompatibleBackend(LLMBackend):
                 await asyncio.sleep(wait)
             endpoint.in_flight += 1
             started = time.monotonic()
+            self.sent += 1
             try:
                 response = await self._post(endpoint.url, payload)
             except _Fault as fault:
+                fault.endpoint = endpoint.url
                 if fault.overload:
                     self.limiter.on_overload(started)
                 if fault.replica_down:
@@ -146,6 +241,8 @@ class OpenAICompatibleBackend(LLMBackend):
             raise _Fault("connection_refused", f"cannot connect to {base_url}: {error}", retry=True, replica_down=True) from None
         except aiohttp.ClientError as error:  # disconnected, reset
             raise _Fault("connection_dropped", f"{type(error).__name__} from {base_url}: {error}", retry=True, replica_down=True) from None
+        if status == 400 and any(sign in body.lower() for sign in CONTEXT_SIGNS):
+            raise _Fault("context_too_long", f"HTTP 400 from {base_url}: {body[:200]}", retry=False, raw=body[:RAW_LIMIT])
         if status != 200:
             raise _Fault(
                 f"http_{status}", f"HTTP {status} from {base_url}: {body[:200]}",
@@ -205,11 +302,20 @@ class OpenAICompatibleBackend(LLMBackend):
         )
 
     async def aclose(self) -> None:
-        """Close this loop's session; one left on a finished loop is dropped, its sockets freed with it."""
-        sessions, self._sessions = self._sessions, {}
-        session = sessions.get(asyncio.get_running_loop())
+        """Close this loop's session (those of finished loops were closed as their loops ended)."""
+        watchers, self._watchers = self._watchers, {}
+        for task in watchers.values():
+            task.cancel()
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
         if session is not None:
             await session.close()
+
+
+def log_warning(message: str) -> None:
+    """Stalls and capped waits go to stderr even without a terminal or logging set up: a run that
+    waits on a server must be visible in a CI log too."""
+    log.info(message)
+    print(f"synth: {message}", file=sys.stderr, flush=True)
 
 
 def _tool_call(call: dict[str, Any], index: int) -> ToolCall:

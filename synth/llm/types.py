@@ -58,6 +58,10 @@ class ChatResponse(Record):
     model: NonBlank
     latency_s: float = Field(default=0.0, ge=0.0)
     cached: bool = False
+    attempts: int = Field(default=1, ge=1)
+    """Times the request went on the wire (1 plus retries)."""
+    retries: dict[str, int] = Field(default_factory=dict)
+    """Failed attempts before the answer, by reason (e.g. {"http_429": 2})."""
     raw: JsonDict = Field(default_factory=dict)
     """The backend's raw response (or its essentials), kept so a parser fix never needs regeneration."""
 
@@ -72,5 +76,35 @@ class LLMFailure(Record):
     reason: SnakeCase
     """e.g. http_429, timeout, malformed_response, context_too_long, budget_exceeded."""
     detail: str = ""
-    attempts: int = Field(default=1, ge=1)
+    attempts: int = Field(default=1, ge=0)
+    """Times the request went on the wire; 0 when it never did (budget refused, circuit open)."""
+    retries: dict[str, int] = Field(default_factory=dict)
+    """Failed attempts that were retried, by reason."""
     raw: str | None = None
+    endpoint: str | None = None
+    """Where the last attempt went (a server URL), for the failure gate's message."""
+
+    @property
+    def from_model(self) -> bool:
+        """True when the model server or engine failed (no answer to learn anything from), as
+        opposed to the request itself being unanswerable (too long for the context, invalid)."""
+        return is_model_failure(self.reason)
+
+
+REQUEST_FAILURES = frozenset({"context_too_long", "invalid_request", "http_400", "http_413", "http_422"})
+"""Failures that belong to one request, not to the model server: a trajectory grown past the
+context is an outcome of the attempt, and the server is fine."""
+
+
+def is_model_failure(reason: str | None) -> bool:
+    """Whether a failure reason (an LLMFailure's, or an attempt's finish reason) means the model
+    server, engine or budget failed, so the attempt says nothing about the item."""
+    if not reason:
+        return False
+    return reason in MODEL_FAILURES or (reason.startswith("http_") and reason not in REQUEST_FAILURES)
+
+
+MODEL_FAILURES = frozenset({
+    "timeout", "connection_refused", "connection_dropped", "truncated_response", "malformed_response",
+    "engine_error", "budget_exceeded", "circuit_open",
+})

@@ -12,20 +12,28 @@ Faults are queued with `inject(...)` and consumed one per request, in arrival or
   truncated_json         a complete 200 whose JSON is cut in the middle
   malformed              a 200 with JSON that is not a chat completion
   html                   a 200 with an HTML error page
+  empty_choices          a 200 chat completion with no choices
 With `capacity` set, requests beyond that many in flight get 429, as an overloaded server does.
+`always` answers every request with one fault; `fail_first=N` gives each distinct request that
+fault on its first N tries only. `distinct` counts how often each distinct body arrived.
 """
 
 import argparse
 import asyncio
 import json
 import threading
-from collections import deque
+from collections import Counter, deque
 
 STATUS_TEXT = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
 
 
 class FaultServer:
-    def __init__(self, latency_s: float = 0.0, hang_s: float = 5.0, capacity: int | None = None):
+    def __init__(self, latency_s: float = 0.0, hang_s: float = 5.0, capacity: int | None = None,
+                 always: str | None = None, fail_first: int | None = None, retry_after: str = "0"):
+        self.always = always
+        self.fail_first = fail_first
+        self.retry_after = retry_after
+        self.distinct: Counter[str] = Counter()
         self.latency_s = latency_s
         self.hang_s = hang_s
         self.capacity = capacity
@@ -101,6 +109,10 @@ class FaultServer:
             fault = self.faults.popleft() if self.faults else None
             if fault is None and self.capacity is not None and self.in_flight > self.capacity:
                 fault = "429"
+            self.distinct[body.decode()] += 1
+            if fault is None and self.always is not None:
+                if self.fail_first is None or self.distinct[body.decode()] <= self.fail_first:
+                    fault = self.always
             request = json.loads(body)
             self.requests.append(request)
             self.headers.append(headers)
@@ -113,7 +125,7 @@ class FaultServer:
                 writer.transport.abort()
                 return False
             if fault in ("429", "503"):
-                self._send(writer, int(fault), json.dumps({"error": {"message": "overloaded"}}), retry_after="0")
+                self._send(writer, int(fault), json.dumps({"error": {"message": "overloaded"}}), retry_after=self.retry_after)
             elif fault in ("400", "500"):
                 self._send(writer, int(fault), json.dumps({"error": {"message": f"injected {fault}"}}))
             elif fault == "truncated":
@@ -126,6 +138,8 @@ class FaultServer:
                 self._send(writer, 200, text[: len(text) // 2])
             elif fault == "malformed":
                 self._send(writer, 200, json.dumps({"object": "chat.completion", "id": "x"}))
+            elif fault == "empty_choices":
+                self._send(writer, 200, json.dumps({**completion(request), "choices": []}))
             elif fault == "html":
                 self._send(writer, 200, "<html><body>502 Bad Gateway</body></html>", content_type="text/html")
             else:

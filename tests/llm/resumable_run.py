@@ -17,7 +17,7 @@ from synth.llm.types import ChatRequest
 
 async def main(url: str, cache_path: Path, count: int) -> None:
     backend = OpenAICompatibleBackend("smol", [url], max_concurrency=4)
-    client = LLMClient(backend, cache=ResponseCache(cache_path), chunk_size=4)
+    client = LLMClient(backend, cache=ResponseCache(cache_path))
     requests = [ChatRequest(messages=[{"role": "user", "content": f"question {index}"}]) for index in range(count)]
     try:
         # Submitted in slices, as a recipe does, so the run is mid-way for a while.

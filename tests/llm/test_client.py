@@ -105,7 +105,7 @@ def test_several_processes_can_write_the_cache_at_once(tmp_path):
 def test_budget_stops_before_it_is_exceeded():
     ledger = Ledger(budget=Budget(max_tokens=60))
     backend = ScriptedBackend(default="word " * 10)
-    client = LLMClient(backend, ledger=ledger, chunk_size=1)
+    client = LLMClient(backend, ledger=ledger)
     first = run(client.complete([ask("short", sampling=SamplingParams(max_tokens=20))]))
     assert first[0].text and not ledger.exhausted
     refused = run(client.complete([ask("x " * 100, sampling=SamplingParams(max_tokens=20))]))
