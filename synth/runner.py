@@ -150,8 +150,9 @@ class Run:
         summary = ledger.summary()
         spent = f"{ledger.spent_tokens()} tokens" + (f", ${ledger.spent_cost():.4f}" if ledger.prices else "")
         done = ", ".join(self.dir.stages()) or "none"
-        return (f"stopped by the budget ({limit}): {spent} spent in {summary['llm_requests']} model calls "
-                f"({summary['llm_cache_hits']} from the cache); stages done: {done}; stage {stage} was not finished "
+        refused = summary["llm_failures"].get("budget_exceeded", 0)
+        return (f"stopped by the budget ({limit}): {spent} spent on {summary['llm_sent']} calls sent "
+                f"({summary['llm_cache_hits']} answered from the cache, {refused} refused); stages done: {done}; stage {stage} was not finished "
                 "and nothing was published. Rerun the same command with a larger budget to resume: finished stages "
                 "and answered calls are reused")
 

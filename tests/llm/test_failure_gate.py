@@ -89,3 +89,21 @@ def test_a_rerun_after_the_fix_resumes_and_sends_only_what_never_got_an_answer(t
     assert all(count <= 2 for count in server.distinct.values())
     assert len(_published(run_cli)) == 1
     assert json.loads(out)["summary"]["llm"]["llm_failures"] == {}
+
+
+def test_a_budget_stops_the_run_resumably_and_says_so(run_cli):
+    args = ("generate", "--recipe", "multihop", "--n", "10", "--llm", "fake", "--quiet")
+    code, _, err = run_cli(*args, "--max-tokens", "500")
+    assert code == 4 and "stopped by the budget (--max-tokens 500)" in err and "nothing was published" in err
+    assert _published(run_cli) == []
+    code, out, _ = run_cli("runs", "list", "--json")
+    (stopped,) = json.loads(out)
+    assert stopped["status"] == "stopped" and stopped["summary"]["llm"]["budget_exhausted"]
+    assert stopped["summary"]["llm"]["prompt_tokens"] + stopped["summary"]["llm"]["completion_tokens"] <= 500
+
+    code, out, err = run_cli(*args, "--json")
+    assert code == 0, err
+    code, out, _ = run_cli("runs", "list", "--json")
+    (resumed,) = json.loads(out)
+    assert resumed["run_id"] == stopped["run_id"] and resumed["status"] == "published"
+    assert "construct" in resumed["resumed_stages"]
