@@ -126,6 +126,9 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
     resumed = run_dir.stages()
     try:
         run = _run(home, root, runner)
+        earlier = run.published_version()
+        if earlier is not None:
+            return {"ref": earlier.ref, "items": earlier.row_counts.get("items", 0), "run_id": run_dir.id}
         if run.round_count():
             tags = _model_tags(run, run.pipeline.round_models())
             for index in range(run.round_count()):
@@ -142,9 +145,14 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
             future.result()
         return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception as error:
-        _run(home, root, runner).record(status="failed", error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed)
+        from synth.errors import BudgetExhausted
+
+        status = "stopped" if isinstance(error, BudgetExhausted) else "failed"
+        _run(home, root, runner).record(status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed)
         _release(root)
         raise
+    finally:
+        run_dir.release()
 
 
 def dask_runner(spec: dict[str, Any]):

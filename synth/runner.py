@@ -255,6 +255,29 @@ class Run:
         self.record(status="published", version=version, flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
         return version
 
+    def published_version(self) -> DatasetVersion | None:
+        """The version this run published, if it did (a rerun of a finished command), with the
+        run's catalog row written if a kill skipped it."""
+        if self.dir.info.get("status") != "published":
+            return None
+        from synth.store.catalog import Catalog
+
+        from synth.errors import NotFoundError
+
+        with Catalog.open(self.settings, read_only=True) as catalog:
+            try:
+                version = catalog.resolve(f"{self.dir.info['dataset']}@{self.dir.info['version']}")
+            except NotFoundError:  # the catalog lost it: publishing again finds the folder by run id
+                return None
+            try:
+                recorded = catalog.run(self.dir.id).status == "published"
+            except NotFoundError:
+                recorded = False
+        self.context.progress.log(f"this run ({self.dir.id}) already published {version.ref}; change --seed or a parameter for new items")
+        if not recorded:
+            self.record(status="published", version=version)
+        return version
+
     def record(self, status: str, version: DatasetVersion | None = None, error: BaseException | None = None,
                flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> None:
         """Write this run's row to the catalog (`synth runs list`); `error`: why it failed."""
@@ -282,9 +305,13 @@ class Run:
 
 
 def run_locally(settings: Settings, request: RunRequest, progress: Progress | None = None) -> DatasetVersion:
-    """Every stage in order in this process (what `synth generate` does)."""
+    """Every stage in order in this process (what `synth generate` does); a run published
+    earlier returns its version (nothing is made or published twice)."""
     run = Run(settings, open_run(settings, request), progress)
     try:
+        earlier = run.published_version()
+        if earlier is not None:
+            return earlier
         for index in range(run.construct()):
             run.attempt(index)
         for index in range(run.label()):
@@ -298,3 +325,4 @@ def run_locally(settings: Settings, request: RunRequest, progress: Progress | No
         raise
     finally:
         run.close()
+        run.dir.release()

@@ -117,6 +117,8 @@ class OpenAICompatibleBackend(LLMBackend):
 
     async def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMFailure]:
         self._watch()
+        if len(requests) == 1:  # the caller stores the answer before another request can start
+            return [await self._complete_one(requests[0])]
         return list(await asyncio.gather(*(self._complete_one(request) for request in requests)))
 
     async def _complete_one(self, request: ChatRequest) -> ChatResponse | LLMFailure:

@@ -9,6 +9,7 @@ produce one enormous document. The passage that states an edge is the edge's evi
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -132,7 +133,7 @@ class Corpus:
     def write_jsonl(self, path: Path) -> int:
         """Write the corpus in Search-R1's format (for its retrieval server or indexers)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.partial")
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")  # writers of one path never share a temp file
         with open(partial, "w", encoding="utf-8") as handle:
             for document in self.documents:
                 handle.write(json.dumps({"id": document.id, "contents": search_r1_contents(document)}, ensure_ascii=False) + "\n")

@@ -36,16 +36,24 @@ class Retriever(Protocol):
 
 
 def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str) -> Path:
+    """`folder`, built by `build` into a staging folder and renamed into place once. Processes
+    that need the same index at once take turns on a lock: the first builds, the rest reuse it."""
+    from filelock import FileLock
+
     if folder.is_dir():
         return folder
-    staging = folder.with_name(f".{folder.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    started = time.perf_counter()
-    log(f"building the {what} (once per corpus) ...")
-    build(staging)
-    staging.rename(folder)
-    log(f"{what} built in {time.perf_counter() - started:.1f} s -> {folder}")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder.with_name(f".{folder.name}.lock"))):
+        if folder.is_dir():  # another process built it while we waited
+            return folder
+        staging = folder.with_name(f".{folder.name}.partial")
+        shutil.rmtree(staging, ignore_errors=True)  # left by a killed build
+        staging.mkdir(parents=True)
+        started = time.perf_counter()
+        log(f"building the {what} (once per corpus) ...")
+        build(staging)
+        staging.rename(folder)
+        log(f"{what} built in {time.perf_counter() - started:.1f} s -> {folder}")
     return folder
 
 

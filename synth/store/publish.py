@@ -1,14 +1,22 @@
 """Publish a dataset version atomically: all of it becomes visible at once, or none of it does.
 
-Steps: reserve the next number in the catalog (so a crashed run never has its number reused),
-write every table's shards into a hidden staging folder, rename it into place, then flip the
-catalog row to published and refresh the views in one transaction. A crash before the last step
-leaves at most a pending or failed row and an invisible folder; earlier versions are untouched.
+Steps, under the dataset's publish lock: reserve the next number in the catalog (so a crashed run
+never has its number reused), write every table's shards into a hidden staging folder, rename it
+into place, then flip the catalog row to published and refresh the views in one transaction. A
+crash before the last step leaves at most a pending row and a folder no view reads; earlier
+versions are untouched.
+
+Publishing is idempotent per run: a run killed anywhere in publish and rerun finds its own
+version (by `run_id` in the summary) and finishes that one instead of making a second: a
+published one is returned as is, a fully renamed one is flipped to published, a pending one
+without its folder is marked failed and the run publishes afresh. Staging folders left by killed
+publishes are removed the next time the dataset is published.
 """
 
 import json
 import os
 import shutil
+import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +24,7 @@ from typing import Iterable, Mapping
 
 from pydantic import Field
 
-from synth.errors import ConfigError
+from synth.errors import CatalogError, ConfigError
 from synth.hashing import content_hash
 from synth.schemas import DatasetVersion, FunnelStage, JsonDict, Record
 from synth.schemas.base import NonBlank
@@ -27,6 +35,8 @@ from synth.store.tables import TABLES
 from synth.version import code_version
 
 MANIFEST = "manifest.json"
+PUBLISH_WAIT_S = 600.0
+"""How long a publish waits for another process publishing the same dataset."""
 
 
 class VersionSpec(Record):
@@ -71,6 +81,23 @@ def publish_version(
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         raise ConfigError(f"unknown tables {unknown}; a version holds {sorted(TABLES)}")
+    from synth.store.locks import acquire
+
+    lock_path = settings.datasets_dir / ".locks" / f"{spec.name}.publish.lock"
+    lock = acquire(lock_path, PUBLISH_WAIT_S, on_wait=lambda who: print(
+        f"waiting for {who} to finish publishing {spec.name} ...", file=sys.stderr, flush=True))
+    if lock is None:
+        raise CatalogError(f"{spec.name} is being published by another process for over {PUBLISH_WAIT_S:.0f} s; rerun when it is done")
+    try:
+        _remove_stale_staging(settings.datasets_dir / spec.name)
+        run_id = spec.summary.get("run_id")
+        earlier = _finish_earlier_attempt(settings, spec.name, run_id) if run_id else None
+        return earlier or _publish(settings, spec, tables)
+    finally:
+        lock.release()
+
+
+def _publish(settings: Settings, spec: VersionSpec, tables: Mapping[str, Iterable[Record]]) -> DatasetVersion:
     with Catalog.open(settings) as catalog:
         pending = catalog.reserve(spec.draft())
     final = settings.home.absolute() / pending.path
@@ -88,6 +115,28 @@ def publish_version(
         raise
     with Catalog.open(settings) as catalog:
         return catalog.mark_published(pending)
+
+
+def _remove_stale_staging(folder: Path) -> None:
+    """Staging folders of publishes that were killed (none is live: we hold the dataset's lock)."""
+    for staging in folder.glob(".v*.partial-*"):
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _finish_earlier_attempt(settings: Settings, name: str, run_id: str) -> DatasetVersion | None:
+    """The version an earlier, killed attempt of run `run_id` published or fully wrote, or None."""
+    with Catalog.open(settings) as catalog:
+        mine = [version for version in catalog.versions(name, include_unpublished=True) if version.summary.get("run_id") == run_id]
+        for version in mine:
+            if version.status == "published":
+                return version
+        for version in mine:
+            if version.status != "pending":
+                continue
+            if (settings.home.absolute() / version.path / MANIFEST).is_file():  # renamed into place: complete
+                return catalog.mark_published(version.model_copy(update={"row_counts": read_manifest(settings.home.absolute() / version.path).row_counts}))
+            catalog.mark_failed(version, "killed while publishing; the rerun of the same run published anew")
+    return None
 
 
 def _write_tables(folder: Path, version: DatasetVersion, tables: Mapping[str, Iterable[Record]]) -> dict[str, int]:

@@ -3,8 +3,9 @@ parts plus a `stage.json` written last, so a killed run resumes where it stopped
 
 `$SYNTH_HOME/runs/<run_id>/` holds `run.json` (recipe, dataset, config, status) and one folder per
 stage. A rerun with the same recipe, dataset, config and models picks up the newest unfinished run
-and skips every stage whose `stage.json` exists; a run that was published is never resumed (the
-next one starts fresh, and its model calls still come from the response cache).
+and skips every stage whose `stage.json` exists. The same run once published is not made again:
+rerunning the same command returns the version it published (change the seed or a parameter
+for new items).
 """
 
 import json
@@ -45,8 +46,10 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 class RunDir:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, lock=None):
         self.root = root
+        self.lock = lock
+        """This process's hold on the run (see `open`), released by `release()` or by exiting."""
 
     @property
     def id(self) -> str:
@@ -58,21 +61,51 @@ class RunDir:
 
     @classmethod
     def open(cls, settings: Settings, recipe: str, dataset: str, config: dict, models: dict | None = None) -> "RunDir":
-        """The newest unfinished run of this recipe, dataset, config and models, or a new one."""
+        """The newest run of this recipe, dataset, config and models (finished or not), or a new one,
+        held by this process: a second process with the same run gets RunBusyError instead of
+        sending every request twice and publishing a second version."""
+        from synth.errors import RunBusyError
+        from synth.store.locks import acquire
+
         key = content_hash({"recipe": recipe, "dataset": dataset, "config": config, "models": models or {}})
         runs = settings.home.absolute() / "runs"
+        lock_path = runs / ".locks" / f"{dataset}-{key}.lock"
+        lock = acquire(lock_path)
+        if lock is None:
+            from synth.store.locks import holder
+
+            raise RunBusyError(
+                f"this run (recipe {recipe}, dataset {dataset}, same config and models) is already being made by "
+                f"{holder(lock_path)}; wait for it to finish (`synth runs list`) or stop it: a run has one writer"
+            )
+        try:
+            return cls(cls._find_or_create(runs, key, recipe, dataset, config), lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @staticmethod
+    def _find_or_create(runs: Path, key: str, recipe: str, dataset: str, config: dict) -> Path:
         for candidate in sorted(runs.glob(f"{dataset}-*"), reverse=True):
             run_file = candidate / RUN_FILE
             if run_file.is_file():
-                info = json.loads(run_file.read_text())
-                if info.get("key") == key and info.get("status") != "published":
-                    return cls(candidate)
+                try:
+                    info = json.loads(run_file.read_text())
+                except (OSError, ValueError):  # a damaged run folder is not resumed; a new run starts
+                    continue
+                if info.get("key") == key:
+                    return candidate
         started = datetime.now(UTC)
         root = runs / f"{dataset}-{started:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         root.mkdir(parents=True)
         _write_json(root / RUN_FILE, {"run_id": root.name, "key": key, "recipe": recipe, "dataset": dataset,
                                       "config": config, "status": "running", "started_at": started.isoformat()})
-        return cls(root)
+        return root
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     @classmethod
     def at(cls, root: Path) -> "RunDir":
