@@ -39,8 +39,10 @@ class RunContext:
         from synth.store.catalog import Catalog
         from synth.store.reader import read_columns
 
+        from synth.store.health import healthy
+
         with Catalog.open(self.settings, read_only=True) as catalog:
-            versions = catalog.versions(self.dataset)
+            versions = healthy(self.settings.home.absolute(), catalog.versions(self.dataset))  # a damaged one is warned about
         return [row for version in versions for row in read_columns(self.settings, version, "items", columns)]
 
     def earlier_questions(self) -> list[tuple[str, str, list[str]]]:

@@ -98,15 +98,54 @@ def show(ref: str, examples: int, as_json: bool) -> None:
 @datasets.command("reindex")
 @json_option
 def reindex_command(as_json: bool) -> None:
-    """Re-register version folders the catalog does not know (after the catalog file was lost)."""
+    """Rebuild the catalog from the version manifests: after the catalog file was lost, truncated
+    or damaged (a damaged one is moved aside), registering every version and run it lacks."""
+    from dataclasses import asdict
+
     from synth.cli.render import print_json
     from synth.store.reindex import reindex
 
-    found = reindex(load_settings())
+    report = reindex(load_settings())
     if as_json:
-        print_json(found)
+        print_json(asdict(report))
+        return
+    found = report.found
+    click.echo(f"registered {len(found)} version(s)" + (f": {', '.join(found)}" if found else "")
+               + f"; runs restored: {report.runs_kept} from the old catalog, {report.runs_rebuilt} from run folders")
+    for problem in report.unreadable:
+        click.echo(f"unreadable manifest, left out: {problem}")
+
+
+@datasets.command("verify")
+@click.argument("ref", required=False)
+@json_option
+def verify_command(ref: str | None, as_json: bool) -> None:
+    """Check every part of the published versions (or of REF: NAME or NAME@VERSION) against what
+    publishing recorded: present, no extras, sizes, SHA-256 and row counts. Exits 1 on damage."""
+    from synth.cli.render import print_json, print_table
+    from synth.errors import SynthError
+    from synth.store.catalog import Catalog, parse_ref
+    from synth.store.health import problems
+
+    settings = load_settings()
+    with Catalog.open(settings, read_only=True) as catalog:
+        if ref is None:
+            versions = catalog.versions()
+        elif parse_ref(ref)[1] is None:
+            versions = catalog.versions(catalog.resolve(ref).name)
+        else:
+            versions = [catalog.resolve(ref)]
+    report = {version.ref: problems(settings.home.absolute(), version, deep=True) for version in versions}
+    damaged = {name: found for name, found in report.items() if found}
+    if as_json:
+        print_json(report)
     else:
-        click.echo(f"registered {len(found)} version(s)" + (f": {', '.join(found)}" if found else ""))
+        print_table(["version", "state", "problems"],
+                    [(name, "damaged" if found else "ok", "; ".join(found)) for name, found in report.items()],
+                    title=f"{len(report)} version(s) checked")
+    if damaged:
+        raise SynthError(f"{len(damaged)} damaged version(s): {', '.join(damaged)}; the rest are whole and keep working. "
+                         "Restore the named files from a copy, or republish the run")
 
 
 @datasets.command("import")

@@ -94,6 +94,8 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as error:
             message = str(error)
+            if "lock" not in message.lower() and _is_duckdb_file(path):
+                raise DamagedCatalogError(message.splitlines()[0]) from None
             if "lock" not in message.lower():
                 raise CatalogError(
                     f"cannot open catalog {path}: {message.splitlines()[0]}; "
@@ -106,10 +108,25 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
                 ) from None
             time.sleep(0.2)
         except duckdb.Error as error:
+            if _is_duckdb_file(path):
+                raise DamagedCatalogError(str(error).splitlines()[0]) from None
             raise CatalogError(
                 f"cannot open catalog {path}: {str(error).splitlines()[0]}; "
                 "if the file is damaged, move it aside and run `synth datasets reindex`"
             ) from None
+
+
+class DamagedCatalogError(CatalogError):
+    """The catalog is a DuckDB file that cannot be read: rebuilt from the manifests on open."""
+
+
+def _is_duckdb_file(path: Path) -> bool:
+    """DuckDB's magic bytes sit at offset 8; a damaged catalog keeps them, a foreign file has none."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
 
 
 class Catalog:
@@ -134,9 +151,30 @@ class Catalog:
             if read_only:  # a reader of a fresh data root sees an empty catalog
                 with cls.open(settings):
                     pass
+        try:
+            catalog = cls._connected(settings, read_only)
+        except DamagedCatalogError as error:
+            from synth.store.reindex import recover_catalog
+
+            recover_catalog(settings, str(error))
+            catalog = cls._connected(settings, read_only)
+        try:
+            yield catalog
+        finally:
+            catalog.connection.close()
+
+    @classmethod
+    def _connected(cls, settings: Settings, read_only: bool) -> "Catalog":
+        """An open catalog with its schema checked and its views current; DamagedCatalogError if
+        the file cannot be read."""
+        import duckdb
+
+        path = settings.catalog_path
         connection = _connect(path, read_only, settings.lock_timeout_s)
         catalog = cls(settings, connection, read_only)
         try:
+            home = str(settings.home.absolute()).replace("'", "''")
+            connection.execute(f"set file_search_path = '{home}'")  # the stored views' relative paths
             if not read_only:
                 catalog._ensure_schema()
             else:
@@ -144,9 +182,15 @@ class Catalog:
             # Views are rebuilt on every open from the current data root, so a moved root still
             # resolves; read-only connections shadow the stored views with temporary ones.
             catalog._refresh_views(temporary=read_only)
-            yield catalog
-        finally:
+        except duckdb.Error as error:
             connection.close()
+            if isinstance(error, duckdb.CatalogException):
+                raise
+            raise DamagedCatalogError(str(error).splitlines()[0]) from None
+        except BaseException:
+            connection.close()
+            raise
+        return catalog
 
     def _ensure_schema(self) -> None:
         self.connection.execute(_DDL)
@@ -328,19 +372,25 @@ class Catalog:
         self._refresh_views()
 
     def _refresh_views(self, temporary: bool = False) -> None:
-        """One view per table over the shards of every published version (absolute paths).
+        """One view per table over the part files of every whole published version.
 
-        A schema-only shard per table is always included, so the views exist, with every column,
+        Stored views name files relative to the data root (each connection sets DuckDB's
+        file_search_path to it), so a moved or copied root works, for plain DuckDB too when run
+        from the root. Read-only connections shadow them with temporary views on absolute paths.
+        A damaged version (see synth.store.health) is left out with a one-line warning. A
+        schema-only shard per table is always included, so the views exist, with every column,
         before the first version is published and when old versions lack newer columns.
         """
+        from synth.store.health import healthy
         from synth.store.shards import schema_shard
 
         home = self.settings.home.absolute()
-        published = self.versions()
+        whole = healthy(home, self.versions())
         for table in TABLES:
-            files = [str(schema_shard(self.settings, table))]
-            files += [str(home / version.path / table / "*.parquet") for version in published]
-            file_list = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
+            files = [schema_shard(self.settings, table)]
+            files += [part for version in whole for part in sorted((home / version.path / table).glob("*.parquet"))]
+            names = [str(file) if temporary else str(file.relative_to(home)) for file in files]
+            file_list = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
             self.connection.execute(
                 f"create or replace {'temporary ' if temporary else ''}view {table} as "
                 f"select * from read_parquet([{file_list}], union_by_name = true)"

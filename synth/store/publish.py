@@ -30,6 +30,7 @@ from synth.schemas import DatasetVersion, FunnelStage, JsonDict, Record
 from synth.schemas.base import NonBlank
 from synth.settings import Settings
 from synth.store.catalog import Catalog
+from synth.store.health import write_parts
 from synth.store.shards import ShardWriter
 from synth.store.tables import TABLES
 from synth.version import code_version
@@ -104,6 +105,7 @@ def _publish(settings: Settings, spec: VersionSpec, tables: Mapping[str, Iterabl
     staging = final.with_name(f".{final.name}.partial-{uuid.uuid4().hex[:8]}")
     try:
         pending = pending.model_copy(update={"row_counts": _write_tables(staging, pending, tables)})
+        write_parts(staging)
         _write_manifest(staging / MANIFEST, pending.model_copy(update={"status": "published"}))
         _fsync_directory(staging)
         os.rename(staging, final)

@@ -16,6 +16,15 @@ _BATCH_ROWS = 4_096
 
 
 def shard_glob(settings: Settings, version: DatasetVersion, table: str) -> Path:
+    """The version's parts of `table`, once its files are known whole (CatalogError if damaged)."""
+    from synth.errors import CatalogError
+    from synth.store.health import problems
+
+    found = problems(settings.home.absolute(), version)
+    if found:
+        more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+        raise CatalogError(f"{version.ref} is damaged: {found[0]}{more}; `synth datasets verify {version.ref}` lists "
+                           "the damage; other versions are unaffected")
     return settings.home.absolute() / version.path / table / "*.parquet"
 
 

@@ -65,10 +65,10 @@ def test_reindex_rebuilds_a_lost_catalog_from_the_version_folders(settings, make
     publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(0)]})
     publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(1), make_item(2)]})
     settings.catalog_path.unlink()
-    assert reindex(settings) == ["demo@1", "demo@2"]
+    assert reindex(settings).found == ["demo@1", "demo@2"]
     with Catalog.open(settings, read_only=True) as catalog:
         assert catalog.connection.execute("select count(*) from items").fetchone() == (3,)
-    assert reindex(settings) == []
+    assert reindex(settings).found == []
 
 
 def test_views_follow_a_moved_data_root(settings, make_item, tmp_path, monkeypatch):

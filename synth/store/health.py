@@ -1,0 +1,122 @@
+"""Is a published version whole? Its parts checked against what publishing recorded.
+
+Publishing writes `parts.json` beside the manifest: every part file of every table with its rows,
+bytes and SHA-256. A version is damaged when a listed part is missing, has another size or (deep
+check) another hash, is not readable Parquet, when a part is there that was never listed, or when
+the rows in the parts differ from the manifest's counts (versions published before `parts.json`
+are checked by counts alone). A damaged version is left out of the views and refused by
+exports with one line naming the file; every other version keeps working.
+
+The quick check (sizes, footers, counts) runs whenever the views are built; footers are read once
+per file state (path, size, mtime), so it costs a stat per part after the first time.
+"""
+
+import hashlib
+import json
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from synth.schemas import DatasetVersion
+from synth.store.tables import TABLES
+
+PARTS = "parts.json"
+_warned: set[tuple[str, str]] = set()
+
+
+def part_entries(folder: Path) -> dict[str, list[dict]]:
+    """What `parts.json` records for the version folder `folder` (tables written there)."""
+    entries = {}
+    for table in TABLES:
+        entries[table] = [
+            {"file": part.name, "rows": _footer_rows(str(part), *_state(part)), "bytes": part.stat().st_size, "sha256": file_hash(part)}
+            for part in sorted((folder / table).glob("*.parquet"))
+        ]
+    return entries
+
+
+def write_parts(folder: Path) -> None:
+    (folder / PARTS).write_text(json.dumps(part_entries(folder), indent=1, sort_keys=True) + "\n")
+
+
+def file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _state(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
+
+
+@lru_cache(maxsize=65_536)
+def _footer_rows(path: str, size: int, mtime_ns: int) -> int | str:
+    """Rows in a Parquet file per its footer, or why it cannot be read (cached per file state)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_metadata(path).num_rows
+    except Exception as error:  # pyarrow raises ArrowInvalid, OSError, ... for a damaged file
+        return f"not readable Parquet ({str(error).splitlines()[0][:120]})"
+
+
+def problems(home: Path, version: DatasetVersion, deep: bool = False) -> list[str]:
+    """What is wrong with `version`'s files (empty when it is whole); `deep` also hashes every part."""
+    folder = home / version.path
+    if not folder.is_dir():
+        return [f"{version.path}: folder missing"]
+    recorded = _recorded(folder)
+    found: list[str] = []
+    for table in TABLES:
+        if table not in version.row_counts and recorded is None:
+            continue  # a table newer than the version
+        files = {part.name: part for part in (folder / table).glob("*.parquet")}
+        listed = {entry["file"]: entry for entry in (recorded or {}).get(table, [])}
+        if recorded is not None:
+            found += [f"{table}/{name}: missing" for name in sorted(set(listed) - set(files))]
+            found += [f"{table}/{name}: extra part, not in {PARTS}" for name in sorted(set(files) - set(listed))]
+        rows = 0
+        for name, part in sorted(files.items()):
+            entry = listed.get(name)
+            size, mtime = _state(part)
+            if entry is not None and entry["bytes"] != size:
+                found.append(f"{table}/{name}: {size} bytes, {entry['bytes']} when published (truncated or rewritten)")
+                continue
+            count = _footer_rows(str(part), size, mtime)
+            if isinstance(count, str):
+                found.append(f"{table}/{name}: {count}")
+                continue
+            if deep and entry is not None and file_hash(part) != entry["sha256"]:
+                found.append(f"{table}/{name}: content differs from when it was published (SHA-256)")
+            rows += count
+        expected = version.row_counts.get(table)
+        if expected is not None and rows != expected and not any(problem.startswith(f"{table}/") for problem in found):
+            found.append(f"{table}: {rows} rows in the parts, {expected} in the manifest (a part missing or added)")
+    return found
+
+
+def _recorded(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / PARTS).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def healthy(home: Path, versions: list[DatasetVersion]) -> list[DatasetVersion]:
+    """The versions whose files are whole; each damaged one is reported once per process."""
+    whole = []
+    for version in versions:
+        found = problems(home, version)
+        if not found:
+            whole.append(version)
+            continue
+        key = (str(home), version.ref)
+        if key not in _warned:
+            _warned.add(key)
+            more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+            print(f"warning: {version.ref} is damaged: {found[0]}{more}; it is left out of queries and exports "
+                  f"(`synth datasets verify {version.ref}`)", file=sys.stderr)
+    return whole

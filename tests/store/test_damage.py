@@ -1,0 +1,111 @@
+"""One damaged file never takes the store down: the damaged version is named, the rest work."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from synth.settings import Settings
+from synth.store.publish import VersionSpec, publish_version
+
+
+@pytest.fixture
+def store(settings, make_item):
+    """demo@1 (1 item), demo@2 (2 items), other@1 (3 items)."""
+    publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(0)]})
+    publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(1), make_item(2)]})
+    publish_version(settings, VersionSpec(name="other", recipe="multihop"), {"items": [make_item(i) for i in range(3, 6)]})
+    return settings
+
+
+def _part(settings: Settings, ref: str) -> Path:
+    name, version = ref.split("@")
+    return settings.datasets_dir / name / f"v{version}" / "items" / "part-00000.parquet"
+
+
+def _delete(part: Path) -> None:
+    part.unlink()
+
+
+def _truncate(part: Path) -> None:
+    with open(part, "r+b") as handle:
+        handle.truncate(part.stat().st_size // 2)
+
+
+def _extra(part: Path) -> None:
+    shutil.copy(part, part.with_name("part-00001.parquet"))
+
+
+@pytest.mark.parametrize("damage, says", [(_delete, "missing"), (_truncate, "truncated"), (_extra, "extra part")])
+def test_a_damaged_part_is_named_and_every_other_version_keeps_working(store, run_cli, tmp_path, damage, says):
+    damage(_part(store, "demo@2"))
+
+    code, out, err = run_cli("datasets", "list", "--json")
+    assert code == 0 and len(json.loads(out)) == 3
+    assert "demo@2 is damaged" in err and len([line for line in err.splitlines() if "demo@2" in line]) == 1
+
+    code, out, _ = run_cli("sql", "select dataset, version, count(*) as n from items group by all order by all", "--json")
+    assert code == 0
+    assert json.loads(out) == [{"dataset": "demo", "version": 1, "n": 1}, {"dataset": "other", "version": 1, "n": 3}]
+
+    code, _, err = run_cli("export", "other@1", "--format", "jsonl", "--out", str(tmp_path / "other.jsonl"))
+    assert code == 0, err
+    assert len((tmp_path / "other.jsonl").read_text().splitlines()) == 3
+    code, _, err = run_cli("export", "demo@2", "--format", "jsonl", "--out", str(tmp_path / "demo.jsonl"))
+    assert code != 0 and "demo@2 is damaged" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "demo.jsonl").exists()
+
+    code, out, err = run_cli("datasets", "verify", "--json")
+    assert code == 1 and "1 damaged version(s): demo@2" in err
+    report = json.loads(out)
+    assert report["demo@1"] == [] and report["other@1"] == [] and says in " ".join(report["demo@2"])
+    assert "part-0000" in " ".join(report["demo@2"])
+
+
+def test_a_rewritten_part_of_the_same_size_is_caught_by_its_hash(store, run_cli):
+    part = _part(store, "other@1")
+    data = bytearray(part.read_bytes())
+    data[8] ^= 0xFF  # inside the first data page: the footer still reads
+    part.write_bytes(bytes(data))
+    code, out, _ = run_cli("datasets", "verify", "other", "--json")
+    assert code == 1 and "SHA-256" in json.loads(out)["other@1"][0]
+
+
+def test_a_truncated_catalog_is_rebuilt_from_the_manifests_keeping_the_runs(store, run_cli):
+    code, _, err = run_cli("generate", "--recipe", "multihop", "--n", "4", "--llm", "fake", "--name", "made", "--quiet")
+    assert code == 0, err
+    catalog = store.catalog_path
+    with open(catalog, "r+b") as handle:
+        handle.truncate(5000)
+
+    code, out, err = run_cli("datasets", "list", "--json")
+    assert code == 0, err
+    assert sorted(version["name"] + "@" + str(version["version"]) for version in json.loads(out)) == [
+        "demo@1", "demo@2", "made@1", "other@1"]
+    assert "was damaged" in err and "rebuilt" in err
+    assert list(catalog.parent.glob("synth.duckdb.damaged-*"))
+    code, out, _ = run_cli("runs", "list", "--json")
+    assert [run["status"] for run in json.loads(out)] == ["published"]
+    code, out, _ = run_cli("datasets", "reindex")
+    assert code == 0 and "registered 0 version(s)" in out
+
+
+def test_generate_of_another_dataset_works_beside_a_damaged_version(store, run_cli):
+    _truncate(_part(store, "demo@2"))
+    code, _, err = run_cli("generate", "--recipe", "multihop", "--n", "4", "--llm", "fake", "--name", "fresh", "--quiet")
+    assert code == 0, err
+
+
+def test_a_moved_data_root_reads_through_synth_and_plain_duckdb(store, run_cli, tmp_path, monkeypatch):
+    import duckdb
+
+    moved = tmp_path / "moved"
+    shutil.copytree(store.home, moved)
+    shutil.rmtree(store.home)
+    monkeypatch.setenv("SYNTH_HOME", str(moved))
+    code, out, _ = run_cli("sql", "select count(*) as n from items", "--json")
+    assert code == 0 and json.loads(out) == [{"n": 6}]
+    monkeypatch.chdir(moved)  # plain DuckDB resolves the stored views' paths from the data root
+    with duckdb.connect("synth.duckdb", read_only=True) as connection:
+        assert connection.execute("select count(*) from items").fetchone() == (6,)
