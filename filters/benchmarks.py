@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from synth.errors import ConfigError, NotFoundError
+from synth.errors import ConfigError, InputFileError, NotFoundError
+from synth.textfiles import MAX_LINE_BYTES, read_json_document, text_lines
 
 QUESTION_KEYS = ("question", "query", "problem", "prompt", "input")
 ANSWER_KEYS = ("golden_answers", "answers", "answer", "target", "output")
@@ -67,19 +68,25 @@ def _answers(value: Any) -> tuple[str, ...]:
 def _rows(path: Path) -> Iterator[Any]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        yield from pq.read_table(path).to_pylist()
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as error:
+            raise InputFileError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0]})") from None
+        yield from table.to_pylist()
     elif suffix in (".csv", ".tsv"):
-        with open(path, encoding="utf-8", newline="") as handle:
+        csv.field_size_limit(MAX_LINE_BYTES)
+        with text_lines(path) as handle:
             yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
     elif suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_document(path)
         if isinstance(data, dict):  # {"data": [...]} or {"split": [...]}
             data = next((value for value in data.values() if isinstance(value, list)), [data])
         yield from data
     else:
-        with open(path, encoding="utf-8") as handle:
+        with text_lines(path) as handle:
             for line in handle:
                 if line.strip():
                     try:

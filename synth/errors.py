@@ -27,6 +27,10 @@ class InputFileError(SynthError):
     exit_code = 2
 
 
+class OutputError(SynthError):
+    """An output file or folder cannot be written (permissions, full disk); nothing half-written is left."""
+
+
 class ModelFailureError(SynthError):
     """Too many model calls of one stage failed (the failure gate): nothing is published."""
 

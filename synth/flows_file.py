@@ -45,6 +45,17 @@ class FlowEntry(FrozenConfig):
     def limits(self) -> RunLimits:
         return RunLimits(budget=self.budget, failures=self.failures)
 
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {value!r}; use an IANA name such as UTC or Europe/Berlin") from None
+        return value
+
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str | None) -> str | None:
@@ -100,9 +111,15 @@ def load_flows(path: Path, check: bool = False) -> FlowsFile:
     references (imports the recipes; `synth flows validate` and the flow commands do it)."""
     if not path.is_file():
         raise NotFoundError(f"flows file {path} not found; pass --flows-file PATH or run from the folder holding flows.yaml")
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save the file as UTF-8") from None
     try:
         root = yaml.compose(text)
+        _refuse_recursion(path, root)
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -118,6 +135,25 @@ def load_flows(path: Path, check: bool = False) -> FlowsFile:
         for name, entry in flows.flows.items():
             _check_entry(path, root, flows, name, entry)
     return flows
+
+
+def _refuse_recursion(path: Path, root: yaml.Node | None) -> None:
+    """A YAML alias to a node that contains it makes an infinitely deep value: refuse it by line."""
+    on_path: set[int] = set()
+
+    def walk(node: yaml.Node) -> None:
+        if id(node) in on_path:
+            raise ConfigError(f"{path}: line {node.start_mark.line + 1}: an alias refers to a value that contains it "
+                              "(a recursive alias); write the value out instead")
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            on_path.add(id(node))
+            children = [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
+            for child in children:
+                walk(child)
+            on_path.discard(id(node))
+
+    if root is not None:
+        walk(root)
 
 
 def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry) -> None:

@@ -88,7 +88,9 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
         raise ConfigError(f"shard size must be at least 1, got {request.shard_size}")
     config = build_config(recipe.load().Config, apply_params({}, list(request.params)), f"recipe {request.recipe}")
     flows_file = Path(request.flows_file) if request.flows_file else None
-    models = {name: spec.model_dump(mode="json") for name, spec in declared_models(flows_file).items()}
+    declared = declared_models(flows_file)
+    check_models(config.model_dump(mode="json"), declared, request.llm, request.recipe)
+    models = {name: spec.model_dump(mode="json") for name, spec in declared.items()}
     run = RunDir.open(settings, request.recipe, dataset, config.model_dump(mode="json"), {"models": models, "llm": request.llm})
     limits = RunLimits.model_validate(request.limits) if request.limits is not None else None
     saved = run.info.get("request")
@@ -97,6 +99,19 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
         run.update(request={**(saved or {}), "llm": request.llm, "flows_file": request.flows_file,
                             "shard_size": request.shard_size, "limits": limits.model_dump(mode="json")})
     return run
+
+
+def check_models(config: dict, declared: dict, llm: str | None, recipe: str) -> None:
+    """Every model the config names (or `--llm`) is declared: said before any stage runs, not
+    after construction has spent minutes."""
+    from synth.errors import ConfigError
+    from synth.flows_file import model_references
+
+    named = [("--llm", llm)] if llm else [(".".join(map(str, location)), name) for location, name in model_references(config)]
+    for where, name in named:
+        if name not in declared:
+            raise ConfigError(f"{where} of recipe {recipe} names model {name!r}, which is not declared; declared models: "
+                              f"{', '.join(declared)} (declare more under `models:` in flows.yaml; see `synth models list`)")
 
 
 class Run:

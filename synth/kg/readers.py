@@ -6,14 +6,14 @@ number and reason does. Nothing is dropped silently.
 """
 
 import csv
-import gzip
 import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Iterator
 
-from synth.errors import ConfigError, NotFoundError
+from synth.errors import ConfigError
+from synth.textfiles import MAX_LINE_BYTES, text_lines
 
 DELIMITERS = {"tsv": "\t", "csv": ","}
 SNIFFED = "\t|,;"
@@ -83,12 +83,9 @@ def split_aliases(cell: str | None) -> list[str]:
     return [alias for alias in (cell or "").split(ALIAS_SEPARATOR) if alias]
 
 
-def open_text(path: Path) -> TextIO:
-    if not path.is_file():
-        raise NotFoundError(f"{path} does not exist; check the path")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+def open_text(path: Path):
+    """The lines of a text file (plain or .gz), each checked: binary or damaged input is one line."""
+    return text_lines(path)
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -141,6 +138,7 @@ def read_rows(path: Path, layout: Layout, requested_format: str = "auto", delimi
 
 
 def _read_delimited(path: Path, layout: Layout, delimiter: str, columns: tuple[str, ...] | None):
+    csv.field_size_limit(MAX_LINE_BYTES)  # a field may be as long as a line may
     with open_text(path) as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL)
         fields = list(columns or layout.positional)

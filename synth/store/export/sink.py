@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synth.errors import ConfigError
+from synth.errors import ConfigError, OutputError
 
 _BATCH_ROWS = 4_096
 PARQUET_SUFFIXES = (".parquet",)
@@ -37,15 +37,21 @@ def write_rows(rows: Iterable[dict[str, Any]], schema: pa.Schema | None, out: Pa
                on_empty: Callable[[], None] | None = None) -> int:
     """Stream rows into `out` (.parquet with `schema`, or .jsonl); returns the row count. With no
     rows, `on_empty` runs (and raises, saying why) before anything replaces `out`."""
-    out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".{out.name}.tmp")
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         count = _write_parquet(rows, schema, temporary) if out.suffix in PARQUET_SUFFIXES else _write_jsonl(rows, temporary)
         if count == 0 and on_empty is not None:
             on_empty()
         os.replace(temporary, out)
+    except OSError as error:  # unwritable folder, full disk, read-only file system: nothing is left half-written
+        raise OutputError(f"cannot write --out {out}: {error.strerror or error}; choose a writable path with free space "
+                          "(nothing was written)") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
     return count
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from synth.errors import ConfigError, InputFileError, NotFoundError
+from synth.textfiles import read_json_document, text_lines
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -24,7 +25,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    with open(path, encoding="utf-8") as handle:
+    with text_lines(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -35,10 +36,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def _json(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputFileError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}); JSON Lines files need the .jsonl suffix") from None
+    data = read_json_document(path)
     if isinstance(data, dict):  # {"data": [...]} or {"train": [...]}
         data = next((value for value in data.values() if isinstance(value, list)), [data])
     if not isinstance(data, list):

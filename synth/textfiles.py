@@ -1,0 +1,88 @@
+"""Reading a user's text file (plain or .gz) line by line, with every way it can be wrong turned
+into one line naming the file, the line and the fix: binary content, a `.gz` that is not gzip,
+gzip data cut short, a line too long to be a record (a one-line 50 MB file), a missing file.
+
+Every importer (graphs, datasets, contamination benchmarks) reads through here, so they fail
+alike. Lines are read as bytes with a length cap and decoded one at a time: a binary or
+one-line file is refused at its first line, without reading it whole into memory.
+"""
+
+import gzip
+import json
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from synth.errors import InputFileError, NotFoundError
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Longest line taken as one record; longer means the file is not line-oriented."""
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def require_file(path: Path, what: str = "file") -> Path:
+    if not path.is_file():
+        raise NotFoundError(f"{what} {path} does not exist; check the path")
+    return path
+
+
+def _open_binary(path: Path):
+    require_file(path)
+    if path.suffix.lower() == ".gz":
+        with open(path, "rb") as probe:
+            if probe.read(2) != GZIP_MAGIC:
+                raise InputFileError(f"{path}: named .gz but not gzip-compressed; drop the .gz suffix or compress it with gzip")
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _lines(path: Path) -> Iterator[str]:
+    number = 0
+    with _open_binary(path) as handle:
+        while True:
+            number += 1
+            try:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as error:
+                raise InputFileError(f"{path}: the gzip data is damaged near line {number} ({error}); recompress the file") from None
+            if not raw:
+                return
+            if len(raw) > MAX_LINE_BYTES:
+                raise InputFileError(f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB; this reader "
+                                     "takes one record per line (is it a single-line JSON file? convert it to JSON Lines)")
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputFileError(f"{path} line {number}: not UTF-8 text (byte 0x{raw[error.start]:02x}); "
+                                     "is it a binary file? convert it to UTF-8 text") from None
+
+
+@contextmanager
+def text_lines(path: Path) -> Iterator[Iterator[str]]:
+    """The file's lines (with their line endings), checked as they are read."""
+    lines = _lines(path)
+    try:
+        yield lines
+    finally:
+        lines.close()
+
+
+def read_json_document(path: Path, max_bytes: int = 1024 * 2**20) -> Any:
+    """A whole JSON file (not JSON Lines), with damage named in one line."""
+    require_file(path)
+    if path.stat().st_size > max_bytes:
+        raise InputFileError(f"{path}: {path.stat().st_size // 2**20} MiB is too large to read as one JSON document; "
+                             "convert it to JSON Lines (.jsonl)")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputFileError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start}); "
+                             "is it a binary file? convert it to UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputFileError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}); JSON Lines files need the .jsonl suffix") from None
+    except RecursionError:
+        raise InputFileError(f"{path}: JSON nested too deeply to read") from None
