@@ -57,6 +57,10 @@ class _Fault(Exception):
         return self.reason != "http_429" and is_model_failure(self.reason)
 
 
+class _CircuitOpen(Exception):
+    """The circuit breaker kept an attempt from being sent."""
+
+
 class OpenAICompatibleBackend(LLMBackend):
     def __init__(
         self,
@@ -73,6 +77,7 @@ class OpenAICompatibleBackend(LLMBackend):
         max_retry_after_s: float = 60.0,
         breaker: CircuitBreaker | None = None,
         log=None,
+        slow_after_s: float = SLOW_AFTER_S,
     ):
         self.model = model
         self.pool = EndpointPool(list(endpoints))
@@ -87,6 +92,7 @@ class OpenAICompatibleBackend(LLMBackend):
         self.sent = 0
         """Attempts that went on the wire (what the server receives)."""
         self.log = log or log_warning
+        self.slow_after_s = slow_after_s
         self._started: dict[int, float] = {}
         self._watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
         self._capped_retry_after = False
@@ -132,16 +138,16 @@ class OpenAICompatibleBackend(LLMBackend):
             for attempt in range(1, self.max_attempts + 1):
                 if fault is not None:
                     await asyncio.sleep(self._delay(attempt - 1, fault))
-                if not self.breaker.admit():
-                    return self._unsent(sent, retries)
-                sent += 1
                 try:
                     response = await self._attempt(payload)
+                except _CircuitOpen:
+                    return self._unsent(sent, retries)
                 except _Fault as error:
                     fault = error
+                    sent += 1
                 else:
                     self.breaker.succeeded()
-                    return response.model_copy(update={"attempts": sent, "retries": retries})
+                    return response.model_copy(update={"attempts": sent + 1, "retries": retries})
                 if fault.counts_against_server:
                     self.breaker.failed(fault.reason, fault.detail)
                 if not fault.retry or attempt == self.max_attempts:
@@ -182,9 +188,9 @@ class OpenAICompatibleBackend(LLMBackend):
         loop = asyncio.get_running_loop()
         task = self._watchers.get(loop)
         if task is None or task.done():
-            self._watchers[loop] = loop.create_task(self._report_slow())
+            self._watchers[loop] = loop.create_task(self._report_slow(self.slow_after_s))
 
-    async def _report_slow(self, every_s: float = SLOW_AFTER_S) -> None:
+    async def _report_slow(self, every_s: float) -> None:
         """Every `every_s`, while requests are slow or being retried, one line on what is waited for."""
         try:
             await self._watch_loop(every_s)
@@ -209,6 +215,8 @@ class OpenAICompatibleBackend(LLMBackend):
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResponse:
         async with self.limiter:
+            if not self.breaker.admit():  # asked once a slot is free: the circuit may have opened while we queued
+                raise _CircuitOpen()
             endpoint, wait = self.pool.pick()
             if wait > 0:
                 await asyncio.sleep(wait)

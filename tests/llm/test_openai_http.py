@@ -161,3 +161,36 @@ def test_a_rerun_through_the_cache_sends_nothing_already_answered(server, tmp_pa
     assert [result.text for result in results] == [f"reply to: {text}" for text in texts]
     assert summary["llm_cache_hits"] == 6 and summary["llm_cache_misses"] == 4
     assert len(server.requests) == 10
+
+
+def test_a_long_retry_after_is_cut_to_the_cap_and_said_so(server):
+    server.retry_after = "3600"
+    server.inject("429")
+    said = []
+    backend = backend_for(server.url, max_retry_after_s=0.1, log=said.append)
+    (result,) = run(backend, ask("wait for me"))
+    assert isinstance(result, ChatResponse) and result.attempts == 2 and result.retries == {"http_429": 1}
+    assert len(said) == 1 and "3600 s" in said[0] and "max_retry_after_s" in said[0]
+
+
+def test_the_circuit_opens_on_a_server_that_fails_everything_and_stops_sending():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    from synth.llm.concurrency import CircuitBreaker
+
+    backend = backend_for(f"http://127.0.0.1:{port}/v1", max_attempts=6, max_concurrency=2,
+                          breaker=CircuitBreaker(threshold=4, window_s=0.0, reset_s=60))
+    results = run(backend, ask(*[f"q{index}" for index in range(40)]))
+    assert all(isinstance(result, LLMFailure) and result.reason == "connection_refused" for result in results)
+    assert backend.sent < 20  # without the breaker: 40 requests x 6 attempts
+    assert any(result.attempts == 0 and "not sent" in result.detail for result in results)
+
+
+def test_slow_requests_are_reported_while_they_wait(server):
+    server.inject("timeout")
+    said = []
+    backend = backend_for(server.url, timeout_s=1.0, slow_after_s=0.3, log=said.append)
+    (result,) = run(backend, ask("slow one"))
+    assert isinstance(result, ChatResponse) and result.retries == {"timeout": 1}
+    assert said and all("1 requests waiting" in line and server.url in line for line in said)
