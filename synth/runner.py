@@ -159,17 +159,17 @@ class Run:
 
     def _budget_message(self, stage: str) -> str:
         budget, ledger = self.limits.budget, self.context.ledger
-        limit = f"--max-tokens {budget.max_tokens}" if budget.max_tokens is not None else ""
-        if budget.max_cost_usd is not None:
-            limit = f"{limit} and " * bool(limit) + f"--max-cost {budget.max_cost_usd:g}"
+        limits = [f"max_tokens={budget.max_tokens}"] if budget.max_tokens is not None else []
+        limits += [f"max_cost_usd={budget.max_cost_usd:g}"] if budget.max_cost_usd is not None else []
+        limit = " and ".join(limits)
         summary = ledger.summary()
         spent = f"{ledger.spent_tokens()} tokens" + (f", ${ledger.spent_cost():.4f}" if ledger.prices else "")
         done = ", ".join(self.dir.stages()) or "none"
         refused = summary["llm_failures"].get("budget_exceeded", 0)
         return (f"stopped by the budget ({limit}): {spent} spent on {summary['llm_sent']} calls sent "
                 f"({summary['llm_cache_hits']} answered from the cache, {refused} refused); stages done: {done}; stage {stage} was not finished "
-                "and nothing was published. Rerun the same command with a larger budget to resume: finished stages "
-                "and answered calls are reused")
+                "and nothing was published. Rerun the same command with a larger budget (--max-tokens, --max-cost or "
+                "budget: in flows.yaml) to resume: finished stages and answered calls are reused")
 
     def round_count(self) -> int:
         """Rounds of a recipe that plays them (`Pipeline.rounds`; each depends on the one before)."""

@@ -94,7 +94,7 @@ def test_a_rerun_after_the_fix_resumes_and_sends_only_what_never_got_an_answer(t
 def test_a_budget_stops_the_run_resumably_and_says_so(run_cli):
     args = ("generate", "--recipe", "multihop", "--n", "10", "--llm", "fake", "--quiet")
     code, _, err = run_cli(*args, "--max-tokens", "500")
-    assert code == 4 and "stopped by the budget (--max-tokens 500)" in err and "nothing was published" in err
+    assert code == 4 and "stopped by the budget (max_tokens=500)" in err and "nothing was published" in err
     assert _published(run_cli) == []
     code, out, _ = run_cli("runs", "list", "--json")
     (stopped,) = json.loads(out)
