@@ -40,6 +40,11 @@ class Settings(BaseSettings):
         return (self.models_dir or self.home / "models").absolute()
 
     @property
+    def locks_dir(self) -> Path:
+        """Run and publish locks (files the OS unlocks when their holder dies)."""
+        return (self.home / "locks").absolute()
+
+    @property
     def kg_path(self) -> Path:
         """Imported knowledge graphs, one DuckDB file each."""
         return (self.home / "kg").absolute()

@@ -84,7 +84,7 @@ def publish_version(
         raise ConfigError(f"unknown tables {unknown}; a version holds {sorted(TABLES)}")
     from synth.store.locks import acquire
 
-    lock_path = settings.datasets_dir / ".locks" / f"{spec.name}.publish.lock"
+    lock_path = settings.locks_dir / f"publish-{spec.name}.lock"
     lock = acquire(lock_path, PUBLISH_WAIT_S, on_wait=lambda who: print(
         f"waiting for {who} to finish publishing {spec.name} ...", file=sys.stderr, flush=True))
     if lock is None:

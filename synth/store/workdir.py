@@ -69,7 +69,7 @@ class RunDir:
 
         key = content_hash({"recipe": recipe, "dataset": dataset, "config": config, "models": models or {}})
         runs = settings.home.absolute() / "runs"
-        lock_path = runs / ".locks" / f"{dataset}-{key}.lock"
+        lock_path = settings.locks_dir / f"run-{dataset}-{key}.lock"
         lock = acquire(lock_path)
         if lock is None:
             from synth.store.locks import holder
