@@ -142,6 +142,8 @@ class CircuitBreaker:
     reset_s: float = 30.0
     failures_in_a_row: int = 0
     failing_since: float | None = None
+    """The last success, or the first attempt if none succeeded yet (a hung server fails its first
+    attempts only after `timeout_s`, long past the window)."""
     opened_at: float | None = None
     last_reason: str = ""
     last_detail: str = ""
@@ -157,8 +159,14 @@ class CircuitBreaker:
         self._probing = True  # half-open: this one request tests the server
         return True
 
+    def sending(self) -> None:
+        """An attempt goes out: a server that never answered has been failing since the first one."""
+        if self.failing_since is None:
+            self.failing_since = time.monotonic()
+
     def succeeded(self) -> None:
-        self.failures_in_a_row, self.failing_since, self.opened_at, self._probing = 0, None, None, False
+        self.failures_in_a_row, self.opened_at, self._probing = 0, None, False
+        self.failing_since = time.monotonic()
 
     def failed(self, reason: str, detail: str) -> None:
         now = time.monotonic()

@@ -217,6 +217,7 @@ class OpenAICompatibleBackend(LLMBackend):
         async with self.limiter:
             if not self.breaker.admit():  # asked once a slot is free: the circuit may have opened while we queued
                 raise _CircuitOpen()
+            self.breaker.sending()
             endpoint, wait = self.pool.pick()
             if wait > 0:
                 await asyncio.sleep(wait)

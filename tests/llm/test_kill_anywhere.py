@@ -30,7 +30,7 @@ def _args(flows: str) -> list[str]:
 
 
 @pytest.mark.parametrize("point, count", [
-    ("answer", 4), ("answer", 21), ("stage", 1), ("stage", 2),
+    ("answer", 4), ("answer", 21), ("stage", 1), ("stage", 2), ("stage", 3),
     ("reserve", 1), ("staged", 1), ("renamed", 1), ("committed", 1), ("marked", 1),
 ])
 def test_a_kill_anywhere_then_a_rerun_publishes_once_and_sends_nothing_twice(served, run_cli, point, count):
