@@ -105,11 +105,16 @@ def ask(prompt, model_name, system, max_tokens, temperature, seed, schema_text, 
 def _load_schema(text: str) -> dict:
     from synth.errors import ConfigError
 
-    source = Path(text).read_text() if not text.lstrip().startswith("{") and Path(text).is_file() else text
-    try:
-        schema = json.loads(source)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"--json-schema is neither a JSON object nor a readable .json file ({error.msg}); pass e.g. '{{\"type\": \"object\"}}'") from None
+    if not text.lstrip().startswith("{") and Path(text).is_file():
+        from synth.textfiles import read_json_document
+
+        schema = read_json_document(Path(text))
+    else:
+        try:
+            schema = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"--json-schema is neither a JSON object nor a readable .json file ({error.msg}); pass e.g. '{{\"type\": \"object\"}}'") from None
     if not isinstance(schema, dict):
         raise ConfigError("--json-schema must be a JSON object (a schema), e.g. '{\"type\": \"object\"}'")
     return schema
+

@@ -10,7 +10,7 @@ import csv
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Iterator
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
@@ -25,7 +25,8 @@ def bundled_path() -> Path:
     return Path(str(resources.files("synth.data") / BUNDLED))
 
 
-def _open(folder: Path, stem: str) -> TextIO:
+def _open(folder: Path, stem: str):
+    """The checked lines of `stem` (or `stem.gz`) in a snapshot folder, as a context manager."""
     for candidate in (folder / stem, folder / f"{stem}.gz"):
         if candidate.exists():
             return open_text(candidate)
