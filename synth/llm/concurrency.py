@@ -130,34 +130,45 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, retry_after_s: floa
 
 @dataclass
 class CircuitBreaker:
-    """Stops sending to a server that fails every call (refuses connections, answers 5xx or
-    garbage, hangs): after `threshold` failed attempts in a row, over at least `window_s` with no
-    success, the circuit opens and requests fail at once, unsent, for `reset_s`; then one probe goes through
-    (half-open) and its success closes the circuit again. Overload answers (429) do not count:
-    the server is alive and asking for less load, which the limiter handles."""
+    """Stops hammering a server that fails every call (refuses connections, answers 5xx or
+    garbage, hangs), without giving up on one that is only slow to recover.
+
+    After `threshold` failed attempts in a row over at least `window_s` with no success, the
+    circuit opens: requests stop being sent and wait. One probe goes out after 1 s, then after
+    2, 4, ... up to `max_probe_gap_s`; a probe that is answered closes the circuit and every
+    waiting request goes on (so a server that fails each request's first tries and then answers
+    loses nothing). If no probe is answered within `give_up_s` of opening, waiting requests fail
+    unsent, and the failure gate stops the run. Overload answers (429) and faults of the request
+    itself do not count: the server is alive."""
 
     threshold: int = 16
     window_s: float = 10.0
-    """A server that fails each request's first tries and answers the retries is slow, not dead."""
-    reset_s: float = 30.0
+    give_up_s: float = 60.0
+    max_probe_gap_s: float = 16.0
     failures_in_a_row: int = 0
     failing_since: float | None = None
     """The last success, or the first attempt if none succeeded yet (a hung server fails its first
     attempts only after `timeout_s`, long past the window)."""
     opened_at: float | None = None
+    next_probe: float = 0.0
+    probe_gap: float = 1.0
     last_reason: str = ""
     last_detail: str = ""
     trips: int = 0
-    _probing: bool = False
+    probing: bool = False
 
-    def admit(self) -> bool:
-        """Whether a request may be sent now."""
+    def admit(self) -> float | None:
+        """0: send now (as the probe, if the circuit is open); > 0: ask again after that many
+        seconds; None: give up, the server has not answered for `give_up_s`."""
         if self.opened_at is None:
-            return True
-        if self._probing or time.monotonic() - self.opened_at < self.reset_s:
-            return False
-        self._probing = True  # half-open: this one request tests the server
-        return True
+            return 0.0
+        now = time.monotonic()
+        if now - self.opened_at >= self.give_up_s:
+            return None
+        if self.probing or now < self.next_probe:
+            return max(0.05, min(self.next_probe - now, 1.0))
+        self.probing = True
+        return 0.0
 
     def sending(self) -> None:
         """An attempt goes out: a server that never answered has been failing since the first one."""
@@ -165,7 +176,7 @@ class CircuitBreaker:
             self.failing_since = time.monotonic()
 
     def succeeded(self) -> None:
-        self.failures_in_a_row, self.opened_at, self._probing = 0, None, False
+        self.failures_in_a_row, self.opened_at, self.probing, self.probe_gap = 0, None, False, 1.0
         self.failing_since = time.monotonic()
 
     def failed(self, reason: str, detail: str) -> None:
@@ -173,8 +184,17 @@ class CircuitBreaker:
         self.failures_in_a_row += 1
         self.failing_since = self.failing_since or now
         self.last_reason, self.last_detail = reason, detail
-        dead = self.failures_in_a_row >= self.threshold and now - self.failing_since >= self.window_s
-        if self._probing or (self.opened_at is None and dead):
-            if self.opened_at is None:
-                self.trips += 1
-            self.opened_at, self._probing = time.monotonic(), False
+        if self.opened_at is not None:
+            if self.probing:  # the probe failed: wait longer before the next one
+                self.probing = False
+                self.probe_gap = min(self.max_probe_gap_s, self.probe_gap * 2)
+                self.next_probe = now + self.probe_gap
+            return
+        if self.failures_in_a_row >= self.threshold and now - self.failing_since >= self.window_s:
+            self.opened_at, self.next_probe, self.probe_gap, self.trips = now, now + 1.0, 1.0, self.trips + 1
+
+    def released(self) -> None:
+        """An attempt ended in neither an answer nor a server fault (429, a bad request): a probe
+        that says nothing lets the next one go at once."""
+        if self.probing:
+            self.probing, self.next_probe = False, time.monotonic()

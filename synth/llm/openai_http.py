@@ -58,7 +58,11 @@ class _Fault(Exception):
 
 
 class _CircuitOpen(Exception):
-    """The circuit breaker kept an attempt from being sent."""
+    """The circuit breaker kept an attempt from being sent: retry after `wait_s`, or give up (None)."""
+
+    def __init__(self, wait_s: float | None):
+        super().__init__("circuit open")
+        self.wait_s = wait_s
 
 
 class OpenAICompatibleBackend(LLMBackend):
@@ -135,26 +139,25 @@ class OpenAICompatibleBackend(LLMBackend):
         token = id(payload)
         self._started[token] = time.monotonic()
         try:
-            for attempt in range(1, self.max_attempts + 1):
-                if fault is not None:
-                    await asyncio.sleep(self._delay(attempt - 1, fault))
+            while True:
                 try:
                     response = await self._attempt(payload)
-                except _CircuitOpen:
-                    return self._unsent(sent, retries)
+                except _CircuitOpen as circuit:
+                    if circuit.wait_s is None:
+                        return self._unsent(sent, retries)
+                    await asyncio.sleep(circuit.wait_s)  # not an attempt: the request waits for a probe to get through
+                    continue
                 except _Fault as error:
                     fault = error
                     sent += 1
                 else:
-                    self.breaker.succeeded()
                     return response.model_copy(update={"attempts": sent + 1, "retries": retries})
-                if fault.counts_against_server:
-                    self.breaker.failed(fault.reason, fault.detail)
-                if not fault.retry or attempt == self.max_attempts:
+                if not fault.retry or sent >= self.max_attempts:
                     break
                 retries[fault.reason] = retries.get(fault.reason, 0) + 1
                 self.retries[fault.reason] = self.retries.get(fault.reason, 0) + 1
-                log.info("retrying %s after %s (attempt %d of %d)", self.model, fault.reason, attempt, self.max_attempts)
+                log.info("retrying %s after %s (attempt %d of %d)", self.model, fault.reason, sent, self.max_attempts)
+                await asyncio.sleep(self._delay(sent, fault))
         finally:
             self._started.pop(token, None)
         assert fault is not None
@@ -178,8 +181,8 @@ class OpenAICompatibleBackend(LLMBackend):
         endpoints = ", ".join(endpoint.url for endpoint in self.pool.endpoints)
         return LLMFailure(
             reason=breaker.last_reason or "circuit_open", attempts=sent, retries=retries, endpoint=endpoints,
-            detail=f"not sent: {breaker.failures_in_a_row} attempts in a row failed at {endpoints}, so synth stopped "
-                   f"calling it for {breaker.reset_s:.0f} s; last: {breaker.last_detail}"[:500],
+            detail=f"not sent: {breaker.failures_in_a_row} attempts in a row failed at {endpoints}, and no probe was "
+                   f"answered for {breaker.give_up_s:.0f} s; last: {breaker.last_detail}"[:500],
         )
 
     def _watch(self) -> None:
@@ -215,8 +218,9 @@ class OpenAICompatibleBackend(LLMBackend):
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResponse:
         async with self.limiter:
-            if not self.breaker.admit():  # asked once a slot is free: the circuit may have opened while we queued
-                raise _CircuitOpen()
+            wait_s = self.breaker.admit()  # asked once a slot is free: the circuit may have opened while we queued
+            if wait_s != 0.0:
+                raise _CircuitOpen(wait_s)
             self.breaker.sending()
             endpoint, wait = self.pool.pick()
             if wait > 0:
@@ -228,6 +232,10 @@ class OpenAICompatibleBackend(LLMBackend):
                 response = await self._post(endpoint.url, payload)
             except _Fault as fault:
                 fault.endpoint = endpoint.url
+                if fault.counts_against_server:
+                    self.breaker.failed(fault.reason, fault.detail)
+                else:
+                    self.breaker.released()
                 if fault.overload:
                     self.limiter.on_overload(started)
                 if fault.replica_down:
@@ -236,6 +244,7 @@ class OpenAICompatibleBackend(LLMBackend):
             finally:
                 endpoint.in_flight -= 1
             self.pool.succeeded(endpoint)
+            self.breaker.succeeded()
             self.limiter.on_success()
             return response.model_copy(update={"latency_s": time.monotonic() - started})
 

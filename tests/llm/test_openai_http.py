@@ -180,7 +180,7 @@ def test_the_circuit_opens_on_a_server_that_fails_everything_and_stops_sending()
     from synth.llm.concurrency import CircuitBreaker
 
     backend = backend_for(f"http://127.0.0.1:{port}/v1", max_attempts=6, max_concurrency=2,
-                          breaker=CircuitBreaker(threshold=4, window_s=0.0, reset_s=60))
+                          breaker=CircuitBreaker(threshold=4, window_s=0.0, give_up_s=0.5))
     results = run(backend, ask(*[f"q{index}" for index in range(40)]))
     assert all(isinstance(result, LLMFailure) and result.reason == "connection_refused" for result in results)
     assert backend.sent < 20  # without the breaker: 40 requests x 6 attempts
@@ -194,3 +194,17 @@ def test_slow_requests_are_reported_while_they_wait(server):
     (result,) = run(backend, ask("slow one"))
     assert isinstance(result, ChatResponse) and result.retries == {"timeout": 1}
     assert said and all("1 requests waiting" in line and server.url in line for line in said)
+
+
+def test_an_open_circuit_waits_for_a_probe_and_loses_nothing_of_a_server_that_recovers():
+    from synth.llm.concurrency import CircuitBreaker
+
+    server = FaultServer(always="500", fail_first=2).start_in_thread()
+    try:
+        backend = backend_for(server.url, max_attempts=3, breaker=CircuitBreaker(threshold=4, window_s=0.0, max_probe_gap_s=0.2))
+        results = run(backend, ask(*[f"q{index}" for index in range(12)]))
+    finally:
+        server.stop()
+    assert backend.breaker.trips >= 1  # the circuit did open ...
+    assert all(isinstance(result, ChatResponse) for result in results)  # ... and every request was answered
+    assert max(server.distinct.values()) == 3
