@@ -13,9 +13,12 @@ tools' schemas by the backend's JSON-schema decoding (vLLM structured outputs, O
 last turn, so small models that cannot write a call in text still act. Every protocol stores
 OpenAI-shaped messages (assistant `tool_calls`, `tool` results), answers as the contract finishes.
 
-All unfinished conversations of a batch go to the model together, one turn at a time, so vLLM
-batches them. Every turn is an ordinary cached request whose seed derives from the rollout, so a
-rerun after a crash replays finished turns from the cache and spends tokens only where it stopped.
+Every rollout is its own coroutine: it sends its next turn the moment its tool results are in,
+and the backend batches whatever is in flight (vLLM gathers concurrent requests, the HTTP backend
+keeps up to its concurrency limit busy), so no rollout waits for the slowest of a turn. Every
+turn is an ordinary cached request whose seed derives from the rollout and the turn, so results do
+not depend on timing, and a rerun after a crash replays finished turns from the cache and spends
+tokens only where it stopped.
 
 A reply with neither a usable tool call nor an answer, or a call that cannot run as written,
 gets a corrective observation (counted as malformed), as RL trainers do. A rollout ends at its
@@ -23,6 +26,7 @@ answer, at `max_turns`, past `max_context_tokens`, on a reply cut off by the tok
 failed model call.
 """
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
@@ -283,7 +287,9 @@ class SearchAgent:
         return self.tools.schemas if stored_as_tag else self.schemas
 
     async def run(self, questions: list[tuple[str, int]], hints: list[str | None] | None = None) -> list[Rollout]:
-        """One rollout per (question, seed), all advanced turn by turn in shared batches."""
+        """One rollout per (question, seed), each its own coroutine: a rollout sends its next turn as
+        soon as its tool results are in, so short rollouts finish while long ones go on and the
+        backend always has every live rollout's next request (no turn barrier)."""
         task = self.task
         system = {"native": task.native_system, "json": task.json_system}.get(self.protocol, task.tags_system)(self.contract)
         rollouts = [
@@ -291,19 +297,21 @@ class SearchAgent:
                     hint=hints[index] if hints else None)
             for index, (question, seed) in enumerate(questions)
         ]
-        for turn in range(self.max_turns):
-            active = [rollout for rollout in rollouts if not rollout.done]
-            if not active:
-                break
-            if self.log is not None:
-                self.log(f"{self.stage}: turn {turn + 1}/{self.max_turns}, {len(active)} of {len(rollouts)} rollouts still running")
-            requests = [self._request(rollout, turn) for rollout in active]
-            for rollout, result in zip(active, await self.client.complete(requests)):
-                self._advance(rollout, result)
-        for rollout in rollouts:
-            if not rollout.done:
-                rollout.finish_reason = "turn_budget_exhausted"
+        progress = _TurnProgress(self.log, self.stage, self.max_turns, len(rollouts))
+        await asyncio.gather(*(self._roll(rollout, progress) for rollout in rollouts))
         return rollouts
+
+    async def _roll(self, rollout: Rollout, progress: "_TurnProgress") -> None:
+        """One conversation to its end; every turn is its own cached request, seeded by rollout and turn."""
+        for turn in range(self.max_turns):
+            progress.reached(turn)
+            (result,) = await self.client.complete([self._request(rollout, turn)])
+            self._advance(rollout, result)
+            if rollout.done:
+                break
+        if not rollout.done:
+            rollout.finish_reason = "turn_budget_exhausted"
+        progress.finished()
 
     def _request(self, rollout: Rollout, turn: int) -> ChatRequest:
         seed = rollout.seed * 1000 + turn
@@ -436,6 +444,23 @@ class SearchAgent:
                     observation = error
             rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
             rollout.num_tool_calls += call.function.name != final  # delivering the result is not a use of the world
+
+
+class _TurnProgress:
+    """A line when the first rollout reaches each turn: how many are still running."""
+
+    def __init__(self, log, stage: str, max_turns: int, total: int):
+        self.log, self.stage, self.max_turns, self.total = log, stage, max_turns, total
+        self.running, self.deepest = total, -1
+
+    def reached(self, turn: int) -> None:
+        if turn > self.deepest:
+            self.deepest = turn
+            if self.log is not None:
+                self.log(f"{self.stage}: turn {turn + 1}/{self.max_turns}, {self.running} of {self.total} rollouts still running")
+
+    def finished(self) -> None:
+        self.running -= 1
 
 
 def call_schema(tools: list[dict], max_string: int = 200) -> dict:

@@ -1,0 +1,52 @@
+"""Rollouts run independently: the same seeds give the same trajectories as the lock-step loop
+did (a recorded fixture), and a short rollout finishes while a long one is still running."""
+
+import asyncio
+import json
+from pathlib import Path
+
+from synth.llm.client import LLMClient
+from synth.llm.fake import ScriptedBackend
+from synth.llm.types import ChatRequest
+
+import agent_recording
+from agent_recording import record
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "agent_rollouts.json"
+
+
+def test_the_same_seeds_give_the_same_trajectories_as_before(tmp_path):
+    assert record(tmp_path) == json.loads(FIXTURE.read_text())
+
+
+class TimedBackend(ScriptedBackend):
+    """Answers after a delay chosen per rollout, and records (rollout seed, turn) as answers complete."""
+
+    def __init__(self, reply, delays: dict[int, float]):
+        super().__init__(default=reply)
+        self.delays, self.completed = delays, []
+
+    async def complete(self, requests):
+        rollout, turn = divmod(requests[0].sampling.seed, 1000)
+        await asyncio.sleep(self.delays[rollout])
+        self.completed.append((rollout, turn))
+        return await super().complete(requests)
+
+
+def test_rollouts_of_different_lengths_finish_independently(tmp_path):
+    from synth.search.agent import SearchAgent
+    from synth.search.corpus import Corpus
+    from synth.search.retrieval import BM25Retriever
+    from synth.search.tools import SearchTools
+
+    corpus = Corpus(agent_recording.DOCUMENTS, name="independent")
+    tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
+    short, long = 104, 101  # answers on its first turn; searches 10 times first
+    backend = TimedBackend(agent_recording.reply("tags"), {short: 0.2, long: 0.005})
+    agent = SearchAgent(LLMClient(backend), tools, max_turns=12)
+    rollouts = asyncio.run(agent.run([("short one?", short), ("long one?", long)]))
+    assert [rollout.num_tool_calls for rollout in rollouts] == [0, 10]
+    # the ten-turn rollout did not wait at each turn for the slow one-turn rollout: it was done first
+    # (in lock-step its second turn waits for the first turn of every rollout)
+    assert backend.completed.index((long, 10)) < backend.completed.index((short, 0))
+
