@@ -1,0 +1,230 @@
+"""Agent rollouts with long-tailed turn counts against a capacity-limited server: wall time vs ideal.
+
+    python benchmarks/bench_rollouts.py [--rollouts 128] [--capacity 16] [--base-ms 20] [--seed 0]
+
+The server (a loopback OpenAI-compatible server, tests/llm/fault_server.py underneath) processes at
+most `--capacity` requests at once, as a GPU's batch does; each takes `base + per-token x tokens`
+(prompt words / 10 + completion words), and waits for a slot when all are busy. Replies script
+each rollout's number of searches from a long-tailed distribution keyed by the rollout's seed:
+most rollouts search 1-3 times, a few 20 times or more. Three workloads drive the real
+`SearchAgent` over the HTTP backend, as synth's stages configure it: the solver panel (answering,
+tags protocol, k=2 per question), distillation (answering, json protocol, 4 per question) and the
+self-play proposer (proposing, json protocol, a required number of searches).
+
+ideal = max(total service time / capacity, the longest rollout's own chain of service times):
+no schedule can beat it. `lockstep` replays the same requests turn by turn (each turn a batch that
+waits for its slowest request, as the agent loop did before rollouts became independent) in a
+simulation of the same server, for comparison. The last line reads
+`agent_vs_ideal panel=<x> distill=<y> proposer=<z>` (wall over ideal, lower is better).
+"""
+
+import argparse
+import asyncio
+import hashlib
+import heapq
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "llm"))
+
+from fault_server import FaultServer  # noqa: E402
+
+from synth.llm.client import LLMClient  # noqa: E402
+from synth.llm.openai_http import OpenAICompatibleBackend  # noqa: E402
+from synth.schemas import Document  # noqa: E402
+from synth.search.agent import ANSWERING, SearchAgent  # noqa: E402
+from synth.search.corpus import Corpus  # noqa: E402
+from synth.search.retrieval import BM25Retriever  # noqa: E402
+from synth.search.tools import SearchTools  # noqa: E402
+
+
+def planned_searches(rollout_seed: int, salt: int) -> int:
+    """Long-tailed: P(1) ~ 0.45, median 2, about 4% above 20 (a Pareto tail, capped at 40)."""
+    digest = hashlib.sha256(f"{salt}:{rollout_seed}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    return min(40, max(1, round(1.0 / (1.0 - u) ** 0.8)))
+
+
+class CapacityServer(FaultServer):
+    """At most `capacity` requests in service at once; scripted tool calls, then the final call."""
+
+    def __init__(self, capacity: int, base_s: float, per_token_s: float, salt: int, log: Path):
+        super().__init__()
+        self.capacity, self.base_s, self.per_token_s, self.salt = capacity, base_s, per_token_s, salt
+        self.log = open(log, "a", buffering=1)  # one line per served request: rollout, turn, seconds
+        self._slots: asyncio.Semaphore | None = None
+
+    async def _respond(self, writer, headers, body) -> bool:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.capacity)
+        request = json.loads(body)
+        rollout, turn = divmod(request["seed"], 1000)
+        content = self._reply(request, rollout, turn)
+        prompt_words = sum(len(str(message.get("content") or "").split()) for message in request["messages"])
+        service = self.base_s + self.per_token_s * (prompt_words / 10 + len(content.split()))
+        async with self._slots:
+            await asyncio.sleep(service)
+        self.log.write(f"{rollout} {turn} {service}\n")
+        reply = {"id": "x", "object": "chat.completion", "model": request["model"],
+                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                 "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(content.split())}}
+        self._send(writer, 200, json.dumps(reply))
+        await writer.drain()
+        return True
+
+    def _reply(self, request: dict, rollout: int, turn: int) -> str:
+        searching = turn < planned_searches(rollout, self.salt)
+        query = f"subject {rollout % 7} detail {turn}"
+        schema = request.get("response_format", {}).get("json_schema", {}).get("schema")
+        if schema is None:  # tags protocol
+            return (f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}' if searching
+                    else f"<answer>Topic {rollout % 50}</answer>")
+        allowed = [option["properties"]["name"]["const"] for option in schema["anyOf"]]
+        final = next(name for name in allowed if name not in ("search", "open")) if set(allowed) - {"search", "open"} else None
+        if (searching or final is None) and "search" in allowed:
+            return json.dumps({"name": "search", "arguments": {"query": query}})
+        argument = "answer" if final == "answer" else "question"
+        return json.dumps({"name": final, "arguments": {argument: f"Which topic is about subject {rollout % 7}?"}})
+
+
+def lockstep_seconds(chains: list[list[float]], capacity: int) -> float:
+    """Each turn a batch of every unfinished rollout's request, on `capacity` slots, waiting for the slowest."""
+    total, turn = 0.0, 0
+    while True:
+        batch = [chain[turn] for chain in chains if len(chain) > turn]
+        if not batch:
+            return total
+        slots = [0.0] * capacity
+        for service in batch:
+            start = heapq.heappop(slots)
+            heapq.heappush(slots, start + service)
+        total += max(slots)
+        turn += 1
+
+
+async def lockstep_run(agent: SearchAgent, questions: list[tuple[str, int]]) -> None:
+    """The agent loop as it was before rollouts became independent: every unfinished rollout's
+    next turn in one batch, the next batch only when the whole batch is answered (same requests)."""
+    from synth.schemas import ChatMessage
+    from synth.search.agent import Rollout
+
+    task = agent.task
+    system = {"native": task.native_system, "json": task.json_system}.get(agent.protocol, task.tags_system)(agent.contract)
+    rollouts = [Rollout(question, seed, [ChatMessage(role="system", content=system),
+                                         ChatMessage(role="user", content=f"{task.prompt_prefix}{question}")]) for question, seed in questions]
+    for turn in range(agent.max_turns):
+        active = [rollout for rollout in rollouts if not rollout.done]
+        if not active:
+            break
+        for rollout, result in zip(active, await agent.client.complete([agent._request(rollout, turn) for rollout in active])):
+            agent._advance(rollout, result)
+
+
+def workloads(tools: SearchTools, client: LLMClient, rollouts: int) -> dict[str, tuple[SearchAgent, list[tuple[str, int]]]]:
+    from synth.generators.selfplay import PROPOSING
+
+    def questions(count: int, per: int, offset: int) -> list[tuple[str, int]]:
+        return [(f"Which topic is about subject {index % 7}?", offset + index * per + sample) for index in range(count) for sample in range(per)]
+
+    return {
+        "panel": (SearchAgent(client, tools, max_turns=48, max_tokens=64, stage="solver_search"), questions(rollouts // 2, 2, 10_000)),
+        "distill": (SearchAgent(client, tools, max_turns=48, max_tokens=128, stage="distill", protocol="json", task=ANSWERING),
+                    questions(rollouts // 4, 4, 20_000)),
+        "proposer": (SearchAgent(client, tools, max_turns=48, max_tokens=128, stage="propose", protocol="json", task=PROPOSING,
+                                 required_calls=1), questions(rollouts, 1, 30_000)),
+    }
+
+
+def serve(port_file: Path, log: Path, capacity: int, base_s: float, per_token_s: float, salt: int) -> None:
+    """The server's own process (so its CPU does not slow the agent's event loop, nor the reverse)."""
+    async def run() -> None:
+        server = CapacityServer(capacity, base_s, per_token_s, salt, log)
+        await server.start()
+        port_file.write_text(str(server.port))
+        await asyncio.Event().wait()
+
+    try:
+        import uvloop
+
+        uvloop.run(run())
+    except ImportError:
+        asyncio.run(run())
+
+
+def read_chains(log: Path) -> list[list[float]]:
+    """Per rollout, the service seconds of its turns in order (what the server logged)."""
+    turns: dict[int, dict[int, float]] = defaultdict(dict)
+    for line in log.read_text().splitlines():
+        rollout, turn, seconds = line.split()
+        turns[int(rollout)][int(turn)] = float(seconds)
+    return [[by_turn[turn] for turn in sorted(by_turn)] for by_turn in turns.values()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rollouts", type=int, default=128)
+    parser.add_argument("--capacity", type=int, default=16)
+    parser.add_argument("--base-ms", type=float, default=20.0)
+    parser.add_argument("--per-token-ms", type=float, default=0.5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000
+    if arguments.serve:
+        serve(Path(arguments.serve[0]), Path(arguments.serve[1]), arguments.capacity, base_s, per_token_s, arguments.seed)
+        return
+
+    import subprocess
+    import tempfile
+
+    documents = [Document(id=f"d{index}", title=f"Topic {index}", text=f"Topic {index} is about subject {index % 7} and detail {index % 11}.")
+                 for index in range(200)]
+    corpus = Corpus(documents, name="bench")
+    ratios = {}
+    with tempfile.TemporaryDirectory() as folder:
+        port_file, log = Path(folder) / "port", Path(folder) / "served.log"
+        process = subprocess.Popen([sys.executable, __file__, "--serve", str(port_file), str(log), "--capacity", str(arguments.capacity),
+                                    "--base-ms", str(arguments.base_ms), "--per-token-ms", str(arguments.per_token_ms), "--seed", str(arguments.seed)])
+        try:
+            deadline = time.monotonic() + 30
+            while not port_file.exists() or not port_file.read_text():
+                assert time.monotonic() < deadline and process.poll() is None, "the benchmark server did not start"
+                time.sleep(0.05)
+            url = f"http://127.0.0.1:{port_file.read_text()}/v1"
+            tools = SearchTools(corpus, BM25Retriever(corpus, Path(folder) / "index", log=lambda line: None), default_k=3)
+            backend = OpenAICompatibleBackend("bench", [url], max_concurrency=256, timeout_s=600)
+            client = LLMClient(backend)
+            for name, (agent, questions) in workloads(tools, client, arguments.rollouts).items():
+                log.write_text("")
+
+                async def go():
+                    return await agent.run(questions)
+
+                started = time.perf_counter()
+                rollouts = asyncio.run(go())
+                wall = time.perf_counter() - started
+                chains = read_chains(log)
+                total = sum(sum(chain) for chain in chains)
+                ideal = max(total / arguments.capacity, max(sum(chain) for chain in chains))
+                simulated = lockstep_seconds(chains, arguments.capacity)
+                log.write_text("")
+                agent.stage += "-lockstep"  # not the cache (there is none here): just another accounting label
+                started = time.perf_counter()
+                asyncio.run(lockstep_run(agent, questions))
+                lockstep = time.perf_counter() - started
+                lengths = sorted(len(chain) for chain in chains)
+                ratios[name] = wall / ideal
+                print(f"{name:9s} {len(rollouts)} rollouts, {sum(lengths)} requests, turns median {lengths[len(lengths) // 2]} "
+                      f"max {lengths[-1]}; ideal {ideal:.2f} s; independent rollouts {wall:.2f} s ({wall / ideal:.2f}x ideal); "
+                      f"lock-step {lockstep:.2f} s ({lockstep / ideal:.2f}x; simulated without client costs {simulated / ideal:.2f}x)")
+        finally:
+            process.terminate()
+    print("agent_vs_ideal " + " ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))
+
+
+if __name__ == "__main__":
+    main()
