@@ -171,6 +171,8 @@ def main() -> None:
     parser.add_argument("--base-ms", type=float, default=20.0)
     parser.add_argument("--per-token-ms", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-concurrency", type=int, help="The HTTP backend's limit (default: the server's capacity, as a "
+                        "model's max_concurrency set to the server's batch size).")
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000
@@ -196,7 +198,7 @@ def main() -> None:
                 time.sleep(0.05)
             url = f"http://127.0.0.1:{port_file.read_text()}/v1"
             tools = SearchTools(corpus, BM25Retriever(corpus, Path(folder) / "index", log=lambda line: None), default_k=3)
-            backend = OpenAICompatibleBackend("bench", [url], max_concurrency=256, timeout_s=600)
+            backend = OpenAICompatibleBackend("bench", [url], max_concurrency=arguments.max_concurrency or arguments.capacity, timeout_s=600)
             client = LLMClient(backend)
             for name, (agent, questions) in workloads(tools, client, arguments.rollouts).items():
                 log.write_text("")
