@@ -112,7 +112,8 @@ class BM25Retriever:
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         k = min(k, len(self.corpus))
-        positions, scores = self.index.retrieve(self.tokenize(queries), k=k, show_progress=False, n_threads=1)
+        # n_threads=0 scores in this thread; 1 starts a one-worker pool per call (568 -> 262 us a search here)
+        positions, scores = self.index.retrieve(self.tokenize(queries), k=k, show_progress=False, n_threads=0)
         return [
             [Hit(int(position), float(score)) for position, score in zip(row_positions, row_scores) if score > 0]
             for row_positions, row_scores in zip(positions, scores)
