@@ -18,6 +18,7 @@ from synth.limits import RunLimits
 from synth.llm.accounting import Budget
 from synth.llm.gate import FailurePolicy
 from synth.llm.models import BUILTIN_MODELS, ModelSpec
+from synth.textfiles import decode_utf8
 
 
 class TaskRunnerSpec(FrozenConfig):
@@ -111,12 +112,7 @@ def load_flows(path: Path, check: bool = False) -> FlowsFile:
     references (imports the recipes; `synth flows validate` and the flow commands do it)."""
     if not path.is_file():
         raise NotFoundError(f"flows file {path} not found; pass --flows-file PATH or run from the folder holding flows.yaml")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save the file as UTF-8") from None
+    text = decode_utf8(path, path.read_bytes())
     try:
         root = yaml.compose(text)
         _refuse_recursion(path, root)

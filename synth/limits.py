@@ -19,7 +19,6 @@ class RunLimits(FrozenConfig):
     def merged(self, max_tokens: int | None = None, max_cost_usd: float | None = None,
                max_failure_rate: float | None = None) -> "RunLimits":
         """These limits with command-line values, where given, taking precedence."""
-        budget = self.budget.model_copy(update={key: value for key, value in
-                                                 {"max_tokens": max_tokens, "max_cost_usd": max_cost_usd}.items() if value is not None})
+        given = {key: value for key, value in {"max_tokens": max_tokens, "max_cost_usd": max_cost_usd}.items() if value is not None}
         failures = self.failures if max_failure_rate is None else FailurePolicy(max_rate=max_failure_rate)
-        return RunLimits(budget=Budget.model_validate(budget.model_dump()), failures=failures)
+        return RunLimits(budget=Budget.model_validate({**self.budget.model_dump(), **given}), failures=failures)

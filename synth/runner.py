@@ -275,9 +275,8 @@ class Run:
         run's catalog row written if a kill skipped it."""
         if self.dir.info.get("status") != "published":
             return None
-        from synth.store.catalog import Catalog
-
         from synth.errors import NotFoundError
+        from synth.store.catalog import Catalog
 
         with Catalog.open(self.settings, read_only=True) as catalog:
             try:

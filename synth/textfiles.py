@@ -27,6 +27,16 @@ def require_file(path: Path, what: str = "file") -> Path:
     return path
 
 
+def decode_utf8(path: Path, raw: bytes, first_line: int = 1) -> str:
+    """`raw` (bytes of `path` starting at line `first_line`) as text, or one line naming the line and byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = first_line + raw[:error.start].count(b"\n")
+        raise InputFileError(f"{path} line {line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); "
+                             "is it a binary file? save or convert it as UTF-8 text") from None
+
+
 def _open_binary(path: Path):
     require_file(path)
     if path.suffix.lower() == ".gz":
@@ -51,11 +61,7 @@ def _lines(path: Path) -> Iterator[str]:
             if len(raw) > MAX_LINE_BYTES:
                 raise InputFileError(f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB; this reader "
                                      "takes one record per line (is it a single-line JSON file? convert it to JSON Lines)")
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputFileError(f"{path} line {number}: not UTF-8 text (byte 0x{raw[error.start]:02x}); "
-                                     "is it a binary file? convert it to UTF-8 text") from None
+            yield decode_utf8(path, raw, number)
 
 
 @contextmanager
@@ -74,12 +80,7 @@ def read_json_document(path: Path, max_bytes: int = 1024 * 2**20) -> Any:
     if path.stat().st_size > max_bytes:
         raise InputFileError(f"{path}: {path.stat().st_size // 2**20} MiB is too large to read as one JSON document; "
                              "convert it to JSON Lines (.jsonl)")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputFileError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start}); "
-                             "is it a binary file? convert it to UTF-8 text") from None
+    text = decode_utf8(path, path.read_bytes())
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

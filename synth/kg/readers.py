@@ -83,14 +83,9 @@ def split_aliases(cell: str | None) -> list[str]:
     return [alias for alias in (cell or "").split(ALIAS_SEPARATOR) if alias]
 
 
-def open_text(path: Path):
-    """The lines of a text file (plain or .gz), each checked: binary or damaged input is one line."""
-    return text_lines(path)
-
-
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, line) for every non-blank line of a text file (plain or .gz)."""
-    with open_text(path) as handle:
+    with text_lines(path) as handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
                 yield number, line
@@ -112,7 +107,7 @@ def file_format(path: Path, requested: str = "auto") -> str:
 def sniff_delimiter(path: Path, minimum_fields: int) -> str:
     """The delimiter that splits most (over half) of the first 200 non-empty lines into the same number
     (at least `minimum_fields`) of fields; a few malformed lines do not throw it off."""
-    with open_text(path) as handle:
+    with text_lines(path) as handle:
         lines = [line.rstrip("\r\n") for _, line in zip(range(200), handle) if line.strip()]
     best, best_share = None, 0.0
     for delimiter in SNIFFED:
@@ -139,7 +134,7 @@ def read_rows(path: Path, layout: Layout, requested_format: str = "auto", delimi
 
 def _read_delimited(path: Path, layout: Layout, delimiter: str, columns: tuple[str, ...] | None):
     csv.field_size_limit(MAX_LINE_BYTES)  # a field may be as long as a line may
-    with open_text(path) as handle:
+    with text_lines(path) as handle:
         reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL)
         fields = list(columns or layout.positional)
         for number, row in enumerate(reader, start=1):

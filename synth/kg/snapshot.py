@@ -14,7 +14,8 @@ from typing import Iterator
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
-from synth.kg.readers import open_text, parse_flag, split_aliases
+from synth.kg.readers import parse_flag, split_aliases
+from synth.textfiles import text_lines
 from synth.schemas import Entity, Relation
 
 BUNDLED = "fb15k237"
@@ -29,7 +30,7 @@ def _open(folder: Path, stem: str):
     """The checked lines of `stem` (or `stem.gz`) in a snapshot folder, as a context manager."""
     for candidate in (folder / stem, folder / f"{stem}.gz"):
         if candidate.exists():
-            return open_text(candidate)
+            return text_lines(candidate)
     raise NotFoundError(f"knowledge-graph snapshot {folder} has no {stem} (or {stem}.gz)")
 
 

@@ -84,12 +84,6 @@ class LLMFailure(Record):
     endpoint: str | None = None
     """Where the last attempt went (a server URL), for the failure gate's message."""
 
-    @property
-    def from_model(self) -> bool:
-        """True when the model server or engine failed (no answer to learn anything from), as
-        opposed to the request itself being unanswerable (too long for the context, invalid)."""
-        return is_model_failure(self.reason)
-
 
 REQUEST_FAILURES = frozenset({"context_too_long", "invalid_request", "http_400", "http_413", "http_422"})
 """Failures that belong to one request, not to the model server: a trajectory grown past the

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
-from synth.llm.types import ChatRequest
 
 import agent_recording
 from agent_recording import record
