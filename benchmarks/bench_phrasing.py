@@ -1,5 +1,5 @@
 """Question quality per style, so a change to phrasing is measured: leaks, grammar lint, length,
-openings, type-noun coverage, for N items of each style from the bundled graph (no model needed).
+openings, type-noun coverage, and what uniqueness and the one-search shortcut filter dropped, for N items of each style from the bundled graph (no model needed).
 
     python benchmarks/bench_phrasing.py [--items 1000] [--seed 0] [--styles plain obfuscated]
 
@@ -38,8 +38,12 @@ def main() -> None:
             seconds = time.perf_counter() - started
             quality = result.version.summary["quality"]
             items = list(iter_records(settings, result.version, "items"))
+        funnel = {stage.stage: stage for stage in result.version.funnel}
         print(f"== style {style}: {len(items)} items in {seconds:.1f} s ({len(items) / seconds:.1f} items/s), peak RSS {peak_rss_mib():.0f} MiB")
         print(json.dumps(quality, indent=1))
+        for stage in ("uniqueness", "leakage", "shortcut"):  # the shortcut filter: one search with the question
+            if stage in funnel:
+                print(f"  {stage}: kept {funnel[stage].kept} of {funnel[stage].input}, dropped {dict(funnel[stage].dropped)}")
         for item in items[:arguments.examples]:
             print(f"  [{item.hops} hops] {item.question} -> {item.answer}")
 

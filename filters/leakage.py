@@ -14,7 +14,7 @@ import re
 from typing import Callable
 
 from synth.filters.base import CheckResult, Filter
-from synth.kg.names import NameOverlap, shared_words, token_sequence
+from synth.kg.names import NameOverlap, sequences_of, shared_words
 from synth.matching import normalize_answer
 from synth.schemas import Item
 
@@ -53,7 +53,7 @@ class LeakageFilter(Filter):
         hidden_names = {entity: list(self.overlaps.names(entity)) for entity in sorted(hidden)}
         if answer:
             hidden_names[answer] = list(dict.fromkeys([*self.overlaps.names(answer), *item.answers]))
-        hidden_sequences = {entity: tuple(map(token_sequence, names)) for entity, names in hidden_names.items()}
+        hidden_sequences = {entity: sequences_of(names) for entity, names in hidden_names.items()}
         for entity in named:
             for hidden_entity, names in hidden_names.items():
                 shared = shared_words(self.overlaps.sequences(entity), hidden_sequences[hidden_entity])

@@ -10,7 +10,7 @@ _AUXILIARIES = ("was ", "is ", "were ", "are ")
 _IRREGULAR_PARTICIPLES = frozenset(
     "born built written spoken shot made held sung drawn known given taken shown set led found "
     "begun done seen worn won sold told thought brought bought fought kept left lost met paid put read "
-    "run sent spent stood struck taught understood".split()
+    "run sent spent stood struck taught understood had".split()
 )
 
 
@@ -73,6 +73,7 @@ def without_object_noun(phrase: str) -> str:
     head, separator, tail = phrase.rpartition(" the ")
     words = tail.split()
     if (separator and head and words and len(words) <= 3 and words[-1] not in PREPOSITIONS
+            and not words[-1].endswith(("ing", "ed"))  # "is the country containing": a verb, not a noun, ends it
             and all(w.replace("-", "").isalpha() for w in words)):
         return head
     return phrase

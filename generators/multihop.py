@@ -34,7 +34,7 @@ class MultihopGenerator(Generator):
         self.seed = seed
         self.style = style
         if style == "obfuscated":
-            construct = construct.model_copy(update={"describe_intermediates": 8})
+            construct = construct.model_copy(update={"describe_intermediates": 8, "minimal_cues": True, "min_cue_candidates": 2})
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
         self.walker = RandomWalker(kg.without_relations(kg.literal_relations), walk, random.Random(seed))
         self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"))
@@ -55,6 +55,9 @@ class MultihopGenerator(Generator):
         construction = self.constructor.construct(walk)
         if construction is None:
             return Rejection("uniqueness", "not_unique", f"answer {walk.entities[-1]} not singled out by the graph's cues")
+        if self.style == "obfuscated" and len(construction.constraints) == 1 and not construction.facts:
+            # the chain from one named entity alone finds the answer: nothing to combine
+            return Rejection("uniqueness", "single_cue", f"the chain from {walk.entities[0]} alone singles out the answer")
         hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
         question = self.verbalizer.question(construction.constraints, hidden)
         evidence = {hop: self.corpus.evidence_id(hop.head, hop.relation, hop.tail) for hop in construction.edges}

@@ -10,6 +10,10 @@ candidate set most (ties: the one that alone matches the most entities, i.e. the
 the spirit of BMGQ's composed cues. If no cue set singles the answer out, the walk is rejected as
 not_unique.
 
+With `minimal_cues` (the obfuscated style) cues that uniqueness does not need are dropped again,
+and with `min_cue_candidates: 2` no added cue matches only one entity: every cue is needed and none
+finds the answer on its own, as in WebShaper's and BrowseComp's questions.
+
 Every cue is checked against the graph and records how many entities satisfy it alone.
 """
 
@@ -36,6 +40,14 @@ class ConstructConfig(FrozenConfig):
     )
     fact_candidates: int = Field(
         default=32, ge=1, description="Facts of one intermediate considered per cue (a random sample), bounding the cost.",
+    )
+    min_cue_candidates: int = Field(
+        default=1, ge=1,
+        description="Entities an added cue must match on its own; 2 means no single cue names the answer or an intermediate.",
+    )
+    minimal_cues: bool = Field(
+        default=False,
+        description="Drop every described fact and answer cue that uniqueness does not need, so every cue left is needed.",
     )
 
 
@@ -146,6 +158,10 @@ class ReverseConstructor:
                 chain_count = len(self.kg.frontiers(chain.anchor, chain.steps)[-1])
         if self.kg.ids(remaining) != {answer}:
             return None
+        if self.config.minimal_cues:
+            facts, answer_cues = self._necessary(walk, facts, answer_cues)
+            chain = chain_constraint(walk, facts)
+            chain_count = len(self.kg.frontiers(chain.anchor, chain.steps)[-1])
         return Construction(
             walk=walk,
             answer=answer,
@@ -154,6 +170,30 @@ class ReverseConstructor:
             facts=tuple(facts),
             cue_edges=tuple(edge for _, _, edge in answer_cues),
         )
+
+    def _necessary(self, walk: Walk, facts: list[DescribedFact], answer_cues: list) -> tuple[list[DescribedFact], list]:
+        """The facts and answer cues left after dropping, one at a time in the order they were
+        added, each one the answer stays unique without. One pass leaves a minimal set: a cue kept
+        was needed beside a superset of the final cues, so it is needed beside the final ones
+        (fewer cues never match fewer entities)."""
+        for fact in list(facts):
+            trial = [kept for kept in facts if kept is not fact]
+            if self.unique(walk, trial, [cue for cue, _, _ in answer_cues]):
+                facts = trial
+        for entry in list(answer_cues):
+            trial = [kept for kept in answer_cues if kept is not entry]
+            if self.unique(walk, facts, [cue for cue, _, _ in trial]):
+                answer_cues = trial
+        return facts, answer_cues
+
+    def unique(self, walk: Walk, facts: list[DescribedFact], answer_cues: list[Constraint]) -> bool:
+        """Whether the chain with these facts and these answer cues matches exactly the walk's answer."""
+        constraints = [chain_constraint(walk, facts), *answer_cues]
+        matched = None
+        for constraint in constraints:
+            nodes = self.kg.frontiers(constraint.anchor, constraint.steps)[-1]
+            matched = nodes if matched is None else np.intersect1d(matched, nodes, assume_unique=True)
+        return self.kg.ids(matched) == {walk.entities[-1]}
 
     def obscure_anchor(self, walk: Walk) -> Walk | None:
         """The walk with one hop prepended from a named neighbour of its anchor, so the anchor becomes
@@ -210,6 +250,7 @@ class ReverseConstructor:
                 if len(narrowed) < len(before):  # a fact every candidate has cuts nothing
                     reached = self.kg.expand(narrowed, chain.steps[position + 1:])  # the chain's set, with the fact
                     scored.append((np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position))
+        scored = [entry for entry in scored if entry[1] >= self.config.min_cue_candidates]
         if not scored:
             return None
         left, count, option, position = min(

@@ -26,7 +26,7 @@ import numpy as np
 from synth.generators import grammar
 from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
-from synth.kg.names import token_sequence
+from synth.kg.names import sequences_of, token_sequences
 from synth.kg.types import EntityTypes
 from synth.schemas import Constraint, Fact, Step
 
@@ -68,8 +68,7 @@ class TemplateVerbalizer:
     def _says_hidden(self, words: str) -> bool:
         """Whether a role or type noun would say a hidden name ("the cinematographer of ..." when
         the answer is the profession Cinematographer)."""
-        sequence = token_sequence(words)
-        return any(name in sequence for name in self._avoid)
+        return any(name in sequence for sequence in token_sequences(words) for name in self._avoid)
 
     # ---- nouns ----------------------------------------------------------------------------------
 
@@ -88,22 +87,30 @@ class TemplateVerbalizer:
 
     # ---- steps ----------------------------------------------------------------------------------
 
-    def _verb(self, step: Step | Fact, obj: str, obj_named: bool, obj_role: bool = False) -> tuple[str, bool]:
+    def _verb(self, step: Step | Fact, obj: str, obj_named: bool, obj_role: bool = False, obj_head: str = "") -> tuple[str, bool]:
         """(clause about the reached entity, passive?) for stepping from `obj` (a name, a role
-        phrase such as "the genre of Saw", or a description headed by a noun) over `step`."""
+        phrase such as "the genre of Saw", or a description headed by `obj_head`, "a country") over `step`."""
         relation = self.kg.relations[step.relation]
         phrase = relation.inverse if step.direction == FORWARD else relation.forward
         if not phrase:  # no inverse in English: "a city that Berlin is located in"
             return f"that {obj} {relation.forward}", False
         passive = grammar.reduced_relative(phrase) is not None
         if obj_named:
+            if self._says_hidden(phrase):  # "produced Heat", not "produced the film Heat" when the answer is Film
+                phrase = grammar.without_object_noun(phrase)
             return f"{phrase} {obj}", passive
         stripped = grammar.without_object_noun(phrase)
         if stripped == phrase:
             return f"{phrase} {obj}", passive
         noun = phrase[len(stripped) + len(" the "):]
+        if self._says_hidden(noun):  # "produced something that ...", not "produced a film" when the answer is Film
+            return f"{stripped} {obj}", passive
         if obj.startswith("something "):  # the relation knows what it is: "belongs to a genre that ..."
             return f"{stripped} {grammar.article(noun)} {noun}{obj[len('something'):]}", passive
+        if obj_head and obj.startswith(f"{obj_head} ") and not obj_head.endswith(f" {noun}"):
+            # the relation's noun says what the entity is here: "has had a capital located in Africa",
+            # not "has had a country located in Africa" (a set noun from a sample)
+            return f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{obj[len(obj_head):]}", passive
         if not obj_role or noun.split()[-1] in obj.split()[:4]:  # "is located in a place that ...", "belongs to a genre of Saw"
             return f"{stripped} {obj}", passive
         return f"{phrase} that is {obj}", passive  # a role: "belongs to the genre that is the subject of X"
@@ -123,44 +130,47 @@ class TemplateVerbalizer:
         text, _ = self._verb(fact, self.kg.name(fact.anchor), True)
         return text
 
-    def _describe(self, step: Step, previous: str, named: bool, previous_role: bool, reached,
-                  rng: random.Random) -> tuple[str, bool]:
+    def _describe(self, step: Step, previous: str, named: bool, previous_role: bool, previous_head: str, reached,
+                  rng: random.Random) -> tuple[str, bool, str]:
         """(noun phrase for the entities `reached` (node numbers) by `step` from `previous`, whether
-        it is a role phrase)."""
+        it is a role phrase, its head ("a country") when it is a description)."""
         definite = len(reached) == 1
         role = self._role(step)
         if role and not step.where:
             if named and definite and role.endswith(" of") and len(previous.split()) <= POSSESSIVE_MAX_WORDS and rng.random() < 0.5:
-                return f"{grammar.possessive(previous)} {role[:-3]}", True
-            return f"{grammar.with_article(role, definite)} {previous}", True
-        return self._noun_phrase(step, previous, named, previous_role, definite, reached), False
+                return f"{grammar.possessive(previous)} {role[:-3]}", True, ""
+            return f"{grammar.with_article(role, definite)} {previous}", True, ""
+        text, head = self._noun_phrase(step, previous, named, previous_role, previous_head, definite, reached)
+        return text, False, head
 
-    def _noun_phrase(self, step: Step, previous: str, named: bool, previous_role: bool, definite: bool, reached) -> str:
+    def _noun_phrase(self, step: Step, previous: str, named: bool, previous_role: bool, previous_head: str,
+                     definite: bool, reached) -> tuple[str, str]:
+        """(description, its head)."""
         noun = self.set_noun(reached)
         noun = None if noun and self._says_hidden(noun) else noun
         head, pronoun = self._head(noun, definite)
-        chain, passive = self._verb(step, previous, named, previous_role)
+        chain, passive = self._verb(step, previous, named, previous_role, previous_head)
         clauses = [self.fact_clause(fact) for fact in step.where]
         if chain.startswith("that "):  # object-gap relative ("that Berlin is located in")
-            return f"{head} {chain}" + "".join(f" and {clause}" for clause in clauses)
+            return f"{head} {chain}" + "".join(f" and {clause}" for clause in clauses), head
         parts = grammar.merge_shared([*clauses, chain])
         # "the founding place of X", not "the place that is the founding place of X"; "a genre of both X and Y"
         if len(parts) == 1 and noun and parts[0].startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in parts[0].partition(" of ")[0].split():
-            return grammar.with_article(parts[0].split(" ", 2)[2], definite)
+            return grammar.with_article(parts[0].split(" ", 2)[2], definite), ""
         if not clauses:
             reduced = grammar.reduced_relative(chain) if passive else grammar.reduced_active(chain)
             if reduced:
-                return f"{head} {reduced}"
-        return f"{head} {pronoun} " + " and ".join(parts)
+                return f"{head} {reduced}", head
+        return f"{head} {pronoun} " + " and ".join(parts), head
 
     def predicate(self, constraint: Constraint, rng: random.Random | None = None, frontiers: list | None = None) -> Predicate:
         """The constraint as a predicate about the entity it arrives at (`frontiers`: the
         constraint's `kg.frontiers`, when the caller has them already)."""
         rng = rng or random.Random(0)
         frontiers = frontiers or self.kg.frontiers(constraint.anchor, constraint.steps)
-        subject, named, is_role = self.kg.name(constraint.anchor), True, False
+        subject, named, is_role, head = self.kg.name(constraint.anchor), True, False, ""
         for index, step in enumerate(constraint.steps[:-1]):
-            (subject, is_role), named = self._describe(step, subject, named, is_role, frontiers[index + 1], rng), False
+            (subject, is_role, head), named = self._describe(step, subject, named, is_role, head, frontiers[index + 1], rng), False
         last = constraint.steps[-1]
         facts = [self.fact_clause(fact) for fact in last.where]
         role, definite = self._role(last), len(frontiers[-1]) == 1
@@ -172,7 +182,7 @@ class TemplateVerbalizer:
         if role:
             text = f"is {grammar.with_article(role, definite)} {subject}"
         else:
-            text, _ = self._verb(last, subject, named, is_role)
+            text, _ = self._verb(last, subject, named, is_role, head)
             if text.startswith("that "):
                 text = f"is something {text}"
         if facts:
@@ -189,7 +199,7 @@ class TemplateVerbalizer:
     def question(self, constraints: list[Constraint] | tuple[Constraint, ...], hidden: list[str] = ()) -> str:
         """The question; `hidden` are the names of its hidden entities (answer and intermediates),
         which no role or type noun may say."""
-        self._avoid = tuple(sequence for sequence in map(token_sequence, hidden) if sequence)
+        self._avoid = sequences_of(hidden)
         self.nouns = {"typed": 0, "safe": 0}
         rng = random.Random(content_hash([constraint.model_dump(mode="json") for constraint in constraints]))
         frontiers = [self.kg.frontiers(constraint.anchor, constraint.steps) for constraint in constraints]

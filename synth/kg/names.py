@@ -19,9 +19,21 @@ def token_sequence(name: str) -> str:
     return f" {' '.join(words)} " if words else ""
 
 
+def token_sequences(name: str) -> tuple[str, ...]:
+    """The name's token sequence with punctuation as a space and with punctuation dropped, so "B.C."
+    is inside "BC Lions" as the leakage filter's matching (punctuation dropped) sees it, and
+    "Austria" inside "Austria-Hungary" as a reader sees it."""
+    joined = normalize_answer(name)
+    return tuple(dict.fromkeys(sequence for sequence in (token_sequence(name), f" {joined} " if joined else "") if sequence))
+
+
+def sequences_of(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sequence for name in names for sequence in token_sequences(name))
+
+
 def overlap(first: Iterable[str], second: Iterable[str]) -> str | None:
     """The shared words when a name in `first` contains, or is contained in, a name in `second`."""
-    return shared_words(tuple(map(token_sequence, first)), tuple(map(token_sequence, second)))
+    return shared_words(sequences_of(first), sequences_of(second))
 
 
 def shared_words(first: tuple[str, ...], second: tuple[str, ...]) -> str | None:
@@ -39,7 +51,7 @@ class NameOverlap:
 
     def __init__(self, names: Callable[[str], list[str]]):
         self._names = lru_cache(maxsize=100_000)(lambda entity_id: tuple(names(entity_id)))
-        self.sequences = lru_cache(maxsize=100_000)(lambda entity_id: tuple(map(token_sequence, self._names(entity_id))))
+        self.sequences = lru_cache(maxsize=100_000)(lambda entity_id: sequences_of(self._names(entity_id)))
         """entity id -> the token sequences of its names."""
 
     def names(self, entity_id: str) -> tuple[str, ...]:

@@ -12,12 +12,14 @@ def test_passive_and_active_phrases_reduce_to_relative_clauses_without_that():
     assert grammar.reduced_active("derives from Jazz") == "deriving from Jazz"
     assert grammar.reduced_active("has the capital Paris") == "with the capital Paris"
     assert grammar.reduced_active("has played music by X") is None and grammar.reduced_active("died in X") is None
+    assert grammar.reduced_active("has had the capital X") is None  # not "with had the capital X"
 
 
 def test_an_object_noun_gives_way_to_a_description_and_shared_phrases_merge():
     assert grammar.without_object_noun("belongs to the genre") == "belongs to"
     assert grammar.without_object_noun("has the first-level division") == "has"
     assert grammar.without_object_noun("is the birthplace of") == "is the birthplace of"
+    assert grammar.without_object_noun("is the country containing") == "is the country containing"  # a verb ends it
     assert grammar.merge_shared(["is a genre of Saw", "is a genre of a film directed by X"]) == [
         "is a genre of both Saw and a film directed by X"]
     assert grammar.merge_shared(["was born in Paris", "died in Rome"]) == ["was born in Paris", "died in Rome"]

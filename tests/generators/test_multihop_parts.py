@@ -9,8 +9,9 @@ from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
+from synth.kg.graph import KnowledgeGraph
 from synth.kg.snapshot import load_snapshot
-from synth.schemas import Fact, Hop, Step
+from synth.schemas import Constraint, Entity, Fact, Hop, Relation, Step, Triple
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_kg"
 
@@ -120,3 +121,45 @@ def test_generator_items_cite_evidence_for_chain_and_cue_edges(kg):
         assert all(hop.evidence_doc_id in item.evidence_doc_ids for hop in item.path)
         assert len(item.evidence_doc_ids) >= len({hop.head for hop in item.path})
         assert item.provenance.kg_snapshot == "tiny-1" and item.provenance.verbalizer == "template"
+
+
+def test_min_cue_candidates_refuses_a_cue_only_the_answer_has(kg):
+    """Second Wind is the only comedy: a fine cue for the plain style, a give-away for the obfuscated one."""
+    walk = springfield_walk(film="/f/two", person="/p/bob")
+    assert ReverseConstructor(kg, CHAIN_ONLY).construct(walk).constraints[1].anchor == "/g/comedy"
+    assert ReverseConstructor(kg, CHAIN_ONLY.model_copy(update={"min_cue_candidates": 2})).construct(walk) is None
+
+
+def test_minimal_cues_drops_a_described_fact_uniqueness_does_not_need(kg):
+    """Alice and Bob were both nominated for the Globe: describing Alice by it cuts nothing, the
+    genre cue then does all the work, and minimal_cues drops the nomination again."""
+    nominated = [Triple(head=person, relation="nominated", tail="/a/globe") for person in ("/p/alice", "/p/bob")]
+    graph = KnowledgeGraph.from_triples(
+        [Triple(head=h, relation=r, tail=t) for h, r, t in kg.triples() if r != "won"] + nominated,
+        {**kg.entities, "/a/globe": Entity(id="/a/globe", name="Golden Globe")},
+        {**kg.relations, "nominated": Relation(id="nominated", forward="was nominated for", inverse="had the nominee")},
+        "tiny-nominated",
+    )
+    described = ConstructConfig(describe_intermediates=1)
+    kept = ReverseConstructor(graph, described).construct(springfield_walk())
+    assert [fact.fact.anchor for fact in kept.facts] == ["/a/globe"] and kept.constraints[1].anchor == "/g/drama"
+    minimal = ReverseConstructor(graph, described.model_copy(update={"minimal_cues": True})).construct(springfield_walk())
+    assert minimal.facts == () and [c.anchor for c in minimal.constraints] == ["/c/springfield", "/g/drama"]
+    assert minimal.constraints[0].steps[0].where == [] and minimal.candidates == (2, 2)
+
+
+def test_a_description_takes_the_relations_noun_when_the_relation_drops_its_own():
+    """"has had the capital" before a description of a place in Africa: "has had a capital located
+    in Africa", not a set noun from a sample ("has had a place located in Africa" loses the capital)."""
+    names = {"/x/africa": "Africa", "/x/kenya": "Kenya", "/x/nairobi": "Nairobi", "/x/ghana": "Ghana", "/x/accra": "Accra"}
+    graph = KnowledgeGraph.from_triples(
+        [Triple(head="/x/africa", relation="contains", tail=tail) for tail in ("/x/kenya", "/x/nairobi", "/x/ghana", "/x/accra")]
+        + [Triple(head="/x/kenya", relation="capital", tail="/x/nairobi"), Triple(head="/x/ghana", relation="capital", tail="/x/accra")],
+        {id: Entity(id=id, name=name) for id, name in names.items()},
+        {"contains": Relation(id="contains", forward="contains", inverse="is located in", head_type="place", tail_type="place"),
+         "capital": Relation(id="capital", forward="has had the capital", inverse="has served as the capital of",
+                             head_type="country", tail_type="city")},
+        "tiny-capitals",
+    )
+    constraint = Constraint(anchor="/x/africa", steps=[Step(relation="contains"), Step(relation="capital", direction="inverse")])
+    assert TemplateVerbalizer(graph).clause(constraint) == "has had a capital located in Africa"

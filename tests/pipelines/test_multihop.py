@@ -102,26 +102,45 @@ def test_same_seed_reproduces_and_another_seed_differs(published, tmp_path):
     assert {item.id for item in different} != {item.id for item in items}
 
 
-def test_obfuscated_style_describes_every_hidden_entity_by_its_own_facts(raw_graph, tmp_path):
-    """style=obfuscated: the anchor is hidden too, and each entity before the answer has a true fact of its own."""
-    forward, inverse, names, _ = raw_graph
+def _without(constraints, index, step=None, fact=None):
+    """The constraints with one answer cue (index > 0) or one fact of the chain (step, fact) left out."""
+    if step is None:
+        return [c for position, c in enumerate(constraints) if position != index]
+    chain = constraints[0]
+    steps = [s.model_copy(update={"where": [f for k, f in enumerate(s.where) if (position, k) != (step, fact)]})
+             for position, s in enumerate(chain.steps)]
+    return [chain.model_copy(update={"steps": steps}), *constraints[1:]]
+
+
+def test_obfuscated_style_needs_every_cue_and_no_cue_names_the_answer(raw_kg, tmp_path):
+    """style=obfuscated, re-derived from the raw triples: the anchor is hidden behind a fact shared
+    by several entities, every fact and answer cue holds for at least two entities alone, the cues
+    together single out the answer, leaving any one out does not, and there are at least two named cues."""
     settings = Settings(home=tmp_path)
-    result = generate(settings, "multihop", ["n=6", "seed=3", "hops=[2,3]", "style=obfuscated", "panel.enabled=false"])
+    result = generate(settings, "multihop", ["n=12", "seed=3", "hops=[2,3]", "style=obfuscated", "panel.enabled=false"])
     items = list(iter_records(settings, result.version, "items"))
-    assert len(items) == 6 and {item.metadata["style"] for item in items} == {"obfuscated"}
+    assert len(items) == 12 and {item.metadata["style"] for item in items} == {"obfuscated"}
+
+    def answers(constraints):
+        return set.intersection(*(raw_kg.follow(c.anchor, c.steps) for c in constraints))
+
     for item in items:
-        chain = item.constraints[0]
-        assert sorted({item.hops for item in items}) == [2, 3] and len(chain.steps) == item.hops
-        for position, step in enumerate(chain.steps[:-1]):
-            hop = item.path[position]
-            intermediate = hop.tail if hop.direction == "forward" else hop.head
-            assert step.where, item.question
-            for fact in step.where:
-                holders = (forward if fact.direction == "forward" else inverse)[(fact.anchor, fact.relation)]
-                assert intermediate in holders and len(holders) >= 2  # true, and shared: it names nobody
-                assert names[fact.anchor] in item.question
-        fact_cues = [cue for cue in item.cues if cue.step is not None]
-        assert len(fact_cues) == sum(len(step.where) for step in chain.steps)
+        chain, cues = item.constraints[0], item.constraints[1:]
+        first = chain.steps[0].model_copy(update={"where": []})
+        assert len(raw_kg.follow(chain.anchor, [first])) >= 2, item.question  # the hidden anchor's fact names nobody
+        assert answers(item.constraints) == {item.answer_entity_id}
+        facts = [(position, k) for position, step in enumerate(chain.steps) for k in range(len(step.where))]
+        assert len(facts) + len(cues) >= 1, item.question  # two named cues at least
+        for position, k in facts:
+            fact = chain.steps[position].where[k]
+            holders = (raw_kg.forward if fact.direction == "forward" else raw_kg.inverse)[(fact.anchor, fact.relation)]
+            assert len(holders) >= 2 and raw_kg.names[fact.anchor] in item.question
+            assert len(answers(_without(item.constraints, 0, position, k))) > 1, f"fact not needed: {item.question}"
+        for index, cue in enumerate(cues, start=1):
+            assert len(raw_kg.follow(cue.anchor, cue.steps)) >= 2, f"one cue names the answer: {item.question}"
+            assert len(answers(_without(item.constraints, index))) > 1, f"cue not needed: {item.question}"
+    rejected = {stage.stage: stage.dropped for stage in result.version.funnel}["uniqueness"]
+    assert set(rejected) <= {"not_unique", "single_cue"}
 
 
 def test_a_second_run_drops_near_duplicates_of_the_first_version(published, raw_graph):
