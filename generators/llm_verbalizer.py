@@ -6,8 +6,11 @@ every cue's anchor (no cue dropped), keeps most of its content words (no fact dr
 name and no number the construction does not have (a model once added an invented film as a
 constraint), names neither the answer nor a hidden intermediate (the leakage filter's own check,
 aliases and names inside names included), and is a question; otherwise the item keeps its
-template question and the reason is counted. A small model (the embedded SmolLM2) mostly falls back: the template
-carries quality where the model cannot, and the counts say so.
+template question and the reason is counted. With a judge model (generators.rephrase_judge), a
+rephrasing that passes these checks is kept only if the judge also finds it asks the same thing.
+A rejected rephrasing is kept in the item's metadata (`rephrasing_rejected`) with its reason, for SQL.
+A small model (the embedded SmolLM2) mostly falls back: the template carries quality where the model
+cannot, and the counts say so.
 """
 
 import re
@@ -18,6 +21,7 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from synth.filters.leakage import LeakageFilter, mentions
+from synth.generators.rephrase_judge import Equivalence, RephraseJudge
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
@@ -47,15 +51,20 @@ class Rephrasing(BaseModel):
 @dataclass
 class VerbalizeReport:
     rephrased: int = 0
+    judged: int = 0
+    """Rephrasings the judge model was asked about."""
     fallbacks: Counter = field(default_factory=Counter)
-    """Why items kept their template question: dropped_cue, answer_in_question, invalid_json, ..."""
+    """Why items kept their template question: dropped_cue, answer_in_question, invalid_json,
+    judge_not_equivalent, judge_<failure> (the judge gave no verdict), ..."""
 
 
 class LLMVerbalizer:
     def __init__(self, client: LLMClient, names: Callable[[str], str], temperature: float = 0.7, max_tokens: int = 128,
-                 all_names: Callable[[str], list[str]] | None = None):
-        """`names(id)`: an entity's name; `all_names(id)`: with its aliases (for the leak check)."""
+                 all_names: Callable[[str], list[str]] | None = None, judge: RephraseJudge | None = None):
+        """`names(id)`: an entity's name; `all_names(id)`: with its aliases (for the leak check);
+        `judge`: a model that confirms each rephrasing that passes the checks."""
         self.client = client
+        self.judge = judge
         self.names = names
         self.leakage = LeakageFilter(all_names or names)
         self.temperature = temperature
@@ -84,27 +93,39 @@ class LLMVerbalizer:
         """Items with LLM questions where those pass the checks, template questions elsewhere."""
         report = VerbalizeReport()
         results = await complete_structured(self.client, [self.request(item) for item in items], Rephrasing, max_retries=1)
-        phrased = []
-        for item, result in zip(items, results):
+        phrased = list(items)
+        passed = []  # (position, question, raw output) of rephrasings that pass the textual checks
+        for position, (item, result) in enumerate(zip(items, results)):
             if not isinstance(result, Structured):
                 report.fallbacks[result.reason] += 1
-                phrased.append(item)
                 continue
             question = " ".join(result.value.question.split())
             reason = self.rejection(item, question)
             if reason is not None:
                 report.fallbacks[reason] += 1
-                phrased.append(item)
+                phrased[position] = _rejected(item, question, reason)
+                continue
+            passed.append((position, question, result.raw))
+        verdicts: list[Equivalence | str | None] = [None] * len(passed)
+        if self.judge is not None:
+            verdicts = await self.judge.verdicts([(items[position], question) for position, question, _ in passed])
+            report.judged += len(passed)
+        for (position, question, raw), verdict in zip(passed, verdicts):
+            item = phrased[position]
+            if isinstance(verdict, str) or (verdict is not None and not verdict.equivalent):
+                reason = f"judge_{verdict}" if isinstance(verdict, str) else "judge_not_equivalent"
+                report.fallbacks[reason] += 1
+                phrased[position] = _rejected(item, question, reason, verdict.problem if isinstance(verdict, Equivalence) else "")
                 continue
             report.rephrased += 1
-            provenance = item.provenance.model_copy(update={
-                "verbalizer": self.name, "raw_output": result.raw,
-                "models": {**item.provenance.models, "generator": self.client.model_id},
-            })
-            phrased.append(item.model_copy(update={
+            models = {**item.provenance.models, "generator": self.client.model_id}
+            if self.judge is not None:
+                models["rephrase_judge"] = self.judge.model
+            provenance = item.provenance.model_copy(update={"verbalizer": self.name, "raw_output": raw, "models": models})
+            phrased[position] = item.model_copy(update={
                 "question": question, "provenance": provenance,
                 "metadata": {**item.metadata, "template_question": item.question},
-            }))
+            })
         return phrased, report
 
     def rejection(self, item: Item, question: str) -> str | None:
@@ -123,6 +144,12 @@ class LLMVerbalizer:
         if verdict is not True:
             return verdict[1]
         return None
+
+
+def _rejected(item: Item, rephrasing: str, reason: str, problem: str = "") -> Item:
+    """The item with its template question, and the rephrasing that could not replace it."""
+    rejected = {"rephrasing": rephrasing, "reason": reason, **({"problem": problem} if problem else {})}
+    return item.model_copy(update={"metadata": {**item.metadata, "rephrasing_rejected": rejected}})
 
 
 def added_numbers(template: str, rephrased: str) -> set[str]:

@@ -33,6 +33,7 @@ from synth.generators.base import Rejection
 from synth.generators.kg_walk import WalkConfig
 from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
+from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_kg
 from synth.matching import normalize_answer
@@ -73,6 +74,11 @@ class Config(FrozenConfig):
         "which stays whenever the rephrasing leaks, drops a cue or fails.",
     )
     generator_model: str = Field(default="embedded", description="Declared model for the generator role (verbalizer=llm).")
+    rephrase_judge_model: str | None = Field(
+        default=None,
+        description="Declared model that confirms each rephrasing passing the textual checks asks the same as the template "
+        "(verbalizer=llm); a no keeps the template (judge_not_equivalent).",
+    )
     max_attempts_per_item: int = Field(default=200, ge=1, description="Give up after n * this many candidates.")
     walk: WalkConfig = WalkConfig()
     reverse: ConstructConfig = ConstructConfig()
@@ -169,10 +175,16 @@ class Pipeline:
         models = {}
         if config.verbalizer == "llm" and items:
             client = context.llm_session({"generator": config.generator_model}).client("generator")
-            verbalizer = LLMVerbalizer(client, kg.name, all_names=kg.names)
+            judge = None
+            if config.rephrase_judge_model:
+                judge = RephraseJudge(context.llm_session({"rephrase_judge": config.rephrase_judge_model}).client("rephrase_judge"))
+                models["rephrase_judge"] = judge.model
+            verbalizer = LLMVerbalizer(client, kg.name, all_names=kg.names, judge=judge)
             context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
             items, report = asyncio.run(verbalizer.rephrase(items))
             statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))
+            if judge is not None:
+                statistics["rephrasings_judged"] = report.judged
             models["generator"] = client.model_id
         funnel = _funnel(attempts, rejected, chain)
         return StageOutput(
