@@ -4,10 +4,11 @@ same prompts.
     python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided] [--protocol json]
 
 Builds multihop items from the bundled graph, then times (1) the teacher's rollouts through the
-LLM client (empty cache, so every turn is paid; turn by turn, each turn one batch of every
-unfinished rollout) plus rejection sampling, and (2) the raw backend answering every request the
-teacher made, in one batch (no cache, no accounting, no waiting for earlier turns). The ratio is
-what the agent loop's turn-by-turn batching and bookkeeping cost against the backend's best case.
+LLM client (empty cache, so every turn is paid; every rollout its own coroutine) plus rejection
+sampling, and (2) the raw backend answering every request the teacher made, in one batch, with the
+prefix cache emptied first (no response cache, no accounting, no waiting for earlier turns). The
+ratio is what the agent's turn dependencies, tool calls and bookkeeping cost against the backend's
+best case; the agent's prefix-cache hit rate is printed beside it.
 `--model fake` measures synth's own overhead with a backend that costs nothing.
 """
 
@@ -80,6 +81,9 @@ async def measure(arguments, settings: Settings) -> None:
     summary = client.ledger.summary()
     statistics = distill_statistics(judged, len(items), config)
 
+    hit_rate = getattr(backend, "prefix_cache_hit_rate", None)
+    if hasattr(backend, "reset_prefix_cache"):
+        backend.reset_prefix_cache()  # the raw replay must not reuse the prefixes the agent run computed
     started = time.perf_counter()
     raw = await backend.complete(recording.requests)
     raw_seconds = time.perf_counter() - started
@@ -88,7 +92,8 @@ async def measure(arguments, settings: Settings) -> None:
     print(f"distill          {len(rollouts) / seconds * 60:8.1f} rollouts/min  {summary['completion_tokens'] / seconds:8.1f} completion tok/s  "
           f"{summary['prompt_tokens'] / seconds:8.1f} prompt tok/s  ({seconds:.1f} s)")
     print(f"raw backend      {len(recording.requests) / raw_seconds:8.2f} req/s  {completion_tokens(raw) / raw_seconds:8.1f} completion tok/s  ({raw_seconds:.1f} s, same requests in one batch)")
-    print(f"distill / raw    {raw_seconds / seconds:8.3f} (time ratio)")
+    print(f"distill / raw    {raw_seconds / seconds:8.3f} (time ratio)"
+          + (f"; agent prefix-cache hit rate {hit_rate:.2f} of prompt tokens" if hit_rate is not None else ""))
     print(f"accepted {statistics['accepted']}/{statistics['rollouts']}, items with a trajectory {statistics['items_with_trajectory']}/{len(items)}, "
           f"rejected {statistics['rejected']}, tool calls per rollout {statistics['tool_calls_per_rollout']}")
     print(f"peak memory {peak_rss_mib():.0f} MiB")

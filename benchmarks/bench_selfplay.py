@@ -4,8 +4,8 @@ same requests, RAG verification questions/s, and the cheap gates' items/s.
     python benchmarks/bench_selfplay.py [--targets 16] [--searches 2] [--model embedded|fake] [--corpus FILE.jsonl]
 
 On the bundled corpus (or a Search-R1 file): (1) the proposer on `--targets` targets through the
-LLM client (empty cache: every turn is paid; each turn one batch), then the raw backend answering
-every request the proposer made in one batch; (2) the RAG judge on one question per target, made
+LLM client (empty cache: every turn is paid; every rollout its own coroutine), then the raw backend
+answering every request the proposer made in one batch, its prefix cache emptied first; (2) the RAG judge on one question per target, made
 without a model (the target's first sentence with its name masked; evidence: the target's document
 plus the top search hit for that sentence), with 2 distractors each; (3) format, leakage,
 proposer-search and dedup gates on 20,000 such items. `--model fake` measures synth's own overhead.
@@ -72,6 +72,9 @@ def measure(arguments, settings) -> None:
     proposals = asyncio.run(proposer.propose(targets, arguments.searches, round_index=0))
     seconds = time.perf_counter() - started
     summary = client.ledger.summary()
+    hit_rate = getattr(backend, "prefix_cache_hit_rate", None)
+    if hasattr(backend, "reset_prefix_cache"):
+        backend.reset_prefix_cache()  # the raw replay must not reuse the prefixes the proposer computed
     started = time.perf_counter()
     raw = asyncio.run(backend.complete(recording.requests))
     raw_seconds = time.perf_counter() - started
@@ -82,7 +85,8 @@ def measure(arguments, settings) -> None:
           f"{summary['prompt_tokens'] / seconds:8.1f} prompt tok/s  ({seconds:.1f} s; {questions} wrote a question)")
     print(f"raw backend      {len(recording.requests) / raw_seconds:8.2f} req/s  {completion_tokens(raw) / raw_seconds:8.1f} completion tok/s  "
           f"({raw_seconds:.1f} s, same requests in one batch)")
-    print(f"proposer / raw   {raw_seconds / seconds:8.3f} (time ratio)")
+    print(f"proposer / raw   {raw_seconds / seconds:8.3f} (time ratio)"
+          + (f"; proposer prefix-cache hit rate {hit_rate:.2f} of prompt tokens" if hit_rate is not None else ""))
 
     items = masked_items(targets, tools)
     verifier = RAGVerifier(RAGConfig(distractors=2), client, tools)

