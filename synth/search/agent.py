@@ -218,6 +218,8 @@ class Rollout:
     """Prompt plus completion tokens of the latest turn: the trajectory's length so far."""
     finish_reason: str | None = None
     """answered, turn_budget_exhausted, token_budget_exhausted, truncated, or the model call's failure reason."""
+    pending: list[tuple[int, ToolCall]] = field(default_factory=list, repr=False)
+    """Tool calls of the latest turn not yet run: (index of their tool message, call)."""
 
     @property
     def done(self) -> bool:
@@ -307,6 +309,7 @@ class SearchAgent:
             progress.reached(turn)
             (result,) = await self.client.complete([self._request(rollout, turn)])
             self._advance(rollout, result)
+            await self.run_pending(rollout)
             if rollout.done:
                 break
         if not rollout.done:
@@ -435,15 +438,21 @@ class SearchAgent:
             else:
                 error = self.tools.malformed(call)
                 rollout.malformed += error is not None
-                if error is None:
-                    result = self.tools.execute(call)
-                    observation = result.text
-                    rollout.queries += result.queries
-                    rollout.retrieved += [document.id for document in result.documents]
-                else:
-                    observation = error
+                if error is None:  # run by run_pending, off the event loop, batched with other rollouts' searches
+                    rollout.pending.append((len(rollout.messages), call))
+                observation = error or ""
             rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
             rollout.num_tool_calls += call.function.name != final  # delivering the result is not a use of the world
+
+
+    async def run_pending(self, rollout: Rollout) -> None:
+        """Run the latest turn's tool calls, in order, and write their results into the tool messages."""
+        pending, rollout.pending = rollout.pending, []
+        for index, call in pending:
+            result = await self.tools.execute_async(call)
+            rollout.messages[index] = rollout.messages[index].model_copy(update={"content": result.text})
+            rollout.queries += result.queries
+            rollout.retrieved += [document.id for document in result.documents]
 
 
 class _TurnProgress:

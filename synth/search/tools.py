@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from synth.contract import DEFAULT, AgentContract
 from synth.contract import portable
 from synth.schemas import Document, ToolCall
+from synth.search.batcher import SearchBatcher
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever
 
@@ -46,6 +47,7 @@ class SearchTools:
     default_k: int = 5
     """Passages per search: the world's fixed top-k (the verl export writes it into its tool config)."""
     contract: AgentContract = DEFAULT
+    _batcher: SearchBatcher | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def trajectory_metadata(self) -> dict:
@@ -62,8 +64,10 @@ class SearchTools:
         return self.search_many([query], k)[0]
 
     def search_many(self, queries: list[str], k: int | None = None) -> list[list[Document]]:
-        k = max(1, min(int(k or self.default_k), MAX_K))
-        return [[self.corpus.documents[hit.position] for hit in hits] for hits in self.retriever.search(queries, k)]
+        return [[self.corpus.documents[hit.position] for hit in hits] for hits in self.retriever.search(queries, self._k(k))]
+
+    def _k(self, k: int | None) -> int:
+        return max(1, min(int(k or self.default_k), MAX_K))
 
     def open(self, doc_id: str) -> Document | None:
         return self.corpus.get(doc_id)
@@ -97,9 +101,36 @@ class SearchTools:
         arguments = json.loads(call.function.arguments or "{}")
         if call.function.name == "search":
             queries = portable.search_queries(arguments)
-            results = self.search_many(queries)
-            text = self.contract.render_search([[document_fields(d) for d in hits] for hits in results])
-            return ToolResult(text, [document for hits in results for document in hits], queries)
+            return self._search_result(queries, self.search_many(queries))
+        return self._open_result(arguments)
+
+    async def execute_async(self, call: ToolCall) -> ToolResult:
+        """`execute` for agents on an event loop: the search runs in the batcher's worker thread,
+        together with the other rollouts' searches of the same moment."""
+        error = self.malformed(call)
+        if error is not None:
+            return ToolResult(error)
+        arguments = json.loads(call.function.arguments or "{}")
+        if call.function.name == "search":
+            queries = portable.search_queries(arguments)
+            hits = await self.batcher.search(queries, self._k(None))
+            return self._search_result(queries, [[self.corpus.documents[hit.position] for hit in found] for found in hits])
+        return self._open_result(arguments)
+
+    @property
+    def batcher(self) -> SearchBatcher:
+        if self._batcher is None:
+            self._batcher = SearchBatcher(self.retriever)
+        return self._batcher
+
+    def __getstate__(self) -> dict:  # the batcher's worker thread does not travel (Dask, pickling)
+        return {**self.__dict__, "_batcher": None}
+
+    def _search_result(self, queries: list[str], results: list[list[Document]]) -> ToolResult:
+        text = self.contract.render_search([[document_fields(d) for d in hits] for hits in results])
+        return ToolResult(text, [document for hits in results for document in hits], queries)
+
+    def _open_result(self, arguments: dict) -> ToolResult:
         doc_id = str(arguments["doc_id"])
         document = self.open(doc_id)
         return ToolResult(portable.render_document(document_fields(document) if document else None, doc_id),
