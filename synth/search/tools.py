@@ -95,27 +95,27 @@ class SearchTools:
 
     def execute(self, call: ToolCall) -> ToolResult:
         """`call`, keeping the queries and the documents shown (a proposer's evidence is exactly these)."""
-        error = self.malformed(call)
-        if error is not None:
-            return ToolResult(error)
-        arguments = json.loads(call.function.arguments or "{}")
-        if call.function.name == "search":
-            queries = portable.search_queries(arguments)
-            return self._search_result(queries, self.search_many(queries))
-        return self._open_result(arguments)
+        ready = self._runnable(call)
+        if not isinstance(ready, list):
+            return ready
+        return self._search_result(ready, self.search_many(ready))
 
     async def execute_async(self, call: ToolCall) -> ToolResult:
         """`execute` for agents on an event loop: the search runs in the batcher's worker thread,
         together with the other rollouts' searches of the same moment."""
+        ready = self._runnable(call)
+        if not isinstance(ready, list):
+            return ready
+        hits = await self.batcher.search(ready, self._k(None))
+        return self._search_result(ready, [[self.corpus.documents[hit.position] for hit in found] for found in hits])
+
+    def _runnable(self, call: ToolCall) -> ToolResult | list[str]:
+        """A search's queries; for anything else the result itself (an error, or the opened document)."""
         error = self.malformed(call)
         if error is not None:
             return ToolResult(error)
         arguments = json.loads(call.function.arguments or "{}")
-        if call.function.name == "search":
-            queries = portable.search_queries(arguments)
-            hits = await self.batcher.search(queries, self._k(None))
-            return self._search_result(queries, [[self.corpus.documents[hit.position] for hit in found] for found in hits])
-        return self._open_result(arguments)
+        return portable.search_queries(arguments) if call.function.name == "search" else self._open_result(arguments)
 
     @property
     def batcher(self) -> SearchBatcher:
