@@ -105,11 +105,10 @@ class TemplateVerbalizer:
         noun = phrase[len(stripped) + len(" the "):]
         if self._says_hidden(noun):  # "produced something that ...", not "produced a film" when the answer is Film
             return f"{stripped} {obj}", passive
-        if obj.startswith("something "):  # the relation knows what it is: "belongs to a genre that ..."
-            return f"{stripped} {grammar.article(noun)} {noun}{obj[len('something'):]}", passive
         if obj_head and obj.startswith(f"{obj_head} ") and not obj_head.endswith(f" {noun}"):
-            # the relation's noun says what the entity is here: "has had a capital located in Africa",
-            # not "has had a country located in Africa" (a set noun from a sample)
+            # the relation's noun says what the entity is here: "belongs to a genre that ..." for
+            # "something that ...", "has had a capital located in Africa", not "has had a country
+            # located in Africa" (a set noun from a sample)
             return f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{obj[len(obj_head):]}", passive
         if not obj_role or noun.split()[-1] in obj.split()[:4]:  # "is located in a place that ...", "belongs to a genre of Saw"
             return f"{stripped} {obj}", passive

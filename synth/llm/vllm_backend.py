@@ -77,7 +77,6 @@ class VLLMBackend(LLMBackend):
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
         """Prompt tokens answered, and how many of them came from the prefix cache."""
-        self.engine_steps = 0
 
     @property
     def model_id(self) -> str:
@@ -176,7 +175,6 @@ class VLLMBackend(LLMBackend):
                 if self._running:
                     if not engine.llm_engine.has_unfinished_requests():
                         raise RuntimeError(f"the engine has no request left but {len(self._running)} are unanswered")
-                    self.engine_steps += 1
                     for output in engine.llm_engine.step():
                         if output.finished:
                             self._finish(output)
