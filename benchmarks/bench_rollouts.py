@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import hashlib
 import heapq
+import itertools
 import json
 import sys
 import time
@@ -106,22 +107,28 @@ def lockstep_seconds(chains: list[list[float]], capacity: int) -> float:
         turn += 1
 
 
-def independent_seconds(chains: list[list[float]], capacity: int) -> float:
+def independent_seconds(chains: list[list[float]], capacity: int, order_by: str = "arrival") -> float:
     """Independent rollouts on `capacity` slots with no client costs: a rollout's next turn is ready
-    the moment its last one is served, and a free slot takes the deepest ready turn first (the
-    limiter's order). What the agent could reach on this workload without knowing rollout lengths."""
-    ready = [(0, index, index) for index in range(len(chains))]  # (-depth, arrival order, rollout)
-    heapq.heapify(ready)
-    running: list[tuple[float, int, int]] = []  # (finish time, rollout, turn)
-    now, order = 0.0, len(chains)
+    the moment its last one is served, and a free slot takes the earliest ready turn ("arrival", the
+    limiter's order: what the agent could reach), the deepest ("depth"), or the one whose rollout
+    has the most work left ("clairvoyant": needs every rollout's length in advance, which no agent
+    has; it shows how much of the gap to the ideal is the price of not knowing)."""
+    def key(rollout: int, turn: int) -> float:
+        return {"arrival": 0, "depth": -turn, "clairvoyant": -sum(chains[rollout][turn:])}[order_by]
+
+    order = itertools.count()
+    ready = [(key(index, 0), next(order), index) for index in range(len(chains))]  # (key, arrival, rollout)
+    turns = [0] * len(chains)
+    running: list[tuple[float, int]] = []  # (finish time, rollout)
+    now = 0.0
     while ready or running:
         while ready and len(running) < capacity:
-            depth, _, rollout = heapq.heappop(ready)
-            heapq.heappush(running, (now + chains[rollout][-depth], rollout, -depth))
-        now, rollout, turn = heapq.heappop(running)
-        if turn + 1 < len(chains[rollout]):
-            order += 1
-            heapq.heappush(ready, (-(turn + 1), order, rollout))
+            _, _, rollout = heapq.heappop(ready)
+            heapq.heappush(running, (now + chains[rollout][turns[rollout]], rollout))
+        now, rollout = heapq.heappop(running)
+        turns[rollout] += 1
+        if turns[rollout] < len(chains[rollout]):
+            heapq.heappush(ready, (key(rollout, turns[rollout]), next(order), rollout))
     return now
 
 
@@ -234,6 +241,8 @@ def main() -> None:
                 ideal = max(total / arguments.capacity, max(sum(chain) for chain in chains))
                 simulated = lockstep_seconds(chains, arguments.capacity)
                 reachable = independent_seconds(chains, arguments.capacity)
+                deepest = independent_seconds(chains, arguments.capacity, "depth")
+                clairvoyant = independent_seconds(chains, arguments.capacity, "clairvoyant")
                 log.write_text("")
                 agent.stage += "-lockstep"  # not the cache (there is none here): just another accounting label
                 started = time.perf_counter()
@@ -243,7 +252,8 @@ def main() -> None:
                 ratios[name] = wall / ideal
                 print(f"{name:9s} {len(rollouts)} rollouts, {sum(lengths)} requests, turns median {lengths[len(lengths) // 2]} "
                       f"max {lengths[-1]}; ideal {ideal:.2f} s; independent rollouts {wall:.2f} s ({wall / ideal:.2f}x ideal; "
-                      f"simulated without client costs {reachable / ideal:.2f}x); "
+                      f"simulated without client costs {reachable / ideal:.2f}x, deepest turn first {deepest / ideal:.2f}x, "
+                      f"knowing every length {clairvoyant / ideal:.2f}x); "
                       f"lock-step {lockstep:.2f} s ({lockstep / ideal:.2f}x; simulated without client costs {simulated / ideal:.2f}x)")
         finally:
             process.terminate()

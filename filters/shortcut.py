@@ -7,7 +7,7 @@ each hop's evidence and of the first document naming the answer (None: not retri
 threshold can be revisited with SQL instead of a rerun.
 """
 
-from typing import Literal, Sequence
+from typing import Sequence
 
 from pydantic import Field
 
@@ -22,7 +22,6 @@ from synth.search.retrieval import Retriever
 class ShortcutConfig(FrozenConfig):
     enabled: bool = Field(default=True, description="Drop items whose evidence one search with the question retrieves.")
     k: int = Field(default=10, ge=1, le=100, description="Documents the one search returns.")
-    retriever: Literal["bm25", "dense", "hybrid"] = Field(default="bm25", description="bm25 (fast, cached), dense or hybrid (dense indexes take minutes to build on CPU).")
 
 
 class ShortcutFilter(Filter):

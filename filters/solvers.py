@@ -141,8 +141,8 @@ class RetrievalReader:
         if condition != "search":
             raise ValueError(f"{self.name} is a retrieval baseline and only runs the search condition")
         outcomes = []
-        for item in items:
-            documents = self.tools.search(item.question, self.depth)
+        found = self.tools.search_many([item.question for item in items], self.depth) if items else []  # one batched retriever call
+        for item, documents in zip(items, found):
             answer = next((document.title for document in documents if not mentions(item.question, document.title)), None)
             outcomes.append([Outcome(answer, num_tool_calls=1, failure=None if answer else "nothing_retrieved") for _ in range(k)])
         return outcomes

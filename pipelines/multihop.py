@@ -43,6 +43,7 @@ from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
+from synth.search.retrieval import RetrieverChoice
 from synth.search.tools import SearchTools
 from synth.store.workdir import StageOutput
 
@@ -58,6 +59,11 @@ class Config(FrozenConfig):
     contract: ContractName = Field(
         default="synth",
         description="Agent contract the agents run under: tools, how results read, how an answer is finished (see synth.contract).",
+    )
+    retriever: RetrieverChoice = Field(
+        default="bm25",
+        description="The world's search (panel, distillation, shortcut filter): bm25 (fast, cached), dense or hybrid (dense "
+        "indexes take minutes to build on CPU), or the URL of a Search-R1-compatible /retrieve endpoint over the same corpus.",
     )
     exclude_relations: list[str] = Field(
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
@@ -172,6 +178,8 @@ class Pipeline:
                     advance(1)
         items = [item for hops in config.hops for item in accepted[hops]]
         statistics = {"attempts": attempts, "verbalizer": "template"}
+        if config.shortcut.enabled or config.panel.enabled:
+            statistics["retriever"] = self.world.lineage
         models = {}
         if config.verbalizer == "llm" and items:
             client = context.llm_session({"generator": config.generator_model}).client("generator")
@@ -245,10 +253,17 @@ class _World:
         from synth.search.retrieval import open_retriever
         from synth.search.world import search_cache
 
-        self.context.progress.log(f"opening the {self.config.shortcut.retriever} index of the corpus ...")
+        self.context.progress.log(f"opening the {self.config.retriever} retriever of the corpus ...")
         corpus = Corpus.from_kg(self.full)
-        retriever = open_retriever(self.config.shortcut.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log)
+        retriever = open_retriever(self.config.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log)
         return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k, contract=get_contract(self.config.contract))
+
+    @property
+    def lineage(self) -> dict:
+        """The retriever the run searched with, for the version's summary (a remote one as its /health describes it)."""
+        from synth.search.retrieval import describe_retriever
+
+        return describe_retriever(self.config.retriever, self.tools.retriever, self.tools.corpus)
 
     def evidence(self, item: Item) -> list[Document]:
         """What the gold_evidence condition shows: each evidence document whole, or cut down to the

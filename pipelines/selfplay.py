@@ -41,6 +41,7 @@ from synth.llm.types import is_model_failure
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+from synth.search.retrieval import RetrieverChoice
 from synth.store.workdir import StageOutput
 
 
@@ -72,6 +73,11 @@ class Config(FrozenConfig):
     oversample: float = Field(default=3.0, ge=1.0, le=50.0, description="Proposals per published item: gates and the band drop many.")
     corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus file ({\"id\", \"contents\"}); default: the corpus of `kg`.")
     kg: str | None = Field(default=None, description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled one.")
+    retriever: RetrieverChoice = Field(
+        default="bm25",
+        description="The search of proposer and solvers: bm25, dense, hybrid, or the URL of a Search-R1-compatible /retrieve "
+        "endpoint over the same corpus (e.g. an e5 + FAISS server on a GPU box).",
+    )
     retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents one search returns to proposer and solvers.")
     contract: ContractName = Field(
         default="synth",
@@ -211,6 +217,7 @@ class Pipeline:
         models = {key: value for r in rounds for key, value in r.meta["models"].items() if value}
         statistics = {
             "corpus": self.world.corpus.name, "corpus_documents": len(self.world.corpus), "eligible_targets": len(self.world.targets),
+            "retriever": self.world.lineage,
             "rounds": [r.meta["round"] for r in rounds],
             "difficulty": dict(Counter(item.difficulty for item in chosen)),
             "items_per_searches": dict(Counter(item.hops for item in chosen)),
@@ -288,9 +295,16 @@ class _World:
         from synth.search.tools import SearchTools
         from synth.search.world import search_cache
 
-        self.context.progress.log(f"opening the bm25 index of {self.corpus.name} ({len(self.corpus)} documents) ...")
-        retriever = open_retriever("bm25", self.corpus, search_cache(self.context.settings), log=self.context.progress.log)
+        self.context.progress.log(f"opening the {self.config.retriever} retriever of {self.corpus.name} ({len(self.corpus)} documents) ...")
+        retriever = open_retriever(self.config.retriever, self.corpus, search_cache(self.context.settings), log=self.context.progress.log)
         return SearchTools(self.corpus, retriever, default_k=self.config.retrieval_k, contract=get_contract(self.config.contract))
+
+    @property
+    def lineage(self) -> dict:
+        """The retriever the run searched with, for the version's summary (a remote one as its /health describes it)."""
+        from synth.search.retrieval import describe_retriever
+
+        return describe_retriever(self.config.retriever, self.tools.retriever, self.corpus)
 
     @cached_property
     def targets(self):

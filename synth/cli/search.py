@@ -21,6 +21,21 @@ def retriever_option(function):
                         help="BM25 (bm25s), dense (sentence-transformers) or their reciprocal-rank fusion.")(function)
 
 
+def _check_retriever(context, parameter, value: str) -> str:
+    from synth.search.retrieval import check_retriever
+
+    try:
+        return check_retriever(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def searching_retriever_option(function):
+    return click.option("--retriever", default="bm25", show_default=True, callback=_check_retriever,
+                        help="BM25 (bm25s), dense (sentence-transformers), their reciprocal-rank fusion, or the URL of a "
+                             "Search-R1-compatible /retrieve endpoint over the same corpus.")(function)
+
+
 def _open(settings, kg, corpus_file, retriever):
     from synth.search.world import load_corpus
 
@@ -44,7 +59,7 @@ def search() -> None:
 @click.argument("query")
 @click.option("--k", type=click.IntRange(1, 100), default=5, show_default=True, help="How many documents.")
 @world_options
-@retriever_option
+@searching_retriever_option
 @json_option
 def query(query, k, kg, corpus_file, retriever, as_json) -> None:
     """Search the corpus and print the top documents as agents see them.

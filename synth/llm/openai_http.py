@@ -217,7 +217,7 @@ class OpenAICompatibleBackend(LLMBackend):
             reported_retries = retried
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResponse:
-        async with self.limiter.slot(len(payload["messages"])):  # deeper conversations first: the long tail's chain
+        async with self.limiter:
             wait_s = self.breaker.admit()  # asked once a slot is free: the circuit may have opened while we queued
             if wait_s != 0.0:
                 raise _CircuitOpen(wait_s)

@@ -1,11 +1,11 @@
-"""The limiter admits at most `limit` holders, and lets deeper conversations in first."""
+"""The limiter admits at most `limit` holders, in order of arrival."""
 
 import asyncio
 
 from synth.llm.concurrency import AdaptiveLimiter
 
 
-def test_waiters_go_in_order_of_priority_then_arrival():
+def test_waiters_go_in_order_of_arrival():
     order: list[str] = []
 
     async def main() -> None:
@@ -13,24 +13,26 @@ def test_waiters_go_in_order_of_priority_then_arrival():
         gate = asyncio.Event()
 
         async def hold() -> None:
-            async with limiter.slot(0):
+            async with limiter:
                 await gate.wait()
 
-        async def ask(name: str, priority: int) -> None:
-            async with limiter.slot(priority):
+        async def ask(name: str) -> None:
+            async with limiter:
                 order.append(name)
 
         holder = asyncio.create_task(hold())
         await asyncio.sleep(0)
-        waiters = [asyncio.create_task(ask(name, priority)) for name, priority in
-                   [("first turn a", 2), ("deep turn", 9), ("first turn b", 2), ("middle turn", 5)]]
+        waiters = []
+        for name in ["first", "second", "third", "fourth"]:
+            waiters.append(asyncio.create_task(ask(name)))
+            await asyncio.sleep(0)  # each queued before the next is created
         await asyncio.sleep(0)
         assert limiter.in_flight == 1
         gate.set()
         await asyncio.gather(holder, *waiters)
 
     asyncio.run(main())
-    assert order == ["deep turn", "middle turn", "first turn a", "first turn b"]
+    assert order == ["first", "second", "third", "fourth"]
 
 
 def test_never_more_than_the_limit_in_flight():
@@ -40,13 +42,13 @@ def test_never_more_than_the_limit_in_flight():
         nonlocal peak
         limiter = AdaptiveLimiter(3)
 
-        async def work(priority: int) -> None:
+        async def work() -> None:
             nonlocal peak
-            async with limiter.slot(priority):
+            async with limiter:
                 peak = max(peak, limiter.in_flight)
                 await asyncio.sleep(0.001)
 
-        await asyncio.gather(*(work(index % 5) for index in range(50)))
+        await asyncio.gather(*(work() for _ in range(50)))
 
     asyncio.run(main())
     assert peak == 3
