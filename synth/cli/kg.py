@@ -1,5 +1,6 @@
 """`synth kg`: import knowledge graphs, list them, and see what one holds."""
 
+import time
 from pathlib import Path
 
 import click
@@ -44,8 +45,13 @@ def import_(name, triples, entities, relations, folder, file_format, delimiter, 
         source = ImportSource(triples=triples, entities=entities, relations=relations, **options)
     else:
         raise click.UsageError("give --triples FILE (or --folder DIR)")
-    report = import_graph(name, source, load_settings().kg_path, replace=replace,
-                          log=(lambda line: None) if as_json else (lambda line: click.echo(line, err=True)))
+    log = (lambda line: None) if as_json else (lambda line: click.echo(line, err=True))
+    report = import_graph(name, source, load_settings().kg_path, replace=replace, log=log)
+    from synth.kg.store import load_graph
+
+    started = time.perf_counter()
+    load_graph(Path(report.path), log=log)  # saves the arrays every later run maps (synth.kg.arrays)
+    log(f"saved the graph's arrays for memory-mapped loading in {time.perf_counter() - started:.1f} s")
     if as_json:
         print_json(report.as_dict())
         return

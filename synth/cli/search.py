@@ -82,17 +82,26 @@ def query(query, k, kg, corpus_file, retriever, as_json) -> None:
 @world_options
 @click.option("--retriever", "retrievers", type=click.Choice(RETRIEVER_CHOICES), multiple=True,
               help="Which indexes to build (repeatable; default: bm25 and dense).")
-def index(kg, corpus_file, retrievers) -> None:
-    """Build (or find cached) the corpus indexes now, and print how long each took."""
+@click.option("--checkpoint-every", type=click.IntRange(1), default=4096, show_default=True,
+              help="Documents embedded between checkpoints of the dense index: a killed build resumes from the last one.")
+def index(kg, corpus_file, retrievers, checkpoint_every) -> None:
+    """Build (or find cached) the corpus indexes now, and print how long each took.
+
+    The dense index shows progress with an ETA; a killed build resumes where it stopped when run again.
+    """
     import time
 
-    from synth.search.world import load_corpus
+    from synth.search.retrieval import DenseRetriever
+    from synth.search.world import load_corpus, search_cache
 
     settings = load_settings()
     corpus = load_corpus(settings, kg, corpus_file)
     for name in retrievers or ("bm25", "dense"):
         started = time.perf_counter()
-        _retriever(settings, corpus, name)
+        if name == "dense":
+            DenseRetriever(corpus, search_cache(settings), log=lambda line: click.echo(line, err=True), checkpoint_every=checkpoint_every)
+        else:
+            _retriever(settings, corpus, name)
         click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} documents, corpus {corpus.fingerprint})")
 
 

@@ -10,7 +10,7 @@ relations are numbered in sorted id order, so every listing below is in a stable
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -84,8 +84,9 @@ class Adjacency:
 
 @dataclass
 class KnowledgeGraph:
-    entities: dict[str, Entity]
-    """Named entities (an entity without a row here is still a node, named by its id)."""
+    entities: Mapping[str, Entity]
+    """Named entities (an entity without a row here is still a node, named by its id): a dict, or
+    an `EntityTable` for a memory-mapped graph."""
     relations: dict[str, Relation]
     snapshot: str
     node_ids: list[str] = field(repr=False)
@@ -172,6 +173,8 @@ class KnowledgeGraph:
     @cached_property
     def named(self) -> np.ndarray:
         """Whether each node has an entity row (a name), as a boolean mask."""
+        if hasattr(self.entities, "node_mask"):  # an EntityTable knows without a lookup per node
+            return self.entities.node_mask()
         return np.fromiter((node in self.entities for node in self.node_ids), dtype=bool, count=len(self.node_ids))
 
     @property

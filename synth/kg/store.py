@@ -9,9 +9,14 @@ name and renamed into place, so a snapshot exists whole or not at all.
 """
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+from filelock import FileLock
+
 from synth.errors import ConfigError, NotFoundError
+from synth.kg.arrays import arrays_folder, load_arrays, save_arrays
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.readers import split_aliases
 from synth.schemas import Entity, Relation
@@ -42,12 +47,35 @@ def read_meta(path: Path) -> dict:
             "sources": json.loads(sources), "counts": json.loads(counts), "path": str(path)}
 
 
-def load_graph(path: Path) -> KnowledgeGraph:
-    """An imported snapshot as a KnowledgeGraph."""
+def load_graph(path: Path, log: Callable[[str], None] = print) -> KnowledgeGraph:
+    """An imported snapshot as a KnowledgeGraph: memory-mapped from its arrays folder
+    (`synth.kg.arrays`), which the first load after an import writes."""
     import duckdb
 
     if not path.is_file():
         raise NotFoundError(f"no imported knowledge graph at {path}; see `synth kg list`, or import one with `synth kg import`")
+    with duckdb.connect(str(path), read_only=True) as connection:
+        snapshot_id = connection.execute("select snapshot_id from snapshot").fetchall()[0][0]
+    folder = arrays_folder(path)
+    try:
+        kg = load_arrays(folder, snapshot_id)
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as error:  # damaged: report, rebuild
+        log(f"{folder} is damaged ({type(error).__name__}: {error}); rebuilding it from {path.name}")
+        kg = None
+    if kg is not None:
+        return kg
+    kg = _load_from_duckdb(path)
+    try:
+        with FileLock(str(folder.with_name(f".{folder.name}.lock"))):
+            save_arrays(kg, folder)
+    except OSError as error:  # a read-only graph folder still loads, only slower
+        log(f"could not save {folder} for fast loading ({error}); the graph loads from {path.name} each time")
+    return kg
+
+
+def _load_from_duckdb(path: Path) -> KnowledgeGraph:
+    import duckdb
+
     with duckdb.connect(str(path), read_only=True) as connection:
         snapshot_id = connection.execute("select snapshot_id from snapshot").fetchall()[0][0]
         triples = connection.sql("select head, relation, tail from triples").to_arrow_table()

@@ -5,6 +5,7 @@ fingerprint (and the model, for dense), written to a temporary folder and rename
 a crash never leaves half an index and a rebuilt corpus never reuses a stale one.
 """
 
+import json
 import logging
 import shutil
 import sys
@@ -36,9 +37,10 @@ class Retriever(Protocol):
     def search(self, queries: list[str], k: int) -> list[list[Hit]]: ...
 
 
-def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str) -> Path:
+def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str, resumable: bool = False) -> Path:
     """`folder`, built by `build` into a staging folder and renamed into place once. Processes
-    that need the same index at once take turns on a lock: the first builds, the rest reuse it."""
+    that need the same index at once take turns on a lock: the first builds, the rest reuse it.
+    A killed build's staging folder is removed, or, when `resumable`, handed to `build` to go on."""
     from filelock import FileLock
 
     if folder.is_dir():
@@ -48,8 +50,9 @@ def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[st
         if folder.is_dir():  # another process built it while we waited
             return folder
         staging = folder.with_name(f".{folder.name}.partial")
-        shutil.rmtree(staging, ignore_errors=True)  # left by a killed build
-        staging.mkdir(parents=True)
+        if not resumable:
+            shutil.rmtree(staging, ignore_errors=True)  # left by a killed build
+        staging.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         log(f"building the {what} (once per corpus) ...")
         build(staging)
@@ -123,18 +126,24 @@ class BM25Retriever:
 
 class DenseRetriever:
     """Cosine similarity of sentence-transformers embeddings (default: the bundled all-MiniLM-L6-v2),
-    exact search over a float32 matrix: fine to a few million passages on one machine."""
+    exact search over a float32 matrix: fine to a few million passages on one machine.
+
+    The build embeds `checkpoint_every` documents at a time into a memory-mapped matrix and
+    records how far it got after each batch, so a killed build resumes where it stopped."""
 
     def __init__(self, corpus: Corpus, cache_dir: Path, model_path: Path | None = None, log: Callable[[str], None] = print,
-                 batch_size: int = 128):
+                 batch_size: int = 128, checkpoint_every: int = 4096):
         from synth.search.embeddings import load_embedder
 
         self.corpus = corpus
         self.log = log
         self.model, self.model_name = load_embedder(model_path)
-        self.batch_size = batch_size
+        self.batch_size, self.checkpoint_every = batch_size, checkpoint_every
+        self.embedded = 0
+        """Documents this process embedded while building (0 when the index was cached)."""
         self.folder = _cached_build(
-            cache_dir / f"dense-{self.model_name}-{corpus.fingerprint}", self._build, log, f"dense index ({self.model_name})"
+            cache_dir / f"dense-{self.model_name}-{corpus.fingerprint}", self._build, log, f"dense index ({self.model_name})",
+            resumable=True,
         )
         self.vectors = np.load(self.folder / "vectors.npy", mmap_mode="r")
 
@@ -143,17 +152,27 @@ class DenseRetriever:
                                  show_progress_bar=False).astype(np.float32)
 
     def _build(self, folder: Path) -> None:
-        texts = [f"{document.title}. {document.text}" for document in self.corpus.documents]
+        total = len(self.corpus)
         dimension = (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)()
-        vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32, shape=(len(texts), dimension))
-        started, step = time.perf_counter(), 4096
-        for start in range(0, len(texts), step):
-            vectors[start:start + step] = self._encode(texts[start:start + step])
-            done = min(start + step, len(texts))
-            if done < len(texts):
-                rate = done / (time.perf_counter() - started)
-                self.log(f"  embedded {done:,}/{len(texts):,} documents ({rate:,.0f}/s, about {(len(texts) - done) / rate:.0f} s left)")
-        vectors.flush()
+        done, vectors = _resume(folder, total, dimension)
+        if vectors is None:
+            vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32, shape=(total, dimension))
+        else:
+            self.log(f"  resuming a killed build: {done:,}/{total:,} documents already embedded")
+        started, resumed_at = time.perf_counter(), done
+        while done < total:
+            end = min(done + self.checkpoint_every, total)
+            vectors[done:end] = self._encode([f"{d.title}. {d.text}" for d in self.corpus.documents[done:end]])
+            vectors.flush()  # the vectors first, then the mark that says they are there
+            _write_progress(folder, end, total, dimension)
+            self.embedded += end - done
+            done = end
+            if done < total:
+                rate = (done - resumed_at) / (time.perf_counter() - started)
+                self.log(f"  embedded {done:,}/{total:,} documents ({rate:,.0f}/s, about {(total - done) / rate:.0f} s left)")
+        del vectors
+        (folder / "progress.json").unlink(missing_ok=True)
+        self.log(f"  embedded {self.embedded:,} documents in this run ({resumed_at:,} were already embedded)")
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         k = min(k, len(self.corpus))
@@ -164,6 +183,24 @@ class DenseRetriever:
             ordered = candidates[np.argsort(-row[candidates], kind="stable")]
             results.append([Hit(int(position), float(row[position])) for position in ordered])
         return results
+
+
+def _resume(folder: Path, total: int, dimension: int) -> tuple[int, np.ndarray | None]:
+    """(documents already embedded, the matrix to go on filling) from a killed build, or (0, None)."""
+    try:
+        progress = json.loads((folder / "progress.json").read_text())
+        if (progress["rows"], progress["dimension"]) != (total, dimension):
+            return 0, None
+        vectors = np.load(folder / "vectors.npy", mmap_mode="r+")
+    except (OSError, ValueError, KeyError):
+        return 0, None
+    return (int(progress["done"]), vectors) if vectors.shape == (total, dimension) else (0, None)
+
+
+def _write_progress(folder: Path, done: int, rows: int, dimension: int) -> None:
+    partial = folder / "progress.json.partial"
+    partial.write_text(json.dumps({"done": done, "rows": rows, "dimension": dimension}))
+    partial.replace(folder / "progress.json")
 
 
 class HybridRetriever:
