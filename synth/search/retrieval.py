@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import AfterValidator
 
 from synth.errors import ConfigError
+from synth.search.ann import ANN_MIN_DOCUMENTS
 from synth.search.corpus import Corpus
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
@@ -125,14 +126,15 @@ class BM25Retriever:
 
 
 class DenseRetriever:
-    """Cosine similarity of sentence-transformers embeddings (default: the bundled all-MiniLM-L6-v2),
-    exact search over a float32 matrix: fine to a few million passages on one machine.
+    """Cosine similarity of sentence-transformers embeddings (default: the bundled all-MiniLM-L6-v2):
+    exact search over a memory-mapped float32 matrix for small corpora, a faiss HNSW index from
+    `ANN_MIN_DOCUMENTS` passages on (`ann="auto"`; "exact" or "hnsw" to choose).
 
     The build embeds `checkpoint_every` documents at a time into a memory-mapped matrix and
     records how far it got after each batch, so a killed build resumes where it stopped."""
 
     def __init__(self, corpus: Corpus, cache_dir: Path, model_path: Path | None = None, log: Callable[[str], None] = print,
-                 batch_size: int = 128, checkpoint_every: int = 4096):
+                 batch_size: int = 128, checkpoint_every: int = 4096, ann: str = "auto"):
         from synth.search.embeddings import load_embedder
 
         self.corpus = corpus
@@ -146,6 +148,13 @@ class DenseRetriever:
             resumable=True,
         )
         self.vectors = np.load(self.folder / "vectors.npy", mmap_mode="r")
+        self.ann = None
+        if ann == "hnsw" or (ann == "auto" and len(corpus) >= ANN_MIN_DOCUMENTS):
+            from synth.search.ann import HnswIndex, build_hnsw
+
+            folder = _cached_build(cache_dir / f"hnsw-{self.model_name}-{corpus.fingerprint}",
+                                   lambda staging: build_hnsw(self.vectors, staging / "index.faiss", log=log), log, "HNSW index")
+            self.ann = HnswIndex(folder / "index.faiss")
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
@@ -176,6 +185,10 @@ class DenseRetriever:
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         k = min(k, len(self.corpus))
+        if self.ann is not None:
+            scores, positions = self.ann.search(self._encode(queries), k)
+            return [[Hit(int(position), float(score)) for position, score in zip(row_positions, row_scores) if position >= 0]
+                    for row_positions, row_scores in zip(positions, scores)]
         scores = self._encode(queries) @ np.asarray(self.vectors).T
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         results = []

@@ -79,6 +79,13 @@ def test_dense_and_hybrid_load_offline_and_rank_by_meaning(tmp_path, corpus, mon
     hybrid = HybridRetriever(BM25Retriever(corpus, tmp_path, log=lambda line: None), dense)
     [fused] = hybrid.search(["Which city is the capital of France?"], k=2)
     assert corpus.documents[fused[0].position].id == "d1"
+    assert dense.ann is None  # a small corpus is searched exactly
+    approximate = DenseRetriever(corpus, tmp_path, log=lambda line: None, ann="hnsw")
+    assert approximate.ann is not None and list((tmp_path).glob("hnsw-*/index.faiss"))
+    queries = ["a famous museum of paintings", "Which city is the capital of France?", "rivers and bridges"]
+    for exact, near in zip(dense.search(queries, 3), approximate.search(queries, 3)):
+        assert [hit.position for hit in near] == [hit.position for hit in exact]
+        assert [round(hit.score, 4) for hit in near] == [round(hit.score, 4) for hit in exact]
 
 
 def tool_call(name: str, arguments) -> ToolCall:
