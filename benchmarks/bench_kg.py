@@ -78,7 +78,7 @@ def child_load_and_walk(path: str, walks: int) -> None:
     }))
 
 
-def measure(name: str, source: Path, kg_dir: Path, walks: int, loads: list[float]) -> None:
+def measure(name: str, source: Path, kg_dir: Path, walks: int, loads: list[float]) -> dict:
     from synth.kg.importer import ImportSource, import_graph
 
     started = time.perf_counter()
@@ -98,6 +98,7 @@ def measure(name: str, source: Path, kg_dir: Path, walks: int, loads: list[float
         f"{figures['load_s']:>7.2f} {figures['load_peak_mib']:>9,.0f} {figures['adjacency_mib']:>8.1f} "
         f"{figures['walk_s']:>8.2f} {walks / figures['walk_s']:>8,.0f} {figures['walks_completed'] / walks:>6.0%}"
     )
+    return figures
 
 
 def main() -> None:
