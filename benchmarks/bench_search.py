@@ -43,7 +43,7 @@ def main() -> None:
     evidence = KGCorpus(kg)
     edges = random.Random(0).sample(list(kg.triples()), arguments.edges)
     queries = [fact_sentence(kg, *edge).rstrip(".") for edge in edges]
-    targets = [corpus.positions[evidence.evidence_id(*edge)] for edge in edges]
+    targets = [corpus.position(evidence.evidence_id(*edge)) for edge in edges]
 
     with tempfile.TemporaryDirectory() as cache:
         cache_dir, built = Path(cache), {}

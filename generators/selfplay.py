@@ -114,7 +114,7 @@ def eligible_targets(corpus: Corpus, config: TargetConfig) -> list[Target]:
         if len(document.text.split()) < config.min_document_words:
             continue
         seen.add(key)
-        targets.append(Target(title, document.id, document.entity_id, document.text))
+        targets.append(Target(title, document.document_id or document.id, document.entity_id, document.text))
     return targets
 
 

@@ -251,10 +251,10 @@ class _World:
     def tools(self) -> SearchTools:
         from synth.search.corpus import Corpus
         from synth.search.retrieval import open_retriever
-        from synth.search.world import search_cache
+        from synth.search.world import corpus_store, search_cache
 
         self.context.progress.log(f"opening the {self.config.retriever} retriever of the corpus ...")
-        corpus = Corpus.from_kg(self.full)
+        corpus = Corpus.from_kg(self.full, corpus_store(self.context.settings), log=self.context.progress.log)
         retriever = open_retriever(self.config.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log)
         return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k, contract=get_contract(self.config.contract))
 

@@ -41,6 +41,7 @@ from synth.llm.types import is_model_failure
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+from synth.search.passages import PASSAGE_WORDS
 from synth.search.retrieval import RetrieverChoice
 from synth.store.workdir import StageOutput
 
@@ -72,6 +73,8 @@ class Config(FrozenConfig):
     per_round: int | None = Field(default=None, ge=1, description="Targets proposed per round; default ceil(n * oversample / rounds).")
     oversample: float = Field(default=3.0, ge=1.0, le=50.0, description="Proposals per published item: gates and the band drop many.")
     corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus file ({\"id\", \"contents\"}); default: the corpus of `kg`.")
+    passage_words: int = Field(default=PASSAGE_WORDS, ge=0, description="Words per passage the `corpus` file's documents are cut into "
+                               "(Search-R1's 100); 0 keeps whole documents, as a remote retriever that indexes them has them.")
     kg: str | None = Field(default=None, description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled one.")
     retriever: RetrieverChoice = Field(
         default="bm25",
@@ -267,19 +270,21 @@ class _World:
     def _source(self):
         """(corpus, lineage): the file's name and content hash, or the graph's snapshot id."""
         from synth.search.corpus import Corpus
+        from synth.search.world import corpus_store
 
         if self.config.corpus is not None:
             path = Path(self.config.corpus).expanduser()
             if not path.is_file():
                 raise ConfigError(f"corpus file {path} not found; give a Search-R1 JSONL file "
                                   '({"id": ..., "contents": "\\"Title\\"\\ntext"} per line) with --param corpus=PATH')
-            corpus = Corpus.from_jsonl(path)
+            corpus = Corpus.from_jsonl(path, corpus_store(self.context.settings), self.config.passage_words,
+                                       log=self.context.progress.log)
             return corpus, f"{corpus.name}@{corpus.fingerprint}"
         from synth.kg.snapshot import load_kg
 
         self.context.progress.log("loading the knowledge graph ...")
         kg = load_kg(self.config.kg, self.context.settings.kg_path)
-        return Corpus.from_kg(kg), kg.snapshot
+        return Corpus.from_kg(kg, corpus_store(self.context.settings), log=self.context.progress.log), kg.snapshot
 
     @property
     def corpus(self):

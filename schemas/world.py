@@ -53,3 +53,6 @@ class Document(Record):
     text: str
     entity_id: str | None = None
     """The entity this document is about, when the corpus was built from the knowledge graph."""
+    document_id: str | None = None
+    """The document this passage was cut from, when it is one of several (`open` returns that
+    document whole); None when the passage is a whole document."""

@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from synth.cli.options import json_option, load_settings
+from synth.search.passages import PASSAGE_WORDS
 
 RETRIEVER_CHOICES = ["bm25", "dense", "hybrid"]
 
@@ -13,6 +14,9 @@ def world_options(function):
     function = click.option("--corpus", "corpus_file", type=click.Path(path_type=Path),
                             help="A Search-R1 corpus JSONL ({\"id\", \"contents\"}) instead of a graph's corpus.")(function)
     function = click.option("--kg", help="Graph whose corpus to use: an imported name, folder or .duckdb (default: bundled).")(function)
+    function = click.option("--passage-words", type=click.IntRange(0), default=PASSAGE_WORDS, show_default=True,
+                            help="Cut --corpus documents into passages of this many words (Search-R1's 100); 0 keeps "
+                                 "whole documents (as a remote server that indexes whole documents has them).")(function)
     return function
 
 
@@ -36,10 +40,10 @@ def searching_retriever_option(function):
                              "Search-R1-compatible /retrieve endpoint over the same corpus.")(function)
 
 
-def _open(settings, kg, corpus_file, retriever):
+def _open(settings, kg, corpus_file, passage_words, retriever):
     from synth.search.world import load_corpus
 
-    corpus = load_corpus(settings, kg, corpus_file)
+    corpus = load_corpus(settings, kg, corpus_file, passage_words, log=_stderr)
     return corpus, _retriever(settings, corpus, retriever)
 
 
@@ -47,7 +51,11 @@ def _retriever(settings, corpus, kind):
     from synth.search.retrieval import open_retriever
     from synth.search.world import search_cache
 
-    return open_retriever(kind, corpus, search_cache(settings), log=lambda line: click.echo(line, err=True))
+    return open_retriever(kind, corpus, search_cache(settings), log=_stderr)
+
+
+def _stderr(line: str) -> None:
+    click.echo(line, err=True)
 
 
 @click.group()
@@ -61,7 +69,7 @@ def search() -> None:
 @world_options
 @searching_retriever_option
 @json_option
-def query(query, k, kg, corpus_file, retriever, as_json) -> None:
+def query(query, k, kg, corpus_file, passage_words, retriever, as_json) -> None:
     """Search the corpus and print the top documents as agents see them.
 
     Example: synth search query "Which film did Robert Altman produce?" --retriever hybrid
@@ -69,7 +77,7 @@ def query(query, k, kg, corpus_file, retriever, as_json) -> None:
     from synth.cli.render import print_json
     from synth.search.tools import render_documents
 
-    corpus, index = _open(load_settings(), kg, corpus_file, retriever)
+    corpus, index = _open(load_settings(), kg, corpus_file, passage_words, retriever)
     [hits] = index.search([query], k)
     documents = [corpus.documents[hit.position] for hit in hits]
     if as_json:
@@ -84,7 +92,7 @@ def query(query, k, kg, corpus_file, retriever, as_json) -> None:
               help="Which indexes to build (repeatable; default: bm25 and dense).")
 @click.option("--checkpoint-every", type=click.IntRange(1), default=4096, show_default=True,
               help="Documents embedded between checkpoints of the dense index: a killed build resumes from the last one.")
-def index(kg, corpus_file, retrievers, checkpoint_every) -> None:
+def index(kg, corpus_file, passage_words, retrievers, checkpoint_every) -> None:
     """Build (or find cached) the corpus indexes now, and print how long each took.
 
     The dense index shows progress with an ETA; a killed build resumes where it stopped when run again.
@@ -95,11 +103,11 @@ def index(kg, corpus_file, retrievers, checkpoint_every) -> None:
     from synth.search.world import load_corpus, search_cache
 
     settings = load_settings()
-    corpus = load_corpus(settings, kg, corpus_file)
+    corpus = load_corpus(settings, kg, corpus_file, passage_words, log=_stderr)
     for name in retrievers or ("bm25", "dense"):
         started = time.perf_counter()
         if name == "dense":
-            DenseRetriever(corpus, search_cache(settings), log=lambda line: click.echo(line, err=True), checkpoint_every=checkpoint_every)
+            DenseRetriever(corpus, search_cache(settings), log=_stderr, checkpoint_every=checkpoint_every)
         else:
             _retriever(settings, corpus, name)
         click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} documents, corpus {corpus.fingerprint})")
@@ -110,7 +118,7 @@ def index(kg, corpus_file, retrievers, checkpoint_every) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0 picks a free one).")
 @world_options
 @retriever_option
-def serve(host, port, kg, corpus_file, retriever) -> None:
+def serve(host, port, kg, corpus_file, passage_words, retriever) -> None:
     """Serve the retriever over HTTP in Search-R1's shape: POST /retrieve {"queries", "topk", "return_scores"}.
 
     Point Search-R1's or verl's search tool at http://HOST:PORT/retrieve to train on the very
@@ -118,16 +126,16 @@ def serve(host, port, kg, corpus_file, retriever) -> None:
     """
     from synth.search.server import serve as run_server
 
-    corpus, index = _open(load_settings(), kg, corpus_file, retriever)
+    corpus, index = _open(load_settings(), kg, corpus_file, passage_words, retriever)
     run_server(corpus, index, retriever, host, port, on_ready=lambda line: click.echo(line, err=True))
 
 
 @search.command()
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output .jsonl file.")
 @world_options
-def export(out, kg, corpus_file) -> None:
-    """Write the corpus as Search-R1 JSONL ({"id", "contents": "\\"Title\\"\\ntext"}) for other retrievers."""
+def export(out, kg, corpus_file, passage_words) -> None:
+    """Write the corpus as Search-R1 JSONL ({"id", "contents": "\\"Title\\"\\ntext"}), one passage a line, for other retrievers."""
     from synth.search.world import load_corpus
 
-    corpus = load_corpus(load_settings(), kg, corpus_file)
+    corpus = load_corpus(load_settings(), kg, corpus_file, passage_words, log=_stderr)
     click.echo(f"wrote {corpus.write_jsonl(out):,} documents to {out}")

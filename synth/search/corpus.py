@@ -10,14 +10,22 @@ produce one enormous document. The passage that states an edge is the edge's evi
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator
+
+import pyarrow as pa
 
 from synth.errors import ConfigError
 from synth.kg.graph import FORWARD, KnowledgeGraph
 from synth.schemas import Document
+from synth.search.build_once import build_once
+from synth.search.corpus_store import PassageTable, build_in_memory, build_on_disk, read_meta
+from synth.search.passages import PASSAGE_WORDS
+
+STORE_FORMAT = 1
+"""Bumped when the stored layout or the graph corpus' wording changes, so an older store is rebuilt, never misread."""
 
 FACTS_PER_PASSAGE = 12
 
@@ -76,69 +84,136 @@ class KGCorpus:
 
 
 class Corpus:
-    """Documents in a fixed order with lookup by id: what retrievers index and `open` reads.
+    """Passages in a fixed order, by position and by id: what retrievers index, `search` shows and `open` reads.
 
     Built from a knowledge graph (one passage per entity and chunk of its facts) or read from a
-    Search-R1 JSONL file (`{"id", "contents"}` with `contents` = `"Title"\\ntext`).
+    Search-R1 JSONL file (`{"id", "contents"}` with `contents` = `"Title"\\ntext`), whose documents
+    are cut into passages of `passage_words` words (`synth.search.passages`). Given a store folder,
+    the passages are written once to an Arrow file there and memory-mapped on every later load
+    (`synth.search.corpus_store`); without one, the same table is built in memory.
+    `documents` is the sequence of passages (records made as they are read).
     """
 
-    def __init__(self, documents: Iterable[Document], name: str):
-        self.documents = list(documents)
+    def __init__(self, documents: Iterable[Document], name: str, passage_words: int = 0):
+        table, built = build_in_memory(documents, name, passage_words)
+        self._attach(table, name, built.fingerprint)
+
+    def _attach(self, table: PassageTable, name: str, fingerprint: str) -> None:
+        self.table = table
         self.name = name
-        self.positions = {document.id: position for position, document in enumerate(self.documents)}
-        if len(self.positions) != len(self.documents):
-            seen: set[str] = set()
-            repeated = next(document.id for document in self.documents if document.id in seen or seen.add(document.id))
-            raise ConfigError(f"corpus {name}: document id {repeated!r} occurs more than once; ids must be unique")
+        self.fingerprint = fingerprint
+        """Hash of every passage's id, title and text in order: the key of the indexes built on this corpus."""
+        self.documents = PassageSequence(table)
 
     @classmethod
-    def from_kg(cls, kg: KnowledgeGraph) -> "Corpus":
-        return cls(KGCorpus(kg).documents(), name=f"kg:{kg.snapshot}")
+    def _stored(cls, folder: Path, documents: Callable[[], Iterable[Document]], name: str, passage_words: int, source: dict,
+                log: Callable[[str], None]) -> "Corpus":
+        """The corpus in `folder`, built there first from `documents()` if no earlier run did."""
+        build_once(folder, lambda staging: build_on_disk(documents(), staging, name, passage_words, source), log, f"corpus store ({name})")
+        try:
+            table, meta = PassageTable.open(folder), read_meta(folder)
+        except (OSError, ValueError, KeyError, pa.ArrowException) as error:
+            raise ConfigError(f"the corpus store {folder} is damaged ({type(error).__name__}: {error}); "
+                              "delete that folder and it is rebuilt on the next run") from None
+        corpus = cls.__new__(cls)
+        corpus._attach(table, name, meta["fingerprint"])
+        return corpus
 
     @classmethod
-    def from_jsonl(cls, path: Path) -> "Corpus":
-        """A Search-R1 corpus file; a bad line is an error naming its line number."""
-        from synth.kg.readers import numbered_lines
+    def from_kg(cls, kg: KnowledgeGraph, store: Path | None = None, log: Callable[[str], None] = print) -> "Corpus":
+        """The graph's corpus; with `store` (a folder of corpus stores), written there once per snapshot and mapped."""
+        name = f"kg:{kg.snapshot}"
+        if store is None:
+            return cls(KGCorpus(kg).documents(), name=name)
+        key = hashlib.sha256(json.dumps([kg.snapshot, FACTS_PER_PASSAGE, STORE_FORMAT]).encode()).hexdigest()[:16]
+        return cls._stored(store / f"kg-{_slug(kg.snapshot)}-{key}", lambda: KGCorpus(kg).documents(), name, 0, {"kg": kg.snapshot}, log)
 
-        documents = []
-        for number, line in numbered_lines(path):
-            try:
-                row = json.loads(line)
-                title, text = split_contents(str(row["contents"]))
-                documents.append(Document(id=str(row["id"]), title=title or str(row["id"]), text=text))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-                raise ConfigError(
-                    f"{path}:{number}: not a Search-R1 corpus line ({type(error).__name__}); "
-                    'expected {"id": ..., "contents": "\\"Title\\"\\ntext"}'
-                ) from None
-        if not documents:
-            raise ConfigError(f"{path}: the corpus has no documents")
-        return cls(documents, name=f"jsonl:{path.name}")
+    @classmethod
+    def from_jsonl(cls, path: Path, store: Path | None = None, passage_words: int = PASSAGE_WORDS,
+                   log: Callable[[str], None] = print) -> "Corpus":
+        """A Search-R1 corpus file, its documents cut into passages of `passage_words` words (0: whole
+        documents); a bad line is an error naming its line number. With `store`, the passages are
+        written there once per file version (path, size, modification time) and mapped after that."""
+        name = f"jsonl:{path.name}"
+        if store is None:
+            return cls(_jsonl_documents(path), name=name, passage_words=passage_words)
+        stat = path.stat()
+        source = {"path": str(path.resolve()), "bytes": stat.st_size, "modified_ns": stat.st_mtime_ns}
+        key = hashlib.sha256(json.dumps([source, passage_words, STORE_FORMAT]).encode()).hexdigest()[:16]
+        return cls._stored(store / f"jsonl-{_slug(path.stem)}-{key}", lambda: _jsonl_documents(path), name, passage_words, source, log)
 
     def __len__(self) -> int:
-        return len(self.documents)
+        return self.table.rows
 
-    def get(self, doc_id: str) -> Document | None:
-        position = self.positions.get(doc_id)
-        return self.documents[position] if position is not None else None
+    def get(self, passage_id: str) -> Document | None:
+        """The passage with this id (an evidence id, a search result's id), or None."""
+        position = self.table.position(passage_id)
+        return self.table.passage(position) if position is not None else None
 
-    @cached_property
-    def fingerprint(self) -> str:
-        """Hash of every id, title and text in order: the key of the indexes built on this corpus."""
-        digest = hashlib.sha256()
-        for document in self.documents:
-            digest.update(f"{document.id}\x1f{document.title}\x1f{document.text}\x1e".encode())
-        return digest.hexdigest()[:16]
+    def position(self, passage_id: str) -> int | None:
+        return self.table.position(passage_id)
+
+    def document(self, doc_id: str) -> Document | None:
+        """What `open` shows: the whole document a passage id or a document id names, or None."""
+        return self.table.document(doc_id)
+
+    def search_texts(self, separator: str = " ", start: int = 0, end: int | None = None) -> Iterator[list[str]]:
+        """`title + separator + text` of passages `start:end`, a batch at a time: what indexes read."""
+        for titles, texts in self.table.columns(("title", "text"), start, end):
+            yield [f"{title}{separator}{text}" for title, text in zip(titles, texts)]
 
     def write_jsonl(self, path: Path) -> int:
         """Write the corpus in Search-R1's format (for its retrieval server or indexers)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")  # writers of one path never share a temp file
         with open(partial, "w", encoding="utf-8") as handle:
-            for document in self.documents:
-                handle.write(json.dumps({"id": document.id, "contents": search_r1_contents(document)}, ensure_ascii=False) + "\n")
+            for ids, titles, texts in self.table.columns(("id", "title", "text")):
+                for doc_id, title, text in zip(ids, titles, texts):
+                    handle.write(json.dumps({"id": doc_id, "contents": f'"{title}"\n{text}'}, ensure_ascii=False) + "\n")
         partial.replace(path)
-        return len(self.documents)
+        return len(self)
+
+
+class PassageSequence(Sequence[Document]):
+    """A corpus' passages as a read-only sequence; each record is made when it is read."""
+
+    def __init__(self, table: PassageTable):
+        self.table = table
+
+    def __len__(self) -> int:
+        return self.table.rows
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.table.passage(position) for position in range(*index.indices(self.table.rows))]
+        return self.table.passage(index + self.table.rows if index < 0 else index)
+
+    def __iter__(self) -> Iterator[Document]:
+        return self.table.passages()
+
+
+def _jsonl_documents(path: Path) -> Iterator[Document]:
+    from synth.kg.readers import numbered_lines
+
+    empty = True
+    for number, line in numbered_lines(path):
+        try:
+            row = json.loads(line)
+            title, text = split_contents(str(row["contents"]))
+            document = Document(id=str(row["id"]), title=title or str(row["id"]), text=text)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            raise ConfigError(
+                f"{path}:{number}: not a Search-R1 corpus line ({type(error).__name__}); "
+                'expected {"id": ..., "contents": "\\"Title\\"\\ntext"}'
+            ) from None
+        empty = False
+        yield document
+    if empty:
+        raise ConfigError(f"{path}: the corpus has no documents")
+
+
+def _slug(text: str) -> str:
+    return "".join(character if character.isalnum() or character in "-_." else "_" for character in text)[:60]
 
 
 def search_r1_contents(document: Document) -> str:

@@ -71,10 +71,11 @@ class RemoteRetriever:
         return [[Hit(self._position(doc_id), score) for doc_id, score in found[key]] for key in keys]
 
     def _position(self, doc_id: str) -> int:
-        position = self.corpus.positions.get(doc_id)
+        position = self.corpus.position(doc_id)
         if position is None:
             raise ConfigError(f"the retriever at {self.url} returned document {doc_id!r}, which corpus {self.corpus.name} "
-                              "does not have; give synth the corpus that server indexes (its JSONL, --param corpus=PATH)")
+                              "does not have; give synth the corpus that server indexes (its JSONL, --param corpus=PATH; "
+                              "--param passage_words=0 if the server indexes whole documents)")
         return position
 
     def _retrieve(self, queries: list[str], k: int) -> list[list[tuple[str, float]]]:

@@ -7,7 +7,6 @@ a crash never leaves half an index and a rebuilt corpus never reuses a stale one
 
 import json
 import logging
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pydantic import AfterValidator
 
 from synth.errors import ConfigError
 from synth.search.ann import ANN_MIN_DOCUMENTS
+from synth.search.build_once import build_once
 from synth.search.corpus import Corpus
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
@@ -36,30 +36,6 @@ class Hit:
 
 class Retriever(Protocol):
     def search(self, queries: list[str], k: int) -> list[list[Hit]]: ...
-
-
-def _cached_build(folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str, resumable: bool = False) -> Path:
-    """`folder`, built by `build` into a staging folder and renamed into place once. Processes
-    that need the same index at once take turns on a lock: the first builds, the rest reuse it.
-    A killed build's staging folder is removed, or, when `resumable`, handed to `build` to go on."""
-    from filelock import FileLock
-
-    if folder.is_dir():
-        return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder.with_name(f".{folder.name}.lock"))):
-        if folder.is_dir():  # another process built it while we waited
-            return folder
-        staging = folder.with_name(f".{folder.name}.partial")
-        if not resumable:
-            shutil.rmtree(staging, ignore_errors=True)  # left by a killed build
-        staging.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        log(f"building the {what} (once per corpus) ...")
-        build(staging)
-        staging.rename(folder)
-        log(f"{what} built in {time.perf_counter() - started:.1f} s -> {folder}")
-    return folder
 
 
 @cache
@@ -99,7 +75,7 @@ class BM25Retriever:
         bm25s = import_bm25s()
 
         self.corpus = corpus
-        self.folder = _cached_build(cache_dir / f"bm25-{corpus.fingerprint}", self._build, log, "BM25 index")
+        self.folder = build_once(cache_dir / f"bm25-{corpus.fingerprint}", self._build, log, "BM25 index")
         self.index = bm25s.BM25.load(str(self.folder), mmap=True)
 
     @staticmethod
@@ -112,7 +88,7 @@ class BM25Retriever:
         bm25s = import_bm25s()
 
         index = bm25s.BM25()
-        index.index(self.tokenize([f"{document.title} {document.text}" for document in self.corpus.documents]), show_progress=False)
+        index.index(self.tokenize([text for texts in self.corpus.search_texts(" ") for text in texts]), show_progress=False)
         index.save(str(folder))
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
@@ -143,7 +119,7 @@ class DenseRetriever:
         self.batch_size, self.checkpoint_every = batch_size, checkpoint_every
         self.embedded = 0
         """Documents this process embedded while building (0 when the index was cached)."""
-        self.folder = _cached_build(
+        self.folder = build_once(
             cache_dir / f"dense-{self.model_name}-{corpus.fingerprint}", self._build, log, f"dense index ({self.model_name})",
             resumable=True,
         )
@@ -152,7 +128,7 @@ class DenseRetriever:
         if ann == "hnsw" or (ann == "auto" and len(corpus) >= ANN_MIN_DOCUMENTS):
             from synth.search.ann import HnswIndex, build_hnsw
 
-            folder = _cached_build(cache_dir / f"hnsw-{self.model_name}-{corpus.fingerprint}",
+            folder = build_once(cache_dir / f"hnsw-{self.model_name}-{corpus.fingerprint}",
                                    lambda staging: build_hnsw(self.vectors, staging / "index.faiss", log=log), log, "HNSW index")
             self.ann = HnswIndex(folder / "index.faiss")
 
@@ -171,7 +147,7 @@ class DenseRetriever:
         started, resumed_at = time.perf_counter(), done
         while done < total:
             end = min(done + self.checkpoint_every, total)
-            vectors[done:end] = self._encode([f"{d.title}. {d.text}" for d in self.corpus.documents[done:end]])
+            vectors[done:end] = self._encode([text for texts in self.corpus.search_texts(". ", done, end) for text in texts])
             vectors.flush()  # the vectors first, then the mark that says they are there
             _write_progress(folder, end, total, dimension)
             self.embedded += end - done

@@ -63,7 +63,7 @@ def make_app(corpus: Corpus, retriever: Retriever, retriever_name: str) -> web.A
         ids = body.get("ids")
         if not isinstance(ids, list) or not all(isinstance(doc_id, str) for doc_id in ids) or len(ids) > MAX_IDS:
             return _error(400, f"`ids` must be a list of at most {MAX_IDS} document ids (strings)")
-        documents = [corpus.get(doc_id) for doc_id in ids]
+        documents = [corpus.document(doc_id) for doc_id in ids]
         return web.json_response({"result": [document_payload(document) if document else None for document in documents]})
 
     async def health(_: web.Request) -> web.Response:

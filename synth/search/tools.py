@@ -70,7 +70,8 @@ class SearchTools:
         return max(1, min(int(k or self.default_k), MAX_K))
 
     def open(self, doc_id: str) -> Document | None:
-        return self.corpus.get(doc_id)
+        """The whole document a passage id (a search result's) or a document id names."""
+        return self.corpus.document(doc_id)
 
     def open_all(self, doc_ids: list[str]) -> list[Document]:
         """The documents of `doc_ids` that exist, in order (evidence ids may name missing documents)."""

@@ -153,7 +153,7 @@ def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, t
         assert trajectory.role == "proposer" and trajectory.usage.completion_tokens > 0
         assert trajectory.messages[1].content.startswith("Target answer:")
         assert trajectory.finish_reason in ("answered", "turn_budget_exhausted", "truncated", "token_budget_exhausted")
-        assert set(trajectory.metadata["retrieved"]) <= set(corpus.positions)
+        assert all(corpus.position(doc_id) is not None for doc_id in trajectory.metadata["retrieved"])
 
     item = make_item(0, question="Which film was directed by Mira Olsen and shot in Kelvik?", answer="Grey Harbour", aliases=[],
                      evidence_doc_ids=["doc00", "doc01"])

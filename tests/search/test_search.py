@@ -47,7 +47,7 @@ def test_search_r1_jsonl_round_trips_and_bad_lines_name_their_number(tmp_path, c
     first = json.loads(path.read_text().splitlines()[0])
     assert first == {"id": "d1", "contents": '"Paris"\nParis is the capital and largest city of France.'}
     again = Corpus.from_jsonl(path)
-    assert again.documents == corpus.documents and again.fingerprint == corpus.fingerprint
+    assert list(again.documents) == list(corpus.documents) and again.fingerprint == corpus.fingerprint
     assert split_contents('"A title"\nline one\nline two') == ("A title", "line one\nline two")
     path.write_text(path.read_text() + '{"id": "d9"}\n')
     with pytest.raises(ConfigError, match=r"corpus.jsonl:5: not a Search-R1 corpus line"):
