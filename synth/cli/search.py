@@ -107,10 +107,24 @@ def index(kg, corpus_file, passage_words, retrievers, checkpoint_every) -> None:
     for name in retrievers or ("bm25", "dense"):
         started = time.perf_counter()
         if name == "dense":
-            DenseRetriever(corpus, search_cache(settings), log=_stderr, checkpoint_every=checkpoint_every)
+            built = DenseRetriever(corpus, search_cache(settings), log=_stderr, checkpoint_every=checkpoint_every)
         else:
-            _retriever(settings, corpus, name)
-        click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} documents, corpus {corpus.fingerprint})")
+            built = _retriever(settings, corpus, name)
+        parts = [built, getattr(built, "sparse", None), getattr(built, "dense", None)]  # hybrid: both of its indexes
+        folders = {path for part in parts for path in (getattr(part, "folder", None), getattr(getattr(part, "ann", None), "path", None))}
+        on_disk = sum(_size(folder) for folder in folders if folder is not None) / 2**20
+        click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} passages, corpus {corpus.fingerprint}); "
+                   f"{on_disk:,.0f} MiB on disk, peak memory of this command so far {_peak_mib():,.0f} MiB")
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.is_file() else sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+
+
+def _peak_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 @search.command()

@@ -40,6 +40,8 @@ def test_a_killed_dense_build_resumes_from_its_last_checkpoint(tmp_path):
     assert f"resuming a killed build: {killed_at:,}/640 documents already embedded" in resumed.stderr
     embedded = int(re.search(r"embedded ([\d,]+) documents in this run", resumed.stderr).group(1).replace(",", ""))
     assert embedded == 640 - killed_at
+    assert re.search(r"dense: ready in .* \(640 passages, .*\); [\d,]+ MiB on disk, peak memory of this command so far [\d,]+ MiB",
+                     resumed.stdout), resumed.stdout
 
     import numpy as np
 
