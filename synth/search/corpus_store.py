@@ -115,19 +115,19 @@ class PassageTable:
             return PassageTable.open, (self.folder,)
         return PassageTable, (self.batches, np.asarray(self.key_hashes), np.asarray(self.key_rows))
 
-    def _cell(self, position: int, column: str):
+    def _locate(self, position: int) -> tuple[pa.RecordBatch, int]:
         if not 0 <= position < self.rows:
             raise IndexError(f"passage position {position} outside 0-{self.rows - 1}")
-        batch = self.batches[position // BATCH_ROWS]
-        return batch.column(column)[position % BATCH_ROWS].as_py()
+        return self.batches[position // BATCH_ROWS], position % BATCH_ROWS
+
+    def _cell(self, position: int, column: str):
+        batch, offset = self._locate(position)
+        return batch.column(column)[offset].as_py()
 
     def passage(self, position: int) -> Document:
-        batch = self.batches[position // BATCH_ROWS] if 0 <= position < self.rows else None
-        if batch is None:
-            raise IndexError(f"passage position {position} outside 0-{self.rows - 1}")
-        offset = position % BATCH_ROWS
-        return Document(id=batch.column(0)[offset].as_py(), title=batch.column(1)[offset].as_py(), text=batch.column(2)[offset].as_py(),
-                        entity_id=batch.column(3)[offset].as_py(), document_id=batch.column(4)[offset].as_py())
+        batch, offset = self._locate(position)
+        id_, title, text, entity_id, document_id = (batch.column(index)[offset].as_py() for index in range(5))
+        return Document(id=id_, title=title, text=text, entity_id=entity_id, document_id=document_id)
 
     def passages(self) -> Iterator[Document]:
         for batch in self.batches:
