@@ -4,7 +4,8 @@ Each entity gets passages: its description, then one sentence per outgoing edge
 ("{head} {forward} {tail}."), `FACTS_PER_PASSAGE` sentences per passage so hub entities do not
 produce one enormous document. The passage that states an edge is the edge's evidence; ids
 (`{entity_id}#{n}`) are stable for a given snapshot because facts are sorted before chunking.
-`Corpus` holds the documents retrievers index, from a graph or from a Search-R1 JSONL file.
+`Corpus` gives the passages retrievers index, from a graph or from a Search-R1 JSONL file, by
+position and by id, stored on disk once and memory-mapped (`synth.search.corpus_store`).
 """
 
 import hashlib
