@@ -170,7 +170,7 @@ class Corpus:
         with open(partial, "w", encoding="utf-8") as handle:
             for ids, titles, texts in self.table.columns(("id", "title", "text")):
                 for doc_id, title, text in zip(ids, titles, texts):
-                    handle.write(json.dumps({"id": doc_id, "contents": f'"{title}"\n{text}'}, ensure_ascii=False) + "\n")
+                    handle.write(json.dumps({"id": doc_id, "contents": contents_of(title, text)}, ensure_ascii=False) + "\n")
         partial.replace(path)
         return len(self)
 
@@ -218,7 +218,12 @@ def _slug(text: str) -> str:
 
 
 def search_r1_contents(document: Document) -> str:
-    return f'"{document.title}"\n{document.text}'
+    return contents_of(document.title, document.text)
+
+
+def contents_of(title: str, text: str) -> str:
+    """Search-R1's `contents`: the title in quotes on the first line, then the text."""
+    return f'"{title}"\n{text}'
 
 
 def split_contents(contents: str) -> tuple[str, str]:
