@@ -27,7 +27,6 @@ SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.str
                     ("document_id", pa.string()), ("part", pa.int32())])
 DOCUMENT_KEY = np.int64(1) << 62
 """Set on an index entry that names a document (the row of its first passage) rather than a passage."""
-FILES = ("passages.arrow", "key_hashes.npy", "key_rows.npy", "corpus.json")
 
 
 def key_hash(key: str) -> int:
