@@ -1,0 +1,67 @@
+"""The recipe layer's refactors keep what a run publishes: a small multihop run (panel and
+distillation on the fake backend) and a self-play run publish the same item ids, questions,
+difficulties, funnel and trajectory ids as recorded in tests/fixtures/recipe_outputs.json.
+
+Regenerate (only when a change is meant to alter outputs, and say why in the commit):
+    python tests/pipelines/test_same_outputs.py
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from synth.generate import generate
+from synth.settings import Settings
+from synth.store.reader import iter_records
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_selfplay import ScriptedWorld, params  # noqa: E402
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "recipe_outputs.json"
+MULTIHOP = ["n=6", "seed=3", "hops=[2,3]", "distill.enabled=true", "distill.n=2"]
+
+
+def published(settings: Settings, version) -> dict:
+    items = list(iter_records(settings, version, "items"))
+    trajectories = list(iter_records(settings, version, "trajectories"))
+    return {
+        "items": [[item.id, item.question, item.difficulty] for item in items],
+        "funnel": [stage.model_dump(mode="json") for stage in version.funnel],
+        "trajectories": sorted(trajectory.id for trajectory in trajectories),
+        "rows": dict(sorted(version.row_counts.items())),
+    }
+
+
+def run_multihop(home: Path) -> dict:
+    settings = Settings(home=home)
+    return published(settings, generate(settings, "multihop", MULTIHOP, llm="fake", shard_size=2).version)
+
+
+def run_selfplay(home: Path) -> dict:
+    import synth.llm.fake
+
+    original = synth.llm.fake.dry_run_reply
+    synth.llm.fake.dry_run_reply = ScriptedWorld("alternate")
+    try:
+        settings = Settings(home=home)
+        return published(settings, generate(settings, "selfplay", params(), llm="fake").version)
+    finally:
+        synth.llm.fake.dry_run_reply = original
+
+
+@pytest.mark.parametrize("recipe", ["multihop", "selfplay"])
+def test_the_same_seed_and_config_publish_what_they_published_before_the_refactor(recipe, tmp_path):
+    recorded = json.loads(FIXTURE.read_text())[recipe]
+    made = (run_multihop if recipe == "multihop" else run_selfplay)(tmp_path)
+    assert made == recorded
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        outputs = {"multihop": run_multihop(Path(folder) / "m"), "selfplay": run_selfplay(Path(folder) / "s")}
+    FIXTURE.write_text(json.dumps(outputs, indent=1) + "\n")
+    print(f"wrote {FIXTURE}: " + ", ".join(f"{name} {len(out['items'])} items" for name, out in outputs.items()))
