@@ -32,7 +32,9 @@ from synth.llm.types import ChatRequest  # noqa: E402
 
 
 def requests(count: int, tag: str) -> list[ChatRequest]:
-    return [ChatRequest(messages=[{"role": "user", "content": f"{tag} question number {index}"}]) for index in range(count)]
+    return [
+        ChatRequest(messages=[{"role": "user", "content": f"{tag} question number {index}"}]) for index in range(count)
+    ]
 
 
 def cpu() -> float:
@@ -54,7 +56,7 @@ def chunked_writes(batch: list[ChatRequest], cache: ResponseCache) -> float:
     answers = asyncio.run(backend.complete(batch))
     entries = [(cache_key(request, backend.model_id), request.stage, answer) for request, answer in zip(batch, answers)]
     for start in range(0, len(entries), 32):
-        cache.put_many(entries[start:start + 32])
+        cache.put_many(entries[start : start + 32])
     return time.perf_counter() - started
 
 
@@ -91,7 +93,10 @@ def main() -> None:
     overhead = (per_answer - bare) / count
     print(f"{count} distinct requests through LLMClient on the scripted backend")
     print(f"  no cache:                 {bare:7.2f} s  ({bare / count * 1e6:6.0f} us/request)")
-    print(f"  per-answer cache writes:  {per_answer:7.2f} s  ({per_answer / count * 1e6:6.0f} us/request; {stored} stored)")
+    print(
+        f"  per-answer cache writes:  {per_answer:7.2f} s  ({per_answer / count * 1e6:6.0f} us/request; {stored} "
+        "stored)"
+    )
     print(f"  rerun, all cache hits:    {hits:7.2f} s  ({hits / count * 1e6:6.0f} us/request)")
     print(f"  chunked writes (old, 32): {chunked:7.2f} s  (backend + writes only)")
     print(f"per-answer caching overhead: {overhead * 1e6:.0f} us/request")

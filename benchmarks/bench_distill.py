@@ -1,7 +1,8 @@
 """Distillation throughput: teacher rollouts per minute and tokens/s, against the raw backend on the
 same prompts.
 
-    python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided] [--protocol json]
+    python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided]
+        [--protocol json]
 
 Builds multihop items from the bundled graph, then times (1) the teacher's rollouts through the
 LLM client (empty cache, so every turn is paid; every rollout its own coroutine) plus rejection
@@ -22,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 from bench_panel import make_items  # noqa: E402
-
 from synth.filters.rejection import distill_statistics, judge_rollouts  # noqa: E402
 from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
 from synth.generators.guidance import path_guidance  # noqa: E402
+
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.base import LLMBackend  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
@@ -64,15 +65,25 @@ async def measure(arguments, settings: Settings) -> None:
     kg = load_snapshot()
     items = make_items(kg, arguments.items)
     corpus = Corpus.from_kg(kg)
-    tools = SearchTools(corpus, BM25Retriever(corpus, settings.cache_dir / "search", log=lambda line: None), default_k=3)
+    tools = SearchTools(
+        corpus, BM25Retriever(corpus, settings.cache_dir / "search", log=lambda line: None), default_k=3
+    )
     pool = ModelPool(settings, declared_models(None), log=lambda line: print(line, file=sys.stderr))
     backend = pool.backend(arguments.model)
     recording = Recording(backend)
     client = LLMClient(recording, cache=ResponseCache(settings.llm_cache_path))
-    config = DistillConfig(enabled=True, n=arguments.n, max_turns=arguments.turns, turn_tokens=arguments.turn_tokens, guided=arguments.guided,
-                           protocol=arguments.protocol)
+    config = DistillConfig(
+        enabled=True,
+        n=arguments.n,
+        max_turns=arguments.turns,
+        turn_tokens=arguments.turn_tokens,
+        guided=arguments.guided,
+        protocol=arguments.protocol,
+    )
     teacher = Teacher(config, client, tools, guidance=lambda item: path_guidance(item, kg.name))
-    await backend.complete([ChatRequest(messages=[{"role": "user", "content": "Hello"}], sampling=SamplingParams(max_tokens=4))])  # engine start-up
+    await backend.complete(
+        [ChatRequest(messages=[{"role": "user", "content": "Hello"}], sampling=SamplingParams(max_tokens=4))]
+    )  # engine start-up
 
     started = time.perf_counter()
     rollouts = await teacher.rollouts(items)
@@ -87,15 +98,29 @@ async def measure(arguments, settings: Settings) -> None:
     started = time.perf_counter()
     raw = await backend.complete(recording.requests)
     raw_seconds = time.perf_counter() - started
-    print(f"model {backend.model_id}, protocol {teacher.protocol}, {len(items)} items x n={config.n}, "
-          f"{len(recording.requests)} requests over {config.max_turns} turns max")
-    print(f"distill          {len(rollouts) / seconds * 60:8.1f} rollouts/min  {summary['completion_tokens'] / seconds:8.1f} completion tok/s  "
-          f"{summary['prompt_tokens'] / seconds:8.1f} prompt tok/s  ({seconds:.1f} s)")
-    print(f"raw backend      {len(recording.requests) / raw_seconds:8.2f} req/s  {completion_tokens(raw) / raw_seconds:8.1f} completion tok/s  ({raw_seconds:.1f} s, same requests in one batch)")
-    print(f"distill / raw    {raw_seconds / seconds:8.3f} (time ratio)"
-          + (f"; agent prefix-cache hit rate {hit_rate:.2f} of prompt tokens" if hit_rate is not None else ""))
-    print(f"accepted {statistics['accepted']}/{statistics['rollouts']}, items with a trajectory {statistics['items_with_trajectory']}/{len(items)}, "
-          f"rejected {statistics['rejected']}, tool calls per rollout {statistics['tool_calls_per_rollout']}")
+    print(
+        f"model {backend.model_id}, protocol {teacher.protocol}, {len(items)} items x n={config.n}, "
+        f"{len(recording.requests)} requests over {config.max_turns} turns max"
+    )
+    print(
+        f"distill          {len(rollouts) / seconds * 60:8.1f} rollouts/min  "
+        f"{summary['completion_tokens'] / seconds:8.1f} completion tok/s  "
+        f"{summary['prompt_tokens'] / seconds:8.1f} prompt tok/s  ({seconds:.1f} s)"
+    )
+    print(
+        f"raw backend      {len(recording.requests) / raw_seconds:8.2f} req/s  "
+        f"{completion_tokens(raw) / raw_seconds:8.1f} completion tok/s  ({raw_seconds:.1f} s, same requests in one "
+        "batch)"
+    )
+    print(
+        f"distill / raw    {raw_seconds / seconds:8.3f} (time ratio)"
+        + (f"; agent prefix-cache hit rate {hit_rate:.2f} of prompt tokens" if hit_rate is not None else "")
+    )
+    print(
+        f"accepted {statistics['accepted']}/{statistics['rollouts']}, items with a trajectory "
+        f"{statistics['items_with_trajectory']}/{len(items)}, "
+        f"rejected {statistics['rejected']}, tool calls per rollout {statistics['tool_calls_per_rollout']}"
+    )
     print(f"peak memory {peak_rss_mib():.0f} MiB")
     await pool.aclose()
 
@@ -107,8 +132,14 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=4, help="Model turns per rollout.")
     parser.add_argument("--turn-tokens", type=int, default=128, help="Tokens per turn.")
     parser.add_argument("--model", default="embedded", help="A declared model: embedded (vLLM) or fake.")
-    parser.add_argument("--protocol", default="auto", choices=["auto", "native", "json", "tags"], help="How the teacher calls tools.")
-    parser.add_argument("--guided", action="store_true", help="Show the teacher the construction path (and check the runs for hint use).")
+    parser.add_argument(
+        "--protocol", default="auto", choices=["auto", "native", "json", "tags"], help="How the teacher calls tools."
+    )
+    parser.add_argument(
+        "--guided",
+        action="store_true",
+        help="Show the teacher the construction path (and check the runs for hint use).",
+    )
     arguments = parser.parse_args()
     with scratch_settings() as settings:
         asyncio.run(measure(arguments, settings))

@@ -18,34 +18,65 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import peak_rss_mib  # noqa: E402
+from synth.schemas import ChatMessage, FunctionCall, Hop, Item, Provenance, ToolCall, Trajectory  # noqa: E402
 
 from synth.contract import portable  # noqa: E402
-from synth.schemas import ChatMessage, FunctionCall, Hop, Item, Provenance, ToolCall, Trajectory  # noqa: E402
 from synth.settings import Settings  # noqa: E402
-from synth.store.export import export_version  # noqa: E402
-from synth.store.export.trajectories import training_trajectories  # noqa: E402
-from synth.store.export.options import ExportRequest  # noqa: E402
-from synth.store.publish import VersionSpec, publish_version  # noqa: E402
 from synth.store.catalog import Catalog  # noqa: E402
+from synth.store.export import export_version  # noqa: E402
+from synth.store.export.options import ExportRequest  # noqa: E402
+from synth.store.export.trajectories import training_trajectories  # noqa: E402
+from synth.store.publish import VersionSpec, publish_version  # noqa: E402
 
 
 def make(rows: int) -> tuple[list[Item], list[Trajectory]]:
     items, trajectories = [], []
     for index in range(rows):
         question = f"Which film was directed by the person born in Town {index}?"
-        items.append(Item(id=f"item-{index}", question=question, answer=f"Film {index}", recipe="multihop", hops=1,
-                          path=[Hop(head=f"/m/p{index}", relation="/film/director/film", tail=f"/m/f{index}")],
-                          provenance=Provenance(generator="bench")))
-        messages = [ChatMessage(role="system", content="agent prompt"), ChatMessage(role="user", content=f"Question: {question}")]
+        items.append(
+            Item(
+                id=f"item-{index}",
+                question=question,
+                answer=f"Film {index}",
+                recipe="multihop",
+                hops=1,
+                path=[Hop(head=f"/m/p{index}", relation="/film/director/film", tail=f"/m/f{index}")],
+                provenance=Provenance(generator="bench"),
+            )
+        )
+        messages = [
+            ChatMessage(role="system", content="agent prompt"),
+            ChatMessage(role="user", content=f"Question: {question}"),
+        ]
         for turn in range(3):
-            documents = [{"id": f"/m/d{index}_{turn}_{k}#0", "title": f"Entity {k}",
-                          "text": f"Entity {k} was born in Town {index}. " * 8} for k in range(3)]
-            call = ToolCall(id=f"call_{turn}", function=FunctionCall(name="search", arguments=json.dumps({"query": f"q{turn} {index}"})))
-            messages += [ChatMessage(role="assistant", content=f"Step {turn}.", tool_calls=[call]),
-                         ChatMessage(role="tool", tool_call_id=call.id, content=portable.render_search("synth", [documents]))]
+            documents = [
+                {
+                    "id": f"/m/d{index}_{turn}_{k}#0",
+                    "title": f"Entity {k}",
+                    "text": f"Entity {k} was born in Town {index}. " * 8,
+                }
+                for k in range(3)
+            ]
+            call = ToolCall(
+                id=f"call_{turn}",
+                function=FunctionCall(name="search", arguments=json.dumps({"query": f"q{turn} {index}"})),
+            )
+            messages += [
+                ChatMessage(role="assistant", content=f"Step {turn}.", tool_calls=[call]),
+                ChatMessage(role="tool", tool_call_id=call.id, content=portable.render_search("synth", [documents])),
+            ]
         messages.append(ChatMessage(role="assistant", content=f"<answer>Film {index}</answer>"))
-        trajectories.append(Trajectory(id=f"t{index}", item_id=f"item-{index}", role="teacher", model="bench", messages=messages,
-                                       selected=True, metadata={"contract": "synth"}))
+        trajectories.append(
+            Trajectory(
+                id=f"t{index}",
+                item_id=f"item-{index}",
+                role="teacher",
+                model="bench",
+                messages=messages,
+                selected=True,
+                metadata={"contract": "synth"},
+            )
+        )
     return items, trajectories
 
 
@@ -56,7 +87,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         settings = Settings(home=Path(home))
         items, trajectories = make(args.rows)
-        publish_version(settings, VersionSpec(name="bench", recipe="multihop"), {"items": items, "trajectories": trajectories})
+        publish_version(
+            settings, VersionSpec(name="bench", recipe="multihop"), {"items": items, "trajectories": trajectories}
+        )
         del items, trajectories
         with Catalog.open(settings, read_only=True) as catalog:
             version = catalog.resolve("bench")
@@ -69,14 +102,22 @@ def main() -> None:
         floor = time.perf_counter() - started
         print(f"rows {args.rows:,} (3 searches x 3 passages and an answer each)")
         print(f"{'raw messages (floor)':52} {args.rows / floor:>9,.0f} rows/s  ({floor:.2f} s)")
-        cases = [("sft", "sft.jsonl", None), ("sft", "sft.parquet", None), ("sharegpt", "lf.jsonl", None),
-                 ("sft", "sft-verl.jsonl", "verl-search"), ("searchr1-sft", "searchr1.jsonl", "searchr1")]
+        cases = [
+            ("sft", "sft.jsonl", None),
+            ("sft", "sft.parquet", None),
+            ("sharegpt", "lf.jsonl", None),
+            ("sft", "sft-verl.jsonl", "verl-search"),
+            ("searchr1-sft", "searchr1.jsonl", "searchr1"),
+        ]
         for fmt, name, contract in cases:
             started = time.perf_counter()
             result = export_version(settings, "bench", fmt, Path(home) / name, contract=contract)
             seconds = time.perf_counter() - started
             label = f"{fmt} -> {name}" + (f" (--contract {contract})" if contract else "")
-            print(f"{label:52} {result.rows / seconds:>9,.0f} rows/s  ({seconds:.2f} s, {floor / seconds:.2f} of the floor's speed)")
+            print(
+                f"{label:52} {result.rows / seconds:>9,.0f} rows/s  ({seconds:.2f} s, {floor / seconds:.2f} of the "
+                "floor's speed)"
+            )
         print(f"peak memory {peak_rss_mib():,.0f} MiB")
 
 

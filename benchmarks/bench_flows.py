@@ -46,10 +46,13 @@ def main() -> None:
         items = run()
         rows.append((label, time.perf_counter() - started, items))
 
-    measure("local runner", lambda: run_locally(
-        Settings(home=root / "local"),
-        RunRequest("multihop", params, flows_file=str(flows_file), shard_size=arguments.shard_size),
-    ).row_counts["items"])
+    measure(
+        "local runner",
+        lambda: run_locally(
+            Settings(home=root / "local"),
+            RunRequest("multihop", params, flows_file=str(flows_file), shard_size=arguments.shard_size),
+        ).row_counts["items"],
+    )
 
     configure_prefect(Settings(home=root / "prefect-home"))
     started = time.perf_counter()
@@ -61,17 +64,28 @@ def main() -> None:
     from synth.pipelines.flows import multihop_flow
 
     def flow(home: str, task_runner=None):
-        return multihop_flow(params=list(params), dataset="bench", flows_file=str(flows_file), shard_size=arguments.shard_size,
-                             home=str(root / home), task_runner=task_runner)["items"]
+        return multihop_flow(
+            params=list(params),
+            dataset="bench",
+            flows_file=str(flows_file),
+            shard_size=arguments.shard_size,
+            home=str(root / home),
+            task_runner=task_runner,
+        )["items"]
 
     measure("prefect flow (one worker)", lambda: flow("prefect"))
     if arguments.dask:
-        measure(f"prefect flow on dask ({arguments.dask} workers)", lambda: flow("dask", {"kind": "dask", "workers": arguments.dask}))
+        measure(
+            f"prefect flow on dask ({arguments.dask} workers)",
+            lambda: flow("dask", {"kind": "dask", "workers": arguments.dask}),
+        )
 
     base = rows[0][1]
-    print(f"\n{arguments.items} items, {shards} shards of {arguments.shard_size}, fake model; "
-          f"Prefect server: {'PREFECT_API_URL' if os.environ.get('PREFECT_API_URL') else 'temporary'} "
-          f"(ready in {server_seconds:.1f} s)")
+    print(
+        f"\n{arguments.items} items, {shards} shards of {arguments.shard_size}, fake model; "
+        f"Prefect server: {'PREFECT_API_URL' if os.environ.get('PREFECT_API_URL') else 'temporary'} "
+        f"(ready in {server_seconds:.1f} s)"
+    )
     print(f"{'path':>34} {'seconds':>8} {'items':>6} {'items/s':>8} {'extra s/shard':>14}")
     for label, seconds, items in rows:
         print(f"{label:>34} {seconds:8.2f} {items:6d} {items / seconds:8.1f} {(seconds - base) / shards:14.3f}")

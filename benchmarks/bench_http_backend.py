@@ -32,7 +32,8 @@ from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "llm" / "fault_server.py"), "--latency", str(latency)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     port = int(process.stdout.readline())
     return process, f"http://127.0.0.1:{port}/v1"
@@ -42,7 +43,10 @@ async def measure(url: str, concurrency: int, count: int) -> tuple[float, float,
     """(wall seconds, client CPU seconds, failures) for `count` requests at `concurrency` in flight."""
     backend = OpenAICompatibleBackend("bench", [url], max_concurrency=concurrency, timeout_s=30)
     requests = [
-        ChatRequest(messages=[{"role": "user", "content": f"benchmark question number {index}"}], sampling=SamplingParams(max_tokens=16))
+        ChatRequest(
+            messages=[{"role": "user", "content": f"benchmark question number {index}"}],
+            sampling=SamplingParams(max_tokens=16),
+        )
         for index in range(count)
     ]
     await backend.complete(requests[: min(concurrency, count)])  # open the connections first
@@ -63,8 +67,13 @@ async def measure_raw(url: str, concurrency: int, count: int) -> float:
 
     gate = asyncio.Semaphore(concurrency)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
         async def one(index: int) -> dict:
-            payload = {"model": "bench", "messages": [{"role": "user", "content": f"benchmark question number {index}"}], "max_tokens": 16}
+            payload = {
+                "model": "bench",
+                "messages": [{"role": "user", "content": f"benchmark question number {index}"}],
+                "max_tokens": 16,
+            }
             async with gate, session.post(f"{url}/chat/completions", json=payload) as reply:
                 return json.loads(await reply.read())
 
@@ -83,14 +92,20 @@ def main() -> None:
     process, url = start_server(arguments.latency)
     try:
         print(f"fixed-latency server: {arguments.latency * 1000:.0f} ms per request, {url}")
-        print(f"{'concurrency':>11} {'requests':>8} {'req/s':>9} {'ideal':>9} {'ratio':>6} {'raw req/s':>9} {'vs raw':>6} {'cpu ms/req':>10} {'failed':>6}")
+        print(
+            f"{'concurrency':>11} {'requests':>8} {'req/s':>9} {'ideal':>9} {'ratio':>6} {'raw req/s':>9} "
+            f"{'vs raw':>6} {'cpu ms/req':>10} {'failed':>6}"
+        )
         for concurrency in arguments.concurrency:
             count = arguments.rounds * concurrency
             wall, cpu, failures = asyncio.run(measure(url, concurrency, count))
             raw = count / asyncio.run(measure_raw(url, concurrency, count))
             rate, ideal = count / wall, concurrency / arguments.latency
-            print(f"{concurrency:>11} {count:>8} {rate:>9.1f} {ideal:>9.1f} {rate / ideal:>6.2f} {raw:>9.1f} {rate / raw:>6.2f} "
-                  f"{cpu / count * 1000:>10.2f} {failures:>6}")
+            print(
+                f"{concurrency:>11} {count:>8} {rate:>9.1f} {ideal:>9.1f} {rate / ideal:>6.2f} {raw:>9.1f} "
+                f"{rate / raw:>6.2f} "
+                f"{cpu / count * 1000:>10.2f} {failures:>6}"
+            )
         print(f"peak memory of the client: {peak_rss_mib():.0f} MiB")
     finally:
         process.terminate()

@@ -52,13 +52,16 @@ def synthetic_graph(folder: Path, edges: int, seed: int = 0) -> Path:
             )
     with open(folder / "entities.tsv", "w") as handle:
         handle.write("id\tname\tdescription\n")
-        handle.writelines(f"Q{index}\tEntity {index}\tA synthetic entity number {index}.\n" for index in range(entities))
+        handle.writelines(
+            f"Q{index}\tEntity {index}\tA synthetic entity number {index}.\n" for index in range(entities)
+        )
     return folder
 
 
 def child_load_and_walk(path: str, walks: int) -> None:
     """In a fresh process: load the graph, walk, print JSON figures."""
     from synth.generators.kg_walk import RandomWalker, WalkConfig
+
     from synth.kg.snapshot import load_kg
 
     baseline = peak_rss_mib()
@@ -71,11 +74,22 @@ def child_load_and_walk(path: str, walks: int) -> None:
     started = time.perf_counter()
     made = sum(walker.walk(3) is not None for _ in range(walks))
     walk_seconds = time.perf_counter() - started
-    print(json.dumps({
-        "triples": kg.num_triples, "entities": kg.num_nodes, "load_s": load_seconds,
-        "load_peak_mib": load_peak, "interpreter_mib": baseline, "adjacency_mib": kg.nbytes / 2**20,
-        "walks": walks, "walks_completed": made, "walk_s": walk_seconds, "peak_mib": peak_rss_mib(),
-    }))
+    print(
+        json.dumps(
+            {
+                "triples": kg.num_triples,
+                "entities": kg.num_nodes,
+                "load_s": load_seconds,
+                "load_peak_mib": load_peak,
+                "interpreter_mib": baseline,
+                "adjacency_mib": kg.nbytes / 2**20,
+                "walks": walks,
+                "walks_completed": made,
+                "walk_s": walk_seconds,
+                "peak_mib": peak_rss_mib(),
+            }
+        )
+    )
 
 
 def measure(name: str, source: Path, kg_dir: Path, walks: int, loads: list[float]) -> dict:
@@ -87,8 +101,12 @@ def measure(name: str, source: Path, kg_dir: Path, walks: int, loads: list[float
     lines = sum(report.lines.values())
     runs = []
     for _ in range(2):  # the first load builds the graph from DuckDB and saves its arrays; the second maps them
-        output = subprocess.run([sys.executable, __file__, "--child", report.path, "--walks", str(walks)],
-                                capture_output=True, text=True, check=True).stdout
+        output = subprocess.run(
+            [sys.executable, __file__, "--child", report.path, "--walks", str(walks)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         runs.append(json.loads(output.strip().splitlines()[-1]))
     first, figures = runs
     loads.append(figures["load_s"])
@@ -117,17 +135,30 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temporary:
         root = arguments.keep or Path(temporary)
         loads: list[float] = []
-        print(f"{'graph':>10} {'triples':>10} {'entities':>9} {'import s':>8} {'lines/s':>10} {'1st load':>8} "
-              f"{'load s':>7} {'peak MiB':>9} {'adj MiB':>8} {'walks s':>8} {'walks/s':>8} {'done':>6}")
+        print(
+            f"{'graph':>10} {'triples':>10} {'entities':>9} {'import s':>8} {'lines/s':>10} {'1st load':>8} "
+            f"{'load s':>7} {'peak MiB':>9} {'adj MiB':>8} {'walks s':>8} {'walks/s':>8} {'done':>6}"
+        )
         measure("bundled", bundled_path(), root / "kg", arguments.walks, loads)
         for size in arguments.sizes:
             started = time.perf_counter()
             folder = synthetic_graph(root / f"synthetic-{size}", size)
-            print(f"{'':>10} (made a {size:,}-edge synthetic TSV in {time.perf_counter() - started:.1f} s)", file=sys.stderr)
-            measure(f"synth-{size // 1_000_000 if size >= 1_000_000 else size}{'M' if size >= 1_000_000 else ''}", folder, root / "kg", arguments.walks, loads)
+            print(
+                f"{'':>10} (made a {size:,}-edge synthetic TSV in {time.perf_counter() - started:.1f} s)",
+                file=sys.stderr,
+            )
+            measure(
+                f"synth-{size // 1_000_000 if size >= 1_000_000 else size}{'M' if size >= 1_000_000 else ''}",
+                folder,
+                root / "kg",
+                arguments.walks,
+                loads,
+            )
     print("1st load: from DuckDB, saving the arrays; load s: memory-mapped from them, as every later run loads")
-    print("peak MiB: the loading process's peak resident memory (Python, numpy, DuckDB and the graph); "
-          "targets: 1M edges < 2048 MiB, 10k walks < 5 s, 20M edges load < 10 s")
+    print(
+        "peak MiB: the loading process's peak resident memory (Python, numpy, DuckDB and the graph); "
+        "targets: 1M edges < 2048 MiB, 10k walks < 5 s, 20M edges load < 10 s"
+    )
     print(f"kg_load_s={loads[-1]:.2f}")
 
 

@@ -3,7 +3,8 @@
     python benchmarks/bench_panel.py [--items 16] [--model embedded|fake] [--k 2] [--gold]
 
 Builds multihop items from the bundled graph, then times (1) the raw backend answering the
-panel's closed-book requests (and gold-evidence ones with --gold: long prompts, slow on a CPU) directly (no cache, no accounting), (2) the panel
+panel's closed-book requests (and gold-evidence ones with --gold: long prompts, slow on a CPU) directly (no cache, no
+accounting), (2) the panel
 making the same requests through the LLM client (cache empty, so every call is paid), and (3) the
 panel's search agent (several turns per attempt, no raw counterpart). Prints items/s, completion
 tokens/s and the panel/raw ratio. The raw run is repeated after the panel, so vLLM's prefix cache
@@ -20,15 +21,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
-
 from synth.filters.solvers import ModelSolver  # noqa: E402
 from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
+from synth.pipelines.multihop import Config  # noqa: E402
+
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.models import ModelPool, declared_models  # noqa: E402
-from synth.pipelines.multihop import Config  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402
@@ -80,11 +81,23 @@ async def measure(arguments, settings: Settings) -> None:
     search_seconds = time.perf_counter() - started
     search_tokens = client.ledger.summary()["completion_tokens"] - panel_tokens
     raw_best = min(raw_seconds, raw_again_seconds)
-    print(f"model {backend.model_id}, {len(items)} items, k={arguments.k}, {len(requests)} requests ({' + '.join(conditions)})")
-    print(f"raw backend      {len(requests) / raw_seconds:8.2f} req/s  {raw_tokens / raw_seconds:8.1f} tok/s  ({raw_seconds:.1f} s; again {raw_again_seconds:.1f} s, {tokens(raw_again) / raw_again_seconds:.1f} tok/s)")
-    print(f"panel (client)   {len(requests) / panel_seconds:8.2f} req/s  {panel_tokens / panel_seconds:8.1f} tok/s  ({panel_seconds:.1f} s)")
+    print(
+        f"model {backend.model_id}, {len(items)} items, k={arguments.k}, {len(requests)} requests "
+        f"({' + '.join(conditions)})"
+    )
+    print(
+        f"raw backend      {len(requests) / raw_seconds:8.2f} req/s  {raw_tokens / raw_seconds:8.1f} tok/s  "
+        f"({raw_seconds:.1f} s; again {raw_again_seconds:.1f} s, {tokens(raw_again) / raw_again_seconds:.1f} tok/s)"
+    )
+    print(
+        f"panel (client)   {len(requests) / panel_seconds:8.2f} req/s  {panel_tokens / panel_seconds:8.1f} tok/s  "
+        f"({panel_seconds:.1f} s)"
+    )
     print(f"panel / raw      {raw_best / panel_seconds:8.3f} (time ratio against the faster raw run)")
-    print(f"search agent     {len(items) * arguments.k / search_seconds:8.2f} attempts/s  {search_tokens / search_seconds:8.1f} tok/s  ({search_seconds:.1f} s, {solver.agent.max_turns} turns max)")
+    print(
+        f"search agent     {len(items) * arguments.k / search_seconds:8.2f} attempts/s  "
+        f"{search_tokens / search_seconds:8.1f} tok/s  ({search_seconds:.1f} s, {solver.agent.max_turns} turns max)"
+    )
     print(f"peak memory {peak_rss_mib():.0f} MiB")
     await pool.aclose()
 

@@ -1,5 +1,6 @@
 """Question quality per style, so a change to phrasing is measured: leaks, grammar lint, length,
-openings, type-noun coverage, and what uniqueness and the one-search shortcut filter dropped, for N items of each style from the bundled graph (no model needed).
+openings, type-noun coverage, and what uniqueness and the one-search shortcut filter dropped, for N items of each
+style from the bundled graph (no model needed).
 
     python benchmarks/bench_phrasing.py [--items 1000] [--seed 0] [--styles plain obfuscated]
 
@@ -34,17 +35,27 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as home:
             settings = Settings(home=Path(home))
             started = time.perf_counter()
-            result = generate(settings, "multihop", [f"n={arguments.items}", f"seed={arguments.seed}", f"style={style}", "panel.enabled=false"])
+            result = generate(
+                settings,
+                "multihop",
+                [f"n={arguments.items}", f"seed={arguments.seed}", f"style={style}", "panel.enabled=false"],
+            )
             seconds = time.perf_counter() - started
             quality = result.version.summary["quality"]
             items = list(iter_records(settings, result.version, "items"))
         funnel = {stage.stage: stage for stage in result.version.funnel}
-        print(f"== style {style}: {len(items)} items in {seconds:.1f} s ({len(items) / seconds:.1f} items/s), peak RSS {peak_rss_mib():.0f} MiB")
+        print(
+            f"== style {style}: {len(items)} items in {seconds:.1f} s ({len(items) / seconds:.1f} items/s), peak "
+            f"RSS {peak_rss_mib():.0f} MiB"
+        )
         print(json.dumps(quality, indent=1))
         for stage in ("uniqueness", "leakage", "shortcut"):  # the shortcut filter: one search with the question
             if stage in funnel:
-                print(f"  {stage}: kept {funnel[stage].kept} of {funnel[stage].input}, dropped {dict(funnel[stage].dropped)}")
-        for item in items[:arguments.examples]:
+                print(
+                    f"  {stage}: kept {funnel[stage].kept} of {funnel[stage].input}, dropped "
+                    f"{dict(funnel[stage].dropped)}"
+                )
+        for item in items[: arguments.examples]:
             print(f"  [{item.hops} hops] {item.question} -> {item.answer}")
 
 

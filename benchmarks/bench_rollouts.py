@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "llm"))
 
 from fault_server import FaultServer  # noqa: E402
+from synth.schemas import Document  # noqa: E402
 
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.openai_http import OpenAICompatibleBackend  # noqa: E402
-from synth.schemas import Document  # noqa: E402
 from synth.search.agent import ANSWERING, SearchAgent  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
@@ -70,9 +70,13 @@ class CapacityServer(FaultServer):
         async with self._slots:
             await asyncio.sleep(service)
         self.log.write(f"{rollout} {turn} {service}\n")
-        reply = {"id": "x", "object": "chat.completion", "model": request["model"],
-                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                 "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(content.split())}}
+        reply = {
+            "id": "x",
+            "object": "chat.completion",
+            "model": request["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(content.split())},
+        }
         self._send(writer, 200, json.dumps(reply))
         await writer.drain()
         return True
@@ -82,10 +86,17 @@ class CapacityServer(FaultServer):
         query = f"subject {rollout % 7} detail {turn}"
         schema = request.get("response_format", {}).get("json_schema", {}).get("schema")
         if schema is None:  # tags protocol
-            return (f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}' if searching
-                    else f"<answer>Topic {rollout % 50}</answer>")
+            return (
+                f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}'
+                if searching
+                else f"<answer>Topic {rollout % 50}</answer>"
+            )
         allowed = [option["properties"]["name"]["const"] for option in schema["anyOf"]]
-        final = next(name for name in allowed if name not in ("search", "open")) if set(allowed) - {"search", "open"} else None
+        final = (
+            next(name for name in allowed if name not in ("search", "open"))
+            if set(allowed) - {"search", "open"}
+            else None
+        )
         if (searching or final is None) and "search" in allowed:
             return json.dumps({"name": "search", "arguments": {"query": query}})
         argument = "answer" if final == "answer" else "question"
@@ -113,6 +124,7 @@ def independent_seconds(chains: list[list[float]], capacity: int, order_by: str 
     limiter's order: what the agent could reach), the deepest ("depth"), or the one whose rollout
     has the most work left ("clairvoyant": needs every rollout's length in advance, which no agent
     has; it shows how much of the gap to the ideal is the price of not knowing)."""
+
     def key(rollout: int, turn: int) -> float:
         return {"arrival": 0, "depth": -turn, "clairvoyant": -sum(chains[rollout][turn:])}[order_by]
 
@@ -136,38 +148,75 @@ async def lockstep_run(agent: SearchAgent, questions: list[tuple[str, int]]) -> 
     """The agent loop as it was before rollouts became independent: every unfinished rollout's
     next turn in one batch, the next batch only when the whole batch is answered (same requests)."""
     from synth.schemas import ChatMessage
+
     from synth.search.agent import Rollout
 
     task = agent.task
-    system = {"native": task.native_system, "json": task.json_system}.get(agent.protocol, task.tags_system)(agent.contract)
-    rollouts = [Rollout(question, seed, [ChatMessage(role="system", content=system),
-                                         ChatMessage(role="user", content=f"{task.prompt_prefix}{question}")]) for question, seed in questions]
+    system = {"native": task.native_system, "json": task.json_system}.get(agent.protocol, task.tags_system)(
+        agent.contract
+    )
+    rollouts = [
+        Rollout(
+            question,
+            seed,
+            [
+                ChatMessage(role="system", content=system),
+                ChatMessage(role="user", content=f"{task.prompt_prefix}{question}"),
+            ],
+        )
+        for question, seed in questions
+    ]
     for turn in range(agent.max_turns):
         active = [rollout for rollout in rollouts if not rollout.done]
         if not active:
             break
-        for rollout, result in zip(active, await agent.client.complete([agent._request(rollout, turn) for rollout in active])):
+        for rollout, result in zip(
+            active, await agent.client.complete([agent._request(rollout, turn) for rollout in active])
+        ):
             agent._advance(rollout, result)
         await asyncio.gather(*(agent.run_pending(rollout) for rollout in active))
 
 
-def workloads(tools: SearchTools, client: LLMClient, rollouts: int) -> dict[str, tuple[SearchAgent, list[tuple[str, int]]]]:
+def workloads(
+    tools: SearchTools, client: LLMClient, rollouts: int
+) -> dict[str, tuple[SearchAgent, list[tuple[str, int]]]]:
     from synth.generators.selfplay import PROPOSING
 
     def questions(count: int, per: int, offset: int) -> list[tuple[str, int]]:
-        return [(f"Which topic is about subject {index % 7}?", offset + index * per + sample) for index in range(count) for sample in range(per)]
+        return [
+            (f"Which topic is about subject {index % 7}?", offset + index * per + sample)
+            for index in range(count)
+            for sample in range(per)
+        ]
 
     return {
-        "panel": (SearchAgent(client, tools, max_turns=48, max_tokens=64, stage="solver_search"), questions(rollouts // 2, 2, 10_000)),
-        "distill": (SearchAgent(client, tools, max_turns=48, max_tokens=128, stage="distill", protocol="json", task=ANSWERING),
-                    questions(rollouts // 4, 4, 20_000)),
-        "proposer": (SearchAgent(client, tools, max_turns=48, max_tokens=128, stage="propose", protocol="json", task=PROPOSING,
-                                 required_calls=1), questions(rollouts, 1, 30_000)),
+        "panel": (
+            SearchAgent(client, tools, max_turns=48, max_tokens=64, stage="solver_search"),
+            questions(rollouts // 2, 2, 10_000),
+        ),
+        "distill": (
+            SearchAgent(client, tools, max_turns=48, max_tokens=128, stage="distill", protocol="json", task=ANSWERING),
+            questions(rollouts // 4, 4, 20_000),
+        ),
+        "proposer": (
+            SearchAgent(
+                client,
+                tools,
+                max_turns=48,
+                max_tokens=128,
+                stage="propose",
+                protocol="json",
+                task=PROPOSING,
+                required_calls=1,
+            ),
+            questions(rollouts, 1, 30_000),
+        ),
     }
 
 
 def serve(port_file: Path, log: Path, capacity: int, base_s: float, per_token_s: float, salt: int) -> None:
     """The server's own process (so its CPU does not slow the agent's event loop, nor the reverse)."""
+
     async def run() -> None:
         server = CapacityServer(capacity, base_s, per_token_s, salt, log)
         await server.start()
@@ -198,43 +247,71 @@ def main() -> None:
     parser.add_argument("--base-ms", type=float, default=20.0)
     parser.add_argument("--per-token-ms", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-concurrency", type=int, help="The HTTP backend's limit (default: the server's capacity, as a "
-                        "model's max_concurrency set to the server's batch size).")
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        help="The HTTP backend's limit (default: the server's capacity, as a "
+        "model's max_concurrency set to the server's batch size).",
+    )
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000
     if arguments.serve:
-        serve(Path(arguments.serve[0]), Path(arguments.serve[1]), arguments.capacity, base_s, per_token_s, arguments.seed)
+        serve(
+            Path(arguments.serve[0]), Path(arguments.serve[1]), arguments.capacity, base_s, per_token_s, arguments.seed
+        )
         return
 
     import subprocess
     import tempfile
 
-    documents = [Document(id=f"d{index}", title=f"Topic {index}", text=f"Topic {index} is about subject {index % 7} and detail {index % 11}.")
-                 for index in range(200)]
+    documents = [
+        Document(
+            id=f"d{index}",
+            title=f"Topic {index}",
+            text=f"Topic {index} is about subject {index % 7} and detail {index % 11}.",
+        )
+        for index in range(200)
+    ]
     corpus = Corpus(documents, name="bench")
     ratios = {}
     with tempfile.TemporaryDirectory() as folder:
         port_file, log = Path(folder) / "port", Path(folder) / "served.log"
-        process = subprocess.Popen([sys.executable, __file__, "--serve", str(port_file), str(log), "--capacity", str(arguments.capacity),
-                                    "--base-ms", str(arguments.base_ms), "--per-token-ms", str(arguments.per_token_ms), "--seed", str(arguments.seed)])
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--serve",
+                str(port_file),
+                str(log),
+                "--capacity",
+                str(arguments.capacity),
+                "--base-ms",
+                str(arguments.base_ms),
+                "--per-token-ms",
+                str(arguments.per_token_ms),
+                "--seed",
+                str(arguments.seed),
+            ]
+        )
         try:
             deadline = time.monotonic() + 30
             while not port_file.exists() or not port_file.read_text():
                 assert time.monotonic() < deadline and process.poll() is None, "the benchmark server did not start"
                 time.sleep(0.05)
             url = f"http://127.0.0.1:{port_file.read_text()}/v1"
-            tools = SearchTools(corpus, BM25Retriever(corpus, Path(folder) / "index", log=lambda line: None), default_k=3)
-            backend = OpenAICompatibleBackend("bench", [url], max_concurrency=arguments.max_concurrency or arguments.capacity, timeout_s=600)
+            tools = SearchTools(
+                corpus, BM25Retriever(corpus, Path(folder) / "index", log=lambda line: None), default_k=3
+            )
+            backend = OpenAICompatibleBackend(
+                "bench", [url], max_concurrency=arguments.max_concurrency or arguments.capacity, timeout_s=600
+            )
             client = LLMClient(backend)
             for name, (agent, questions) in workloads(tools, client, arguments.rollouts).items():
                 log.write_text("")
 
-                async def go():
-                    return await agent.run(questions)
-
                 started = time.perf_counter()
-                rollouts = asyncio.run(go())
+                rollouts = asyncio.run(agent.run(questions))
                 wall = time.perf_counter() - started
                 chains = read_chains(log)
                 total = sum(sum(chain) for chain in chains)
@@ -250,11 +327,17 @@ def main() -> None:
                 lockstep = time.perf_counter() - started
                 lengths = sorted(len(chain) for chain in chains)
                 ratios[name] = wall / ideal
-                print(f"{name:9s} {len(rollouts)} rollouts, {sum(lengths)} requests, turns median {lengths[len(lengths) // 2]} "
-                      f"max {lengths[-1]}; ideal {ideal:.2f} s; independent rollouts {wall:.2f} s ({wall / ideal:.2f}x ideal; "
-                      f"simulated without client costs {reachable / ideal:.2f}x, deepest turn first {deepest / ideal:.2f}x, "
-                      f"knowing every length {clairvoyant / ideal:.2f}x); "
-                      f"lock-step {lockstep:.2f} s ({lockstep / ideal:.2f}x; simulated without client costs {simulated / ideal:.2f}x)")
+                print(
+                    f"{name:9s} {len(rollouts)} rollouts, {sum(lengths)} requests, turns median "
+                    f"{lengths[len(lengths) // 2]} "
+                    f"max {lengths[-1]}; ideal {ideal:.2f} s; independent rollouts {wall:.2f} s "
+                    f"({wall / ideal:.2f}x ideal; "
+                    f"simulated without client costs {reachable / ideal:.2f}x, deepest turn first "
+                    f"{deepest / ideal:.2f}x, "
+                    f"knowing every length {clairvoyant / ideal:.2f}x); "
+                    f"lock-step {lockstep:.2f} s ({lockstep / ideal:.2f}x; simulated without client costs "
+                    f"{simulated / ideal:.2f}x)"
+                )
         finally:
             process.terminate()
     print("agent_vs_ideal " + " ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))

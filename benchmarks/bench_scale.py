@@ -74,8 +74,12 @@ def make_passages(folder: Path, count: int, seed: int = 0) -> tuple[Path, Path]:
     with open(path, "w", encoding="utf-8") as handle:
         for start in range(0, count, 50_000):
             handle.writelines(
-                json.dumps({"id": f"p{start + row}", "contents": f'"Passage {start + row}"\n' + " ".join(words[row_ids])}) + "\n"
-                for row, row_ids in enumerate(ids[start:start + 50_000]))
+                json.dumps(
+                    {"id": f"p{start + row}", "contents": f'"Passage {start + row}"\n' + " ".join(words[row_ids])}
+                )
+                + "\n"
+                for row, row_ids in enumerate(ids[start : start + 50_000])
+            )
     return path, folder / "word_ids.npy"
 
 
@@ -83,7 +87,7 @@ def queries_of(word_ids: np.ndarray, count: int, seed: int = 1) -> np.ndarray:
     """Word ids of `count` queries: 6 consecutive words of a random passage each."""
     rng = np.random.default_rng(seed)
     rows, starts = rng.integers(0, len(word_ids), count), rng.integers(0, 94, count)
-    return np.stack([word_ids[row, start:start + 6] for row, start in zip(rows, starts)])
+    return np.stack([word_ids[row, start : start + 6] for row, start in zip(rows, starts)])
 
 
 def embed(word_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -95,11 +99,13 @@ def embed(word_ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
     word_vectors = (rng.standard_normal((len(weights), RANK)).astype(np.float32) @ basis) * weights[:, None]
     out = np.empty((len(word_ids), DIMENSION), dtype=np.float32)
     for start in range(0, len(word_ids), 100_000):
-        chunk = word_ids[start:start + 100_000]
+        chunk = word_ids[start : start + 100_000]
         rows = np.repeat(np.arange(len(chunk)), chunk.shape[1])
-        counts = csr_matrix((np.ones(chunk.size, dtype=np.float32), (rows, chunk.ravel())), shape=(len(chunk), len(weights)))
+        counts = csr_matrix(
+            (np.ones(chunk.size, dtype=np.float32), (rows, chunk.ravel())), shape=(len(chunk), len(weights))
+        )
         vectors = counts @ word_vectors
-        out[start:start + len(chunk)] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        out[start : start + len(chunk)] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     return out
 
 
@@ -138,7 +144,9 @@ def child_bm25(folder: Path, queries: int) -> dict:
     store_s = time.perf_counter() - started
     store_peak = peak_mib()
     started = time.perf_counter()
-    corpus = Corpus.from_jsonl(folder / "passages.jsonl", folder / "corpus", log=lambda line: None)  # what every later run does
+    corpus = Corpus.from_jsonl(
+        folder / "passages.jsonl", folder / "corpus", log=lambda line: None
+    )  # what every later run does
     map_s = time.perf_counter() - started
     store_mib = sum(path.stat().st_size for path in (folder / "corpus").rglob("*") if path.is_file()) / 2**20
     rng = np.random.default_rng(2)
@@ -152,8 +160,19 @@ def child_bm25(folder: Path, queries: int) -> dict:
     vocabulary_words, _ = vocabulary()
     texts = [" ".join(vocabulary_words[row]) for row in queries_of(words, queries)]
     p50, p95 = latencies_ms(lambda text: retriever.search([text], 10), texts)
-    return {"store_s": store_s, "store_peak_mib": store_peak, "map_s": map_s, "store_mib": store_mib, "open_p50_ms": open_p50,
-            "mapped_rss_mib": resident, "build_s": build_s, "peak_mib": peak_mib(), "interpreter_mib": baseline, "p50_ms": p50, "p95_ms": p95}
+    return {
+        "store_s": store_s,
+        "store_peak_mib": store_peak,
+        "map_s": map_s,
+        "store_mib": store_mib,
+        "open_p50_ms": open_p50,
+        "mapped_rss_mib": resident,
+        "build_s": build_s,
+        "peak_mib": peak_mib(),
+        "interpreter_mib": baseline,
+        "p50_ms": p50,
+        "p95_ms": p95,
+    }
 
 
 def child_ann(folder: Path, queries: int) -> dict:
@@ -172,29 +191,45 @@ def child_ann(folder: Path, queries: int) -> dict:
     query_vectors = embed(queries_of(words, queries), np.load(folder / "word_weights.npy"))
     exact = []
     for start in range(0, len(query_vectors), 25):  # exact top 10 over the whole matrix, a few queries at a time
-        scores = query_vectors[start:start + 25] @ np.asarray(vectors).T
+        scores = query_vectors[start : start + 25] @ np.asarray(vectors).T
         exact += [set(row.tolist()) for row in np.argpartition(-scores, 10, axis=1)[:, :10]]
     sweep = {}
     for ef_search in sorted({*EF_SWEEP, EF_SEARCH}):  # the candidates a search keeps: recall against latency
         index.index.hnsw.efSearch = ef_search
         p50, p95 = latencies_ms(lambda vector: index.search(vector[None, :], 10), list(query_vectors))
         _, found = index.search(query_vectors, 10)
-        recall = float(np.mean([len(row_exact & set(row_found.tolist())) / 10 for row_exact, row_found in zip(exact, found)]))
+        recall = float(
+            np.mean([len(row_exact & set(row_found.tolist())) / 10 for row_exact, row_found in zip(exact, found)])
+        )
         sweep[ef_search] = {"p50_ms": p50, "p95_ms": p95, "recall_at_10": recall}
-    return {"build_s": build_s, "build_peak_mib": build_peak, "interpreter_mib": baseline, "index_mib": (folder / "index.faiss").stat().st_size / 2**20,
-            "loaded_mib": loaded_mib, "ef_search": EF_SEARCH, "sweep": sweep, **sweep[EF_SEARCH]}
+    return {
+        "build_s": build_s,
+        "build_peak_mib": build_peak,
+        "interpreter_mib": baseline,
+        "index_mib": (folder / "index.faiss").stat().st_size / 2**20,
+        "loaded_mib": loaded_mib,
+        "ef_search": EF_SEARCH,
+        "sweep": sweep,
+        **sweep[EF_SEARCH],
+    }
 
 
 def in_child(kind: str, folder: Path, queries: int) -> dict:
-    output = subprocess.run([sys.executable, __file__, "--child", kind, str(folder), "--queries", str(queries)],
-                            stdout=subprocess.PIPE, text=True, check=True).stdout  # progress goes on to stderr
+    output = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(folder), "--queries", str(queries)],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    ).stdout  # progress goes on to stderr
     return json.loads(output.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=1_000_000)
-    parser.add_argument("--edges", type=int, default=0, help="Also import and load a synthetic graph of this many edges (20M: ~4 min).")
+    parser.add_argument(
+        "--edges", type=int, default=0, help="Also import and load a synthetic graph of this many edges (20M: ~4 min)."
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-bm25", action="store_true", help="Only the HNSW index (its build is the long part).")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -213,27 +248,51 @@ def main() -> None:
             word_ids = np.load(word_ids_path)
             np.save(folder / "vectors.npy", embed(word_ids, np.load(folder / "word_weights.npy")))
             del word_ids
-            print(f"made {arguments.passages:,} passages of 100 words and their vectors in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+            print(
+                f"made {arguments.passages:,} passages of 100 words and their vectors in "
+                f"{time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+            )
             bm25 = None if arguments.skip_bm25 else in_child("bm25", folder, arguments.queries)
             if bm25:
-                print(f"corpus {arguments.passages:>10,} passages: store written in {bm25['store_s']:.0f} s (peak {bm25['store_peak_mib']:,.0f} MiB), "
-                      f"{bm25['store_mib']:,.0f} MiB on disk; mapped again in {bm25['map_s']:.2f} s, resident {bm25['mapped_rss_mib']:,.0f} MiB "
-                          f"(interpreter {bm25['interpreter_mib']:,.0f}); open by id p50 {bm25['open_p50_ms']:.3f} ms")
-                print(f"BM25   {arguments.passages:>10,} passages: index built {bm25['build_s']:.0f} s, "
-                      f"peak {bm25['peak_mib']:,.0f} MiB (interpreter {bm25['interpreter_mib']:,.0f}); "
-                      f"query p50 {bm25['p50_ms']:.1f} ms, p95 {bm25['p95_ms']:.1f} ms")
+                print(
+                    f"corpus {arguments.passages:>10,} passages: store written in {bm25['store_s']:.0f} s (peak "
+                    f"{bm25['store_peak_mib']:,.0f} MiB), "
+                    f"{bm25['store_mib']:,.0f} MiB on disk; mapped again in {bm25['map_s']:.2f} s, resident "
+                    f"{bm25['mapped_rss_mib']:,.0f} MiB "
+                    f"(interpreter {bm25['interpreter_mib']:,.0f}); open by id p50 {bm25['open_p50_ms']:.3f} ms"
+                )
+                print(
+                    f"BM25   {arguments.passages:>10,} passages: index built {bm25['build_s']:.0f} s, "
+                    f"peak {bm25['peak_mib']:,.0f} MiB (interpreter {bm25['interpreter_mib']:,.0f}); "
+                    f"query p50 {bm25['p50_ms']:.1f} ms, p95 {bm25['p95_ms']:.1f} ms"
+                )
             ann = in_child("ann", folder, arguments.queries)
             vectors_mib = arguments.passages * DIMENSION * 4 / 2**20
-            print(f"HNSW   {arguments.passages:>10,} passages: built {ann['build_s']:.0f} s, index {ann['index_mib']:,.0f} MiB "
-                  f"(vectors alone {vectors_mib:,.0f} MiB), build peak {ann['build_peak_mib']:,.0f} MiB, "
-                  f"resident after loading it mapped {ann['loaded_mib']:,.0f} MiB; "
-                  f"efSearch {ann['ef_search']}: query p50 {ann['p50_ms']:.2f} ms, p95 {ann['p95_ms']:.2f} ms; recall@10 vs exact {ann['recall_at_10']:.3f}")
+            print(
+                f"HNSW   {arguments.passages:>10,} passages: built {ann['build_s']:.0f} s, index "
+                f"{ann['index_mib']:,.0f} MiB "
+                f"(vectors alone {vectors_mib:,.0f} MiB), build peak {ann['build_peak_mib']:,.0f} MiB, "
+                f"resident after loading it mapped {ann['loaded_mib']:,.0f} MiB; "
+                f"efSearch {ann['ef_search']}: query p50 {ann['p50_ms']:.2f} ms, p95 {ann['p95_ms']:.2f} ms; "
+                f"recall@10 vs exact {ann['recall_at_10']:.3f}"
+            )
             for ef_search, row in ann["sweep"].items():
-                print(f"  efSearch {ef_search:>4}: recall@10 {row['recall_at_10']:.3f}, p50 {row['p50_ms']:.2f} ms, p95 {row['p95_ms']:.2f} ms")
+                print(
+                    f"  efSearch {ef_search:>4}: recall@10 {row['recall_at_10']:.3f}, p50 {row['p50_ms']:.2f} ms, "
+                    f"p95 {row['p95_ms']:.2f} ms"
+                )
             scale = 21_000_000 / arguments.passages
-            print(f"at 21M passages (x{scale:.0f}): HNSW index ~{ann['index_mib'] * scale / 1024:,.0f} GiB"
-                  + (f", corpus store ~{bm25['store_mib'] * scale / 1024:,.0f} GiB on disk, BM25 build peak "
-                     f"~{bm25['peak_mib'] * scale / 1024:,.0f} GiB" if bm25 else "") + " (linear extrapolation)")
+            print(
+                f"at 21M passages (x{scale:.0f}): HNSW index ~{ann['index_mib'] * scale / 1024:,.0f} GiB"
+                + (
+                    f", corpus store ~{bm25['store_mib'] * scale / 1024:,.0f} GiB on disk, BM25 build peak "
+                    f"~{bm25['peak_mib'] * scale / 1024:,.0f} GiB"
+                    if bm25
+                    else ""
+                )
+                + " (linear extrapolation)"
+            )
             figures.update(ann_recall_at_10=f"{ann['recall_at_10']:.3f}", ann_p50_ms=f"{ann['p50_ms']:.2f}")
             if bm25:
                 figures["bm25_p50_ms"] = f"{bm25['p50_ms']:.1f}"

@@ -33,7 +33,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", type=int, default=500, help="Edges sampled for recall.")
     parser.add_argument("--queries", type=int, default=200, help="Single queries timed for latency.")
-    parser.add_argument("--retrievers", nargs="+", default=["bm25", "dense", "hybrid"], choices=["bm25", "dense", "hybrid"])
+    parser.add_argument(
+        "--retrievers", nargs="+", default=["bm25", "dense", "hybrid"], choices=["bm25", "dense", "hybrid"]
+    )
     arguments = parser.parse_args()
 
     kg = load_snapshot()
@@ -51,27 +53,45 @@ def main() -> None:
         for kind in ("bm25", "dense"):
             if kind in arguments.retrievers or "hybrid" in arguments.retrievers:
                 started = time.perf_counter()
-                built[kind] = BM25Retriever(corpus, cache_dir, log=quiet) if kind == "bm25" else DenseRetriever(corpus, cache_dir, log=quiet)
+                built[kind] = (
+                    BM25Retriever(corpus, cache_dir, log=quiet)
+                    if kind == "bm25"
+                    else DenseRetriever(corpus, cache_dir, log=quiet)
+                )
                 seconds = time.perf_counter() - started
                 print(f"{kind} index: built in {seconds:.1f} s ({len(corpus) / seconds:,.0f} documents/s)")
         if "hybrid" in arguments.retrievers:
             built["hybrid"] = HybridRetriever(built["bm25"], built["dense"])
 
-        print(f"\n{'retriever':>9} " + " ".join(f"{f'recall@{k}':>9}" for k in KS) + f" {'p50 ms':>8} {'p95 ms':>8} {'batch q/s':>10}")
+        print(
+            f"\n{'retriever':>9} "
+            + " ".join(f"{f'recall@{k}':>9}" for k in KS)
+            + f" {'p50 ms':>8} {'p95 ms':>8} {'batch q/s':>10}"
+        )
         for kind in arguments.retrievers:
             retriever = built[kind]
             started = time.perf_counter()
             results = retriever.search(queries, max(KS))
             batch_rate = len(queries) / (time.perf_counter() - started)
-            recalls = [np.mean([target in [hit.position for hit in hits[:k]] for target, hits in zip(targets, results)]) for k in KS]
+            recalls = [
+                np.mean([target in [hit.position for hit in hits[:k]] for target, hits in zip(targets, results)])
+                for k in KS
+            ]
             latencies = []
             for query in queries[: arguments.queries]:
                 began = time.perf_counter()
                 retriever.search([query], 5)
                 latencies.append((time.perf_counter() - began) * 1000)
             p50, p95 = np.percentile(latencies, [50, 95])
-            print(f"{kind:>9} " + " ".join(f"{recall:>9.3f}" for recall in recalls) + f" {p50:>8.1f} {p95:>8.1f} {batch_rate:>10,.0f}")
-    print(f"\n{arguments.edges} edges sampled with seed 0; query = the edge in words without the final period; peak memory {peak_rss_mib():.0f} MiB")
+            print(
+                f"{kind:>9} "
+                + " ".join(f"{recall:>9.3f}" for recall in recalls)
+                + f" {p50:>8.1f} {p95:>8.1f} {batch_rate:>10,.0f}"
+            )
+    print(
+        f"\n{arguments.edges} edges sampled with seed 0; query = the edge in words without the final period; peak "
+        f"memory {peak_rss_mib():.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

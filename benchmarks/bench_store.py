@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from _measure import peak_rss_mib, timed  # noqa: E402
-
 from synth.schemas import Constraint, Cue, Hop, Item, Provenance, Step  # noqa: E402
+
 from synth.settings import Settings  # noqa: E402
 from synth.store.arrow_schema import to_row  # noqa: E402
 from synth.store.export import export_version  # noqa: E402
@@ -37,9 +37,30 @@ def make_items(rows: int):
             recipe="multihop",
             hops=2,
             answer_entity_id=f"/m/f{index}",
-            path=[Hop(head=f"/m/p{index}", relation="/people/person/place_of_birth", tail=f"/m/t{index}", direction="inverse", evidence_doc_id=f"/m/p{index}#0"),
-                  Hop(head=f"/m/p{index}", relation="/film/director/film", tail=f"/m/f{index}", evidence_doc_id=f"/m/p{index}#0")],
-            constraints=[Constraint(anchor=f"/m/t{index}", steps=[Step(relation="/people/person/place_of_birth", direction="inverse"), Step(relation="/film/director/film")])],
+            path=[
+                Hop(
+                    head=f"/m/p{index}",
+                    relation="/people/person/place_of_birth",
+                    tail=f"/m/t{index}",
+                    direction="inverse",
+                    evidence_doc_id=f"/m/p{index}#0",
+                ),
+                Hop(
+                    head=f"/m/p{index}",
+                    relation="/film/director/film",
+                    tail=f"/m/f{index}",
+                    evidence_doc_id=f"/m/p{index}#0",
+                ),
+            ],
+            constraints=[
+                Constraint(
+                    anchor=f"/m/t{index}",
+                    steps=[
+                        Step(relation="/people/person/place_of_birth", direction="inverse"),
+                        Step(relation="/film/director/film"),
+                    ],
+                )
+            ],
             cues=[Cue(text="was directed by a person who was born in the town", constraint=0, candidates=3)],
             evidence_doc_ids=[f"/m/p{index}#0"],
             provenance=Provenance(generator="bench", seed=0, kg_snapshot="bench"),
@@ -70,8 +91,14 @@ def main() -> None:
             run_query(settings, f"select question from items where id = 'item-{rows // 2:08d}'")
         size = sum(path.stat().st_size for path in (settings.home / "datasets" / "bench" / "v1").rglob("*.parquet"))
     print(f"rows                      {rows}")
-    print(f"publish                   {rows / results['publish']:>10,.0f} rows/s  ({results['publish']:.2f} s, {size / 2**20:.1f} MiB of Parquet)")
-    print(f"raw pyarrow write         {rows / results['raw_pyarrow']:>10,.0f} rows/s  -> publish runs at {results['raw_pyarrow'] / results['publish']:.2f} of raw")
+    print(
+        f"publish                   {rows / results['publish']:>10,.0f} rows/s  ({results['publish']:.2f} s, "
+        f"{size / 2**20:.1f} MiB of Parquet)"
+    )
+    print(
+        f"raw pyarrow write         {rows / results['raw_pyarrow']:>10,.0f} rows/s  -> publish runs at "
+        f"{results['raw_pyarrow'] / results['publish']:.2f} of raw"
+    )
     print(f"export verl               {rows / results['export_verl']:>10,.0f} rows/s  ({results['export_verl']:.2f} s)")
     print(f"sql group by over views   {results['sql_count_by_hops'] * 1000:>10.0f} ms (includes opening the catalog)")
     print(f"sql point lookup          {results['sql_point_lookup'] * 1000:>10.0f} ms")

@@ -32,8 +32,10 @@ TOPICS = ["rivers", "films", "volcanoes", "chess", "bridges", "comets", "operas"
 
 
 def prompts(count: int) -> list[list[dict]]:
-    return [[{"role": "user", "content": f"Write three short facts about {TOPICS[index % len(TOPICS)]}, item {index}."}]
-            for index in range(count)]
+    return [
+        [{"role": "user", "content": f"Write three short facts about {TOPICS[index % len(TOPICS)]}, item {index}."}]
+        for index in range(count)
+    ]
 
 
 def side(name: str, folder: str, count: int, max_tokens: int, runs: int) -> dict:
@@ -55,8 +57,10 @@ def side(name: str, folder: str, count: int, max_tokens: int, runs: int) -> dict
             return sum(len(output.outputs[0].token_ids) for output in outputs)
     else:
         backend.engine()
-        requests = [ChatRequest(messages=messages, sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens))
-                    for messages in conversations]
+        requests = [
+            ChatRequest(messages=messages, sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens))
+            for messages in conversations
+        ]
 
         def run() -> int:
             results = asyncio.run(backend.complete(requests))
@@ -64,6 +68,7 @@ def side(name: str, folder: str, count: int, max_tokens: int, runs: int) -> dict
             if failures:
                 raise SystemExit(f"{len(failures)} requests failed, first: {failures[0]}")
             return sum(result.usage.completion_tokens for result in results)
+
     start_s = time.perf_counter() - started
     run()  # warm-up
     timings = []
@@ -84,7 +89,9 @@ def main() -> None:
     parser.add_argument("--side", choices=["raw", "synth"], help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.side:  # a child process: one side, figures as JSON on the last line
-        print(json.dumps(side(arguments.side, arguments.model, arguments.prompts, arguments.max_tokens, arguments.runs)))
+        print(
+            json.dumps(side(arguments.side, arguments.model, arguments.prompts, arguments.max_tokens, arguments.runs))
+        )
         return
 
     from synth.llm.embedded import prepare_smollm2
@@ -95,21 +102,41 @@ def main() -> None:
     print(f"{'side':>6} {'process':>7} {'start s':>8} {'tok/s per run':>20} {'peak MiB':>9}")
     for repeat in range(arguments.repeats):
         for name in ("raw", "synth"):
-            command = [sys.executable, __file__, "--side", name, "--model", folder, "--prompts", str(arguments.prompts),
-                       "--max-tokens", str(arguments.max_tokens), "--runs", str(arguments.runs)]
+            command = [
+                sys.executable,
+                __file__,
+                "--side",
+                name,
+                "--model",
+                folder,
+                "--prompts",
+                str(arguments.prompts),
+                "--max-tokens",
+                str(arguments.max_tokens),
+                "--runs",
+                str(arguments.runs),
+            ]
             finished = subprocess.run(command, capture_output=True, text=True)
             if finished.returncode != 0:
                 raise SystemExit(f"{name} process failed:\n{finished.stderr[-2000:]}")
             result = json.loads(finished.stdout.strip().splitlines()[-1])
             per_run = [run["tokens"] / run["seconds"] for run in result["runs"]]
             rates[name] += per_run
-            print(f"{name:>6} {repeat + 1:>7} {result['start_s']:>8.1f} {' '.join(f'{rate:.1f}' for rate in per_run):>20} "
-                  f"{result['peak_rss_mib']:>9.0f}")
+            print(
+                f"{name:>6} {repeat + 1:>7} {result['start_s']:>8.1f} "
+                f"{' '.join(f'{rate:.1f}' for rate in per_run):>20} "
+                f"{result['peak_rss_mib']:>9.0f}"
+            )
     raw, synth = statistics.median(rates["raw"]), statistics.median(rates["synth"])
     for name, values in rates.items():
-        print(f"{name}: median {statistics.median(values):.1f} tok/s, spread {min(values):.1f}-{max(values):.1f} over {len(values)} runs")
-    print(f"synth / raw tokens per second: {synth / raw:.3f} (medians; worst/best pairing "
-          f"{min(rates['synth']) / max(rates['raw']):.3f}-{max(rates['synth']) / min(rates['raw']):.3f}; target >= 0.95)")
+        print(
+            f"{name}: median {statistics.median(values):.1f} tok/s, spread {min(values):.1f}-{max(values):.1f} over "
+            f"{len(values)} runs"
+        )
+    print(
+        f"synth / raw tokens per second: {synth / raw:.3f} (medians; worst/best pairing "
+        f"{min(rates['synth']) / max(rates['raw']):.3f}-{max(rates['synth']) / min(rates['raw']):.3f}; target >= 0.95)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,11 @@ def load_llamafactory_data():
 
         return converter, parser, formatter, template
     except (ImportError, OSError) as error:
-        print(f"note: llamafactory.data does not import here ({type(error).__name__}: {str(error).splitlines()[0][:120]}); "
-              "loading its parser, converter and formatter without the package __init__")
+        print(
+            f"note: llamafactory.data does not import here ({type(error).__name__}: "
+            f"{str(error).splitlines()[0][:120]}); "
+            "loading its parser, converter and formatter without the package __init__"
+        )
     import importlib.util
     import sys
     import types
@@ -49,18 +52,22 @@ def load_llamafactory_data():
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path, help="a sharegpt export (.jsonl)")
-    parser.add_argument("--tokenizer", help="a tokenizer folder (the converted embedded model's will do), to render with a template")
+    parser.add_argument(
+        "--tokenizer", help="a tokenizer folder (the converted embedded model's will do), to render with a template"
+    )
     parser.add_argument("--template", default="qwen", help="LLaMA-Factory template to render with")
     args = parser.parse_args()
 
     import datasets
-
     from llamafactory.hparams.data_args import DataArguments
 
     converter, lf_parser, formatter, template_module = load_llamafactory_data()
     name = args.file.stem
-    entry = {"file_name": args.file.name, "formatting": "sharegpt",
-             "columns": {"messages": "conversations", "system": "system", "tools": "tools"}}  # as the export prints it
+    entry = {
+        "file_name": args.file.name,
+        "formatting": "sharegpt",
+        "columns": {"messages": "conversations", "system": "system", "tools": "tools"},
+    }  # as the export prints it
     folder = args.file.resolve().parent
     (folder / "dataset_info.json").write_text(json.dumps({name: entry}))
     data_args = DataArguments(dataset_dir=str(folder), template=args.template)
@@ -79,7 +86,9 @@ def main() -> None:
         template = template_module.get_template_and_fix_tokenizer(tokenizer, data_args)
 
         def render(row) -> str:
-            pairs = template.encode_multiturn(tokenizer, row["_prompt"] + row["_response"], row["_system"], row["_tools"])
+            pairs = template.encode_multiturn(
+                tokenizer, row["_prompt"] + row["_response"], row["_system"], row["_tools"]
+            )
             return "".join(tokenizer.decode(prompt + response) for prompt, response in pairs)
     else:
         function = formatter.FunctionFormatter(slots=["{{content}}"], tool_format=args.template)
@@ -88,8 +97,11 @@ def main() -> None:
             parts = []
             for message in row["_prompt"] + row["_response"]:
                 if message["role"] == "function":
-                    parts += function.apply(content=message["content"], thought_words=("<think>", "</think>"),
-                                            tool_call_words=("<tool_call>", "</tool_call>"))
+                    parts += function.apply(
+                        content=message["content"],
+                        thought_words=("<think>", "</think>"),
+                        tool_call_words=("<tool_call>", "</tool_call>"),
+                    )
                 else:
                     parts.append(message["content"])
             return "\n".join(part for part in parts if isinstance(part, str))
@@ -102,18 +114,24 @@ def main() -> None:
             if turn["from"] != "function_call":
                 continue
             value = turn["value"]
-            payload = value[value.index("<tool_call>") + 11:value.rindex("</tool_call>")] if "<tool_call>" in value else value
-            for call in (json.loads(payload) if payload.startswith("[") else [json.loads(payload)]):
+            payload = (
+                value[value.index("<tool_call>") + 11 : value.rindex("</tool_call>")]
+                if "<tool_call>" in value
+                else value
+            )
+            for call in json.loads(payload) if payload.startswith("[") else [json.loads(payload)]:
                 shown = json.dumps({"name": call["name"], "arguments": call["arguments"]}, ensure_ascii=False)
                 if shown not in text:
                     print(f"FAIL: the call {shown} is not rendered once-encoded:\n{text[:2000]}")
                     sys.exit(1)
                 calls += 1
-            thought = value[:value.index("<tool_call>")] if "<tool_call>" in value else ""
+            thought = value[: value.index("<tool_call>")] if "<tool_call>" in value else ""
             if thought.strip() and thought.strip().splitlines()[-1] not in text:
                 print(f"FAIL: the text beside a call was dropped: {thought!r}")
                 sys.exit(1)
-    print(f"tool format {args.template!r}: {calls} tool calls rendered once-encoded, text and reasoning beside calls kept")
+    print(
+        f"tool format {args.template!r}: {calls} tool calls rendered once-encoded, text and reasoning beside calls kept"
+    )
     print(f"first row as LLaMA-Factory renders it:\n{texts[0][:1500]}")
     print("OK: LLaMA-Factory accepts the export")
 

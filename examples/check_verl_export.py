@@ -30,16 +30,24 @@ def fail(message: str) -> None:
 def check_dataset(folder: Path, tokenizer_path: str):
     from omegaconf import OmegaConf
     from transformers import AutoTokenizer
-
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_path)
-    config = OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 8192, "return_raw_chat": True,
-                               "tool_config_path": str(folder / "tool_config.yaml"), "cache_dir": str(folder / ".verl-cache")})
+    config = OmegaConf.create(
+        {
+            "prompt_key": "prompt",
+            "max_prompt_length": 8192,
+            "return_raw_chat": True,
+            "tool_config_path": str(folder / "tool_config.yaml"),
+            "cache_dir": str(folder / ".verl-cache"),
+        }
+    )
     dataset = RLHFDataset(data_files=[str(folder / "train.parquet")], tokenizer=tokenizer, config=config)
     row = dataset[0]
-    print(f"RLHFDataset: {len(dataset)} rows; row 0 agent_name={row['agent_name']!r} data_source={row['data_source']!r} "
-          f"tools_kwargs={sorted(row['tools_kwargs'])} prompt roles={[m['role'] for m in row['raw_prompt']]}")
+    print(
+        f"RLHFDataset: {len(dataset)} rows; row 0 agent_name={row['agent_name']!r} data_source={row['data_source']!r} "
+        f"tools_kwargs={sorted(row['tools_kwargs'])} prompt roles={[m['role'] for m in row['raw_prompt']]}"
+    )
     if len(dataset) == 0 or row["agent_name"] != "tool_agent" or not row["tools_kwargs"]:
         fail("the dataset rows are not set up for verl's tool agent loop")
     if dataset.tool_schemas is None:
@@ -76,7 +84,9 @@ def check_calls(tools: dict, row: dict, sft: dict | None) -> None:
     create_kwargs = row["tools_kwargs"]["search"]["create_kwargs"]
     argument = next(iter(tools["search"].tool_schema.function.parameters.properties))
     query = row["extra_info"]["question"]
-    text = asyncio.run(run_tool(tools["search"], {argument: [query] if argument == "query_list" else query}, create_kwargs))
+    text = asyncio.run(
+        run_tool(tools["search"], {argument: [query] if argument == "query_list" else query}, create_kwargs)
+    )
     print(f"search({query!r}) ->\n  " + text[:400].replace("\n", "\n  "))
     if text.startswith("error"):
         fail("the search tool could not reach synth search serve")
@@ -100,7 +110,10 @@ def check_calls(tools: dict, row: dict, sft: dict | None) -> None:
             replayed = asyncio.run(run_tool(tools[name], arguments, create_kwargs))
             recorded = messages[index + 1 + number]["content"]
             if replayed != recorded:
-                fail(f"{name}({arguments}) shows another observation in RL than in SFT:\nRL:  {replayed}\nSFT: {recorded}")
+                fail(
+                    f"{name}({arguments}) shows another observation in RL than in SFT:\nRL:  {replayed}\nSFT: "
+                    f"{recorded}"
+                )
             checked += 1
     print(f"replayed {checked} tool calls of the SFT row through verl's tools: identical observations")
 
@@ -122,7 +135,9 @@ def check_reward(folder: Path, row: dict) -> None:
         "answer call, wrong": (call(wrong), 0.0),
     }
     for name, (solution, expected) in cases.items():
-        score = compute_score(data_source=row["data_source"], solution_str=solution, ground_truth=truth, extra_info=row["extra_info"])
+        score = compute_score(
+            data_source=row["data_source"], solution_str=solution, ground_truth=truth, extra_info=row["extra_info"]
+        )
         print(f"reward ({name}): {score}")
         if score != expected:
             fail(f"reward for {name} is {score}, expected {expected}")
@@ -131,7 +146,9 @@ def check_reward(folder: Path, row: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="the folder of the exported train.parquet")
-    parser.add_argument("--tokenizer", required=True, help="a tokenizer folder (the converted embedded model's will do)")
+    parser.add_argument(
+        "--tokenizer", required=True, help="a tokenizer folder (the converted embedded model's will do)"
+    )
     parser.add_argument("--sft", type=Path, help="an `sft` JSON Lines export of the same version, to compare with")
     args = parser.parse_args()
     folder = args.folder.resolve()

@@ -6,15 +6,16 @@ question, the accepted answers and the candidate, never the solver's reasoning.
 """
 
 from pydantic import BaseModel
+from synth.schemas import Item, SolverAttempt
 
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
-from synth.schemas import Item, SolverAttempt
 
 SYSTEM = (
     "You check answers to quiz questions. Say whether the candidate answer names the same thing as one of the "
-    'accepted answers (another name, spelling or abbreviation of it counts; a different thing does not). Reply with JSON: {"same": true|false}.'
+    "accepted answers (another name, spelling or abbreviation of it counts; a different thing does not). Reply with "
+    'JSON: {"same": true|false}.'
 )
 
 
@@ -43,5 +44,8 @@ class AnswerJudge:
     @staticmethod
     def _request(item: Item, answer: str) -> ChatRequest:
         prompt = f"Question: {item.question}\nAccepted answers: {'; '.join(item.answers)}\nCandidate answer: {answer}"
-        return ChatRequest(messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-                           sampling=SamplingParams(temperature=0.0, max_tokens=16), stage="answer_judge")
+        return ChatRequest(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+            sampling=SamplingParams(temperature=0.0, max_tokens=16),
+            stage="answer_judge",
+        )

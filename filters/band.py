@@ -7,22 +7,26 @@ that set the label.
 """
 
 from pydantic import Field, model_validator
-
-from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
 from synth.filters.consensus import search_success
 from synth.schemas import DifficultyLabel, Item
+
+from synth.config import FrozenConfig
 
 
 class BandConfig(FrozenConfig):
     low: float = Field(default=0.0, ge=0.0, le=1.0, description="Lower bound of the kept search success rate.")
     high: float = Field(default=1.0, ge=0.0, le=1.0, description="Upper bound of the kept search success rate.")
-    inclusive: bool = Field(default=False, description="Keep rates equal to a bound (low <= s <= high); default low < s < high.")
+    inclusive: bool = Field(
+        default=False, description="Keep rates equal to a bound (low <= s <= high); default low < s < high."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> "BandConfig":
         if self.low > self.high or (self.low == self.high and not self.inclusive):
-            raise ValueError(f"band low={self.low} and high={self.high} keep nothing; use low < high (or inclusive=true)")
+            raise ValueError(
+                f"band low={self.low} and high={self.high} keep nothing; use low < high (or inclusive=true)"
+            )
         return self
 
     def below(self, rate: float) -> bool:

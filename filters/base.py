@@ -8,8 +8,9 @@ and counts the funnel.
 
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from synth.schemas import FilterVerdict, FunnelStage, Item
 
@@ -31,7 +32,9 @@ class Filter(ABC):
         if isinstance(result, bool):
             return FilterVerdict(item_id=item.id, filter=self.name, kept=result, reason=None if result else "dropped")
         kept, reason, *rest = result
-        return FilterVerdict(item_id=item.id, filter=self.name, kept=kept, reason=reason, details=rest[0] if rest else {})
+        return FilterVerdict(
+            item_id=item.id, filter=self.name, kept=kept, reason=reason, details=rest[0] if rest else {}
+        )
 
 
 @dataclass
@@ -61,5 +64,9 @@ class FilterChain:
 def add_stages(first: FunnelStage, second: FunnelStage) -> FunnelStage:
     """Two counts of the same stage (two batches, two rounds) as one."""
     dropped = Counter(first.dropped) + Counter(second.dropped)
-    return FunnelStage(stage=first.stage, input=first.input + second.input, kept=first.kept + second.kept,
-                       dropped=dict(sorted(dropped.items())))
+    return FunnelStage(
+        stage=first.stage,
+        input=first.input + second.input,
+        kept=first.kept + second.kept,
+        dropped=dict(sorted(dropped.items())),
+    )

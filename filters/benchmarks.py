@@ -10,9 +10,10 @@ SimpleQA as commonly distributed.
 
 import csv
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from synth.errors import ConfigError, InputFileError, NotFoundError
 from synth.textfiles import MAX_LINE_BYTES, read_json_document, text_lines
@@ -35,7 +36,9 @@ def load_benchmark(path: Path) -> list[BenchmarkItem]:
     """Every row with a question; a clear error if the file is missing or has no question column."""
     path = Path(path)
     if not path.is_file():
-        raise NotFoundError(f"benchmark file {path} does not exist; pass files of questions/answers (JSONL, JSON, CSV, TSV or Parquet)")
+        raise NotFoundError(
+            f"benchmark file {path} does not exist; pass files of questions/answers (JSONL, JSON, CSV, TSV or Parquet)"
+        )
     items = []
     for number, row in enumerate(_rows(path), start=1):
         if not isinstance(row, dict):
@@ -47,7 +50,9 @@ def load_benchmark(path: Path) -> list[BenchmarkItem]:
         answer = next((row[key] for key in ANSWER_KEYS if row.get(key) not in (None, "")), None)
         items.append(BenchmarkItem(path.name, identifier, question, _answers(answer)))
     if not items:
-        raise ConfigError(f"benchmark file {path} has no rows with a question field (one of {', '.join(QUESTION_KEYS)})")
+        raise ConfigError(
+            f"benchmark file {path} has no rows with a question field (one of {', '.join(QUESTION_KEYS)})"
+        )
     return items
 
 

@@ -18,32 +18,45 @@ attempts pooled over the panel: easy >= `easy`, medium >= `medium`, hard > 0, un
 """
 
 from collections import Counter, defaultdict
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import Field
+from synth.filters.base import CheckResult, Filter
+from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
 
 from synth.config import FrozenConfig
-from synth.filters.base import CheckResult, Filter
 from synth.llm.types import is_model_failure
 from synth.matching import normalize_answer
-from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
 
 
 class Thresholds(FrozenConfig):
     name: str = Field(default="v1", pattern=r"^[a-z0-9_]+$", description="Names this threshold set in every label.")
-    trivial_closed_book: float = Field(default=0.5, ge=0.0, le=1.0, description="Closed-book pass rate at which a solver 'knows' the answer.")
-    easy: float = Field(default=0.75, ge=0.0, le=1.0, description="Pooled search pass rate at or above which an item is easy.")
-    medium: float = Field(default=0.25, ge=0.0, le=1.0, description="... at or above which it is medium (hard below, unsolved at 0).")
+    trivial_closed_book: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Closed-book pass rate at which a solver 'knows' the answer."
+    )
+    easy: float = Field(
+        default=0.75, ge=0.0, le=1.0, description="Pooled search pass rate at or above which an item is easy."
+    )
+    medium: float = Field(
+        default=0.25, ge=0.0, le=1.0, description="... at or above which it is medium (hard below, unsolved at 0)."
+    )
 
 
 class ConsensusConfig(FrozenConfig):
     drop_unanswerable: bool = Field(default=True, description="Drop items no solver answers from their gold evidence.")
-    drop_ambiguous: bool = Field(default=True, description="Drop items whose solvers agree on another answer the graph supports.")
+    drop_ambiguous: bool = Field(
+        default=True, description="Drop items whose solvers agree on another answer the graph supports."
+    )
     drop_trivial: bool = Field(default=True, description="Drop items most solvers answer closed-book.")
-    ambiguous_min_votes: int = Field(default=2, ge=1, description="Wrong attempts that must agree before the graph is asked.")
+    ambiguous_min_votes: int = Field(
+        default=2, ge=1, description="Wrong attempts that must agree before the graph is asked."
+    )
     min_gold_solve_rate: float = Field(
-        default=0.5, ge=0.0, le=1.0,
-        description="Share of the batch the panel must solve from gold evidence before its failures count as unanswerable.",
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Share of the batch the panel must solve from gold evidence before its failures count as "
+        "unanswerable.",
     )
     thresholds: Thresholds = Thresholds()
 
@@ -53,8 +66,10 @@ def pass_rates(attempts: Sequence[SolverAttempt]) -> list[PassRate]:
     for attempt in attempts:
         counts[(attempt.solver, attempt.condition)][0] += 1
         counts[(attempt.solver, attempt.condition)][1] += attempt.correct
-    return [PassRate(solver=solver, condition=condition, attempts=total, correct=correct)
-            for (solver, condition), (total, correct) in sorted(counts.items())]
+    return [
+        PassRate(solver=solver, condition=condition, attempts=total, correct=correct)
+        for (solver, condition), (total, correct) in sorted(counts.items())
+    ]
 
 
 def search_success(rates: Sequence[PassRate]) -> float | None:
@@ -82,8 +97,14 @@ class ConsensusFilter(Filter):
 
     name = "consensus"
 
-    def __init__(self, config: ConsensusConfig, attempts: Sequence[SolverAttempt], solvers: dict[str, str],
-                 supports: Callable[[Item, str], bool] | None = None, judge: str | None = None):
+    def __init__(
+        self,
+        config: ConsensusConfig,
+        attempts: Sequence[SolverAttempt],
+        solvers: dict[str, str],
+        supports: Callable[[Item, str], bool] | None = None,
+        judge: str | None = None,
+    ):
         """`solvers`: name -> model identity; `supports(item, answer)`: does the graph accept `answer`
         too?; `judge`: the answer judge's model identity, recorded on labels."""
         self.config = config
@@ -96,13 +117,23 @@ class ConsensusFilter(Filter):
         self.labels: dict[str, DifficultyLabel] = {}
         self.skipped: dict[str, str] = {}
         """Rule -> why it was not applied to this batch."""
-        answered = {item_id: [a for a in item_attempts if not is_model_failure(a.failure)] for item_id, item_attempts in self.attempts.items()}
-        gold = {item_id: any(a.correct for a in item_attempts if a.condition == "gold_evidence")
-                for item_id, item_attempts in answered.items() if any(a.condition == "gold_evidence" for a in item_attempts)}
+        answered = {
+            item_id: [a for a in item_attempts if not is_model_failure(a.failure)]
+            for item_id, item_attempts in self.attempts.items()
+        }
+        gold = {
+            item_id: any(a.correct for a in item_attempts if a.condition == "gold_evidence")
+            for item_id, item_attempts in answered.items()
+            if any(a.condition == "gold_evidence" for a in item_attempts)
+        }
         self.gold_solve_rate = sum(gold.values()) / len(gold) if gold else None
         if config.drop_unanswerable and self.gold_solve_rate is None and self.attempts:
             self.skipped["unanswerable_with_gold_evidence"] = "no solver in the panel ran the gold_evidence condition"
-        elif config.drop_unanswerable and self.gold_solve_rate is not None and self.gold_solve_rate < config.min_gold_solve_rate:
+        elif (
+            config.drop_unanswerable
+            and self.gold_solve_rate is not None
+            and self.gold_solve_rate < config.min_gold_solve_rate
+        ):
             self.skipped["unanswerable_with_gold_evidence"] = (
                 f"the panel solved {sum(gold.values())}/{len(gold)} items from gold evidence, below "
                 f"min_gold_solve_rate={config.min_gold_solve_rate}: too weak a reader to judge answerability"
@@ -127,12 +158,18 @@ class ConsensusFilter(Filter):
         difficulty = label(attempts, self.config.thresholds)
         if self.config.drop_trivial and difficulty == "trivial":
             return False, "trivial_closed_book"
-        correct_search = [attempt.num_tool_calls for attempt in attempts if attempt.condition == "search" and attempt.correct]
+        correct_search = [
+            attempt.num_tool_calls for attempt in attempts if attempt.condition == "search" and attempt.correct
+        ]
         self.labels[item.id] = DifficultyLabel(
-            item_id=item.id, label=difficulty, pass_rates=pass_rates(attempts),
+            item_id=item.id,
+            label=difficulty,
+            pass_rates=pass_rates(attempts),
             mean_tool_calls=sum(correct_search) / len(correct_search) if correct_search else None,
             min_tool_calls=min(correct_search) if correct_search else None,
-            thresholds=self.config.thresholds.name, solvers=self.solvers, judge=self.judge,
+            thresholds=self.config.thresholds.name,
+            solvers=self.solvers,
+            judge=self.judge,
             metadata={"thresholds": self.config.thresholds.model_dump(mode="json")},
         )
         return True
@@ -140,11 +177,15 @@ class ConsensusFilter(Filter):
     def _rival_answer(self, item: Item, attempts: list[SolverAttempt]) -> str | None:
         if self.supports is None:
             return None
-        votes = Counter(normalize_answer(attempt.answer) for attempt in attempts if attempt.answer and not attempt.correct)
+        votes = Counter(
+            normalize_answer(attempt.answer) for attempt in attempts if attempt.answer and not attempt.correct
+        )
         for answer, count in votes.most_common():
             if count < self.config.ambiguous_min_votes:
                 break
-            original = next(attempt.answer for attempt in attempts if attempt.answer and normalize_answer(attempt.answer) == answer)
+            original = next(
+                attempt.answer for attempt in attempts if attempt.answer and normalize_answer(attempt.answer) == answer
+            )
             if self.supports(item, original):
                 return original
         return None

@@ -12,26 +12,34 @@ from collections import Counter
 from pathlib import Path
 
 from pydantic import Field
-
-from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
 from synth.filters.benchmarks import BenchmarkItem, load_benchmark
-from synth.matching import normalize_answer
 from synth.schemas import Item
+
+from synth.config import FrozenConfig
+from synth.matching import normalize_answer
 
 
 class ContaminationConfig(FrozenConfig):
-    benchmarks: list[Path] = Field(default=[], description="Evaluation files (JSONL, JSON, CSV, TSV, Parquet) to keep items out of.")
-    ngram: int = Field(default=2, ge=1, le=8, description="Word n-gram length (2 survives rewording; longer is stricter).")
-    threshold: float = Field(default=0.5, gt=0.0, le=1.0, description="N-gram overlap that, with the same answer, is contamination.")
-    strict_threshold: float = Field(default=0.8, gt=0.0, le=1.0, description="N-gram overlap that is contamination whatever the answer.")
+    benchmarks: list[Path] = Field(
+        default=[], description="Evaluation files (JSONL, JSON, CSV, TSV, Parquet) to keep items out of."
+    )
+    ngram: int = Field(
+        default=2, ge=1, le=8, description="Word n-gram length (2 survives rewording; longer is stricter)."
+    )
+    threshold: float = Field(
+        default=0.5, gt=0.0, le=1.0, description="N-gram overlap that, with the same answer, is contamination."
+    )
+    strict_threshold: float = Field(
+        default=0.8, gt=0.0, le=1.0, description="N-gram overlap that is contamination whatever the answer."
+    )
 
 
 def ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     words = normalize_answer(text).split()
     if len(words) < n:
         return {tuple(words)} if words else set()
-    return {tuple(words[index:index + n]) for index in range(len(words) - n + 1)}
+    return {tuple(words[index : index + n]) for index in range(len(words) - n + 1)}
 
 
 class ContaminationFilter(Filter):
@@ -39,7 +47,9 @@ class ContaminationFilter(Filter):
 
     def __init__(self, config: ContaminationConfig, benchmark: list[BenchmarkItem] | None = None):
         self.config = config
-        self.benchmark = benchmark if benchmark is not None else [row for path in config.benchmarks for row in load_benchmark(path)]
+        self.benchmark = (
+            benchmark if benchmark is not None else [row for path in config.benchmarks for row in load_benchmark(path)]
+        )
         self.grams = [ngrams(row.question, config.ngram) for row in self.benchmark]
         self.answers = [{normalize_answer(answer) for answer in row.answers} - {""} for row in self.benchmark]
         postings: dict[tuple[str, ...], list[int]] = {}
@@ -67,6 +77,13 @@ class ContaminationFilter(Filter):
             return True
         answer_match, overlap, row = best
         match = self.benchmark[row]
-        return False, "contaminated", {
-            "benchmark": match.source, "benchmark_id": match.id, "overlap": round(overlap, 3), "answer_match": answer_match,
-        }
+        return (
+            False,
+            "contaminated",
+            {
+                "benchmark": match.source,
+                "benchmark_id": match.id,
+                "overlap": round(overlap, 3),
+                "answer_match": answer_match,
+            },
+        )

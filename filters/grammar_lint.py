@@ -18,7 +18,7 @@ tested on the text that motivated it:
 """
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 ARTICLES = frozenset({"a", "an", "the"})
 FUNCTION_WORDS = frozenset(
@@ -32,11 +32,20 @@ _IRREGULAR_PARTICIPLES = frozenset(
     "ridden risen seen stolen sworn thrown worn broken frozen".split()
 )
 _REPEATED_NOUN = re.compile(
-    r"\b([a-z]{3,})(?: (?:that|who|which))?(?: (?:is|was|are|were))?(?: also)? (?:a|an|the)(?: [a-z]+)? \1\b", re.IGNORECASE)
+    r"\b([a-z]{3,})(?: (?:that|who|which))?(?: (?:is|was|are|were))?(?: also)? (?:a|an|the)(?: [a-z]+)? \1\b",
+    re.IGNORECASE,
+)
 _RELATIVES = re.compile(r"\b(?:that|who|whom|which)\b", re.IGNORECASE)
 
-PATTERNS = ("article_before_article", "article_before_preposition", "generic_noun", "relation_id",
-            "bare_participle", "repeated_noun", "stacked_clauses")
+PATTERNS = (
+    "article_before_article",
+    "article_before_preposition",
+    "generic_noun",
+    "relation_id",
+    "bare_participle",
+    "repeated_noun",
+    "stacked_clauses",
+)
 
 
 def mask_names(text: str, names: Iterable[str]) -> str:
@@ -55,12 +64,18 @@ def lint(question: str, names: Iterable[str] = ()) -> list[str]:
         found.append("article_before_article")
     if re.search(r"\b(?:the|a|an) (?:in|of|on|at|by|for|to|from|with)\b", text, re.IGNORECASE):
         found.append("article_before_preposition")
-    if re.search(r"\b(?:a|an|the|which|what|some) (?:entity|entities|topic|thing|node|item|object)\b", text, re.IGNORECASE):
+    if re.search(
+        r"\b(?:a|an|the|which|what|some) (?:entity|entities|topic|thing|node|item|object)\b", text, re.IGNORECASE
+    ):
         found.append("generic_noun")
     if re.search(r"['\"/_]\w|is the target of", text.replace("'s ", " ").replace("s' ", " ")):
         found.append("relation_id")
-    if any(word in _IRREGULAR_PARTICIPLES and following in ARTICLES and previous not in ("was", "were", "is", "are", "been", "be", "has", "have", "had")
-           for previous, word, following in zip(words, words[1:], words[2:])):
+    if any(
+        word in _IRREGULAR_PARTICIPLES
+        and following in ARTICLES
+        and previous not in ("was", "were", "is", "are", "been", "be", "has", "have", "had")
+        for previous, word, following in zip(words, words[1:], words[2:])
+    ):
         found.append("bare_participle")
     if _REPEATED_NOUN.search(text):
         found.append("repeated_noun")
@@ -76,12 +91,13 @@ def _article_before_article(words: list[str]) -> bool:
         for gap in range(1, 4):
             if index + gap + 1 >= len(words):
                 break
-            between = words[index + 1:index + gap + 1]
-            if any(w in FUNCTION_WORDS or (_VERB_HINTS.search(w) and w not in ("series", "species")) for w in between[:-1]):
+            between = words[index + 1 : index + gap + 1]
+            if any(
+                w in FUNCTION_WORDS or (_VERB_HINTS.search(w) and w not in ("series", "species")) for w in between[:-1]
+            ):
                 break
             if between[-1] in FUNCTION_WORDS or between[-1].endswith(("ing", "ed")):
                 break
             if words[index + gap + 1] in ARTICLES:
                 return True
     return False
-

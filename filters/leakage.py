@@ -11,12 +11,13 @@ Construction already avoids such cues (synth.kg.names); this filter is the last 
 """
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from synth.filters.base import CheckResult, Filter
+from synth.schemas import Item
+
 from synth.kg.names import NameOverlap, sequences_of, shared_words
 from synth.matching import normalize_answer
-from synth.schemas import Item
 
 
 def mentions(text: str, name: str) -> bool:
@@ -25,13 +26,18 @@ def mentions(text: str, name: str) -> bool:
 
 def _contains(normalized_text: str, name: str) -> bool:
     needle = normalize_answer(name)
-    return bool(needle) and needle in normalized_text and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", normalized_text) is not None
+    return (
+        bool(needle)
+        and needle in normalized_text
+        and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", normalized_text) is not None
+    )
 
 
 def _as_list(names: Callable[[str], str | list[str]]) -> Callable[[str], list[str]]:
     def every_name(entity_id: str) -> list[str]:
         value = names(entity_id)
         return [value] if isinstance(value, str) else list(value)
+
     return every_name
 
 
@@ -58,9 +64,16 @@ class LeakageFilter(Filter):
             for hidden_entity, names in hidden_names.items():
                 shared = shared_words(self.overlaps.sequences(entity), hidden_sequences[hidden_entity])
                 if shared is not None:
-                    return False, "name_overlap", {
-                        "named": self.overlaps.names(entity)[0], "hidden": names[0], "entity": hidden_entity, "overlap": shared,
-                    }
+                    return (
+                        False,
+                        "name_overlap",
+                        {
+                            "named": self.overlaps.names(entity)[0],
+                            "hidden": names[0],
+                            "entity": hidden_entity,
+                            "overlap": shared,
+                        },
+                    )
         for entity_id, names in hidden_names.items():
             if entity_id == answer:
                 continue
@@ -68,4 +81,3 @@ class LeakageFilter(Filter):
                 if _contains(question, name):
                     return False, "intermediate_in_question", {"leaked": name, "entity": entity_id}
         return True
-

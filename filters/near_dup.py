@@ -12,22 +12,31 @@ about different anchors ("... born in Springfield?" / "... born in Shelbyville?"
 name, so word overlap alone would call distinct questions duplicates.
 """
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import Field
+from synth.filters.base import CheckResult, Filter
+from synth.schemas import FilterVerdict, Item
 
 from synth.config import FrozenConfig
-from synth.filters.base import CheckResult, Filter
 from synth.matching import normalize_answer
-from synth.schemas import FilterVerdict, Item
 
 
 class NearDupConfig(FrozenConfig):
     enabled: bool = Field(default=True, description="Drop questions too similar to a kept one.")
-    threshold: float = Field(default=0.6, gt=0.0, le=1.0, description="Jaccard similarity of word shingles at which two questions are duplicates.")
+    threshold: float = Field(
+        default=0.6,
+        gt=0.0,
+        le=1.0,
+        description="Jaccard similarity of word shingles at which two questions are duplicates.",
+    )
     num_perm: int = Field(default=64, ge=16, description="MinHash permutations: more = fewer missed pairs, slower.")
-    against_earlier_versions: bool = Field(default=True, description="Also drop questions near one of an earlier version of the same dataset.")
-    same_answer: bool = Field(default=True, description="Only questions with a common (normalized) answer can be duplicates.")
+    against_earlier_versions: bool = Field(
+        default=True, description="Also drop questions near one of an earlier version of the same dataset."
+    )
+    same_answer: bool = Field(
+        default=True, description="Only questions with a common (normalized) answer can be duplicates."
+    )
 
 
 def shingles(text: str) -> set[str]:
@@ -56,14 +65,18 @@ class NearDupFilter(Filter):
         self.earlier: set[str] = set()
         earlier = list(earlier)
         token_sets = [shingles(question) for _, question, _ in earlier]
-        for (item_id, _, answers), tokens, minhash in zip(earlier, token_sets, self._minhashes(token_sets) if earlier else []):
+        for (item_id, _, answers), tokens, minhash in zip(
+            earlier, token_sets, self._minhashes(token_sets) if earlier else []
+        ):
             self._add(f"earlier:{item_id}", tokens, _normalized(answers), minhash)
             self.earlier.add(f"earlier:{item_id}")
 
     def _minhashes(self, token_sets: list[set[str]]) -> list:
         from datasketch import MinHash
 
-        return MinHash.bulk([[token.encode() for token in sorted(tokens)] for tokens in token_sets], num_perm=self.config.num_perm)
+        return MinHash.bulk(
+            [[token.encode() for token in sorted(tokens)] for tokens in token_sets], num_perm=self.config.num_perm
+        )
 
     def _add(self, key: str, tokens: set[str], answers: set[str], minhash=None) -> None:
         if key in self.shingles:
@@ -80,7 +93,10 @@ class NearDupFilter(Filter):
         """Hashes the whole batch at once (datasketch's vectorized bulk path), then decides in order."""
         token_sets = [shingles(item.question) for item in items]
         minhashes = self._minhashes(token_sets) if items else []
-        return [self._verdict(item, self._decide(item, tokens, minhash)) for item, tokens, minhash in zip(items, token_sets, minhashes)]
+        return [
+            self._verdict(item, self._decide(item, tokens, minhash))
+            for item, tokens, minhash in zip(items, token_sets, minhashes)
+        ]
 
     def _decide(self, item: Item, tokens: set[str], minhash) -> CheckResult:
         answers = _normalized(item.answers)
@@ -93,7 +109,11 @@ class NearDupFilter(Filter):
                 best, best_similarity = key, similarity
         if best is not None and best != item.id:
             reason = "near_duplicate_of_earlier_version" if best in self.earlier else "near_duplicate"
-            return False, reason, {"duplicate_of": best.removeprefix("earlier:"), "similarity": round(best_similarity, 3)}
+            return (
+                False,
+                reason,
+                {"duplicate_of": best.removeprefix("earlier:"), "similarity": round(best_similarity, 3)},
+            )
         self._add(item.id, tokens, answers, minhash)
         return True
 

@@ -3,37 +3,47 @@
 Conditions (as ASearcher, R1-Searcher, SSP and BMGQ measure them): closed_book (question only:
 is it memorized?), search (an agent loop over the world's tools: can a searcher find it?), and
 gold_evidence (the item's evidence documents: is it answerable at all?). Answers are matched by
-normalized exact match, aliases and token F1 (`f1_threshold`), then optionally by a judge model. Every attempt is stored; search
+normalized exact match, aliases and token F1 (`f1_threshold`), then optionally by a judge model. Every attempt is
+stored; search
 attempts keep their trajectory, which the distillation issue reuses.
 """
 
 from typing import Literal
 
 from pydantic import Field, model_validator
-
-from synth.config import FrozenConfig
 from synth.filters.answer_judge import AnswerJudge
 from synth.filters.solvers import Outcome, Solver
-from synth.hashing import content_hash
-from synth.matching import match_answer
 from synth.schemas import Item, SolverAttempt, Trajectory
 from synth.schemas.solving import Condition
+
+from synth.config import FrozenConfig
+from synth.hashing import content_hash
+from synth.matching import match_answer
 from synth.search.tools import SearchTools
 
 
 class SolverSpec(FrozenConfig):
     name: str = Field(description="Name in attempts and labels.")
     model: str | None = Field(default=None, description="A declared model (flows.yaml `models:`); or set `baseline`.")
-    baseline: Literal["bm25_reader"] | None = Field(default=None, description="A model-free baseline instead of a model.")
-    conditions: list[Condition] = Field(default=["closed_book", "search", "gold_evidence"], description="closed_book, search, gold_evidence.")
+    baseline: Literal["bm25_reader"] | None = Field(
+        default=None, description="A model-free baseline instead of a model."
+    )
+    conditions: list[Condition] = Field(
+        default=["closed_book", "search", "gold_evidence"], description="closed_book, search, gold_evidence."
+    )
     k: int = Field(default=2, ge=1, description="Samples per item and condition.")
 
     @model_validator(mode="after")
     def _model_or_baseline(self) -> "SolverSpec":
         if (self.model is None) == (self.baseline is None):
-            raise ValueError(f"solver {self.name!r}: set exactly one of `model` (a declared model) and `baseline` (bm25_reader)")
+            raise ValueError(
+                f"solver {self.name!r}: set exactly one of `model` (a declared model) and `baseline` (bm25_reader)"
+            )
         if self.baseline is not None and self.conditions != ["search"]:
-            raise ValueError(f"solver {self.name!r}: the {self.baseline} baseline only runs the search condition; set conditions=[search]")
+            raise ValueError(
+                f"solver {self.name!r}: the {self.baseline} baseline only runs the search condition; set "
+                "conditions=[search]"
+            )
         return self
 
 
@@ -47,37 +57,52 @@ def _default_solvers() -> list[SolverSpec]:
 
 
 class PanelConfig(FrozenConfig):
-    enabled: bool = Field(default=True, description="Run the solver panel and label difficulty; false publishes unlabeled items.")
+    enabled: bool = Field(
+        default=True, description="Run the solver panel and label difficulty; false publishes unlabeled items."
+    )
     solvers: list[SolverSpec] = Field(default_factory=_default_solvers, description="At least two distinct solvers.")
     max_turns: int = Field(default=2, ge=1, description="Agent turns per search attempt (raise it for real models).")
     turn_tokens: int = Field(default=64, ge=8, description="Tokens per agent turn.")
     answer_tokens: int = Field(default=24, ge=4, description="Tokens for a closed-book or gold-evidence answer.")
     temperature: float = Field(default=0.7, ge=0.0, description="Sampling temperature of model solvers.")
-    f1_threshold: float = Field(default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct.")
+    f1_threshold: float = Field(
+        default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct."
+    )
     retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents a search returns to solvers.")
     gold_evidence: Literal["statements", "documents"] = Field(
         default="statements",
-        description="What the gold_evidence condition shows: the evidence documents' sentences that state the item's edges, or the whole documents.",
+        description="What the gold_evidence condition shows: the evidence documents' sentences that state the "
+        "item's edges, or the whole documents.",
     )
     demonstrations: bool = Field(
         default=True,
-        description="Show model solvers worked examples before each question (small models copy the reply format from them; ~150 prompt tokens a request).",
+        description="Show model solvers worked examples before each question (small models copy the reply format "
+        "from them; ~150 prompt tokens a request).",
     )
-    judge_model: str | None = Field(default=None, description="A declared model that judges answers string matching rejects; none: matching only.")
+    judge_model: str | None = Field(
+        default=None, description="A declared model that judges answers string matching rejects; none: matching only."
+    )
 
     @model_validator(mode="after")
     def _two_distinct(self) -> "PanelConfig":
         names = [solver.name for solver in self.solvers]
         if self.enabled and len(set(names)) < 2:
-            raise ValueError("the panel needs at least two solvers with distinct names (a model and a baseline will do)")
+            raise ValueError(
+                "the panel needs at least two solvers with distinct names (a model and a baseline will do)"
+            )
         if len(set(names)) != len(names):
             raise ValueError(f"solver names must be unique: {names}")
         return self
 
 
 class Panel:
-    def __init__(self, solvers: list[tuple[Solver, int]], tools: SearchTools, f1_threshold: float = 0.8,
-                 judge: AnswerJudge | None = None):
+    def __init__(
+        self,
+        solvers: list[tuple[Solver, int]],
+        tools: SearchTools,
+        f1_threshold: float = 0.8,
+        judge: AnswerJudge | None = None,
+    ):
         """`solvers`: (solver, k) pairs; `judge`: rechecks answers that string matching rejects."""
         self.solvers = solvers
         self.tools = tools
@@ -107,19 +132,45 @@ class Panel:
 
     def _record(self, item: Item, solver: Solver, condition: Condition, index: int, outcome: Outcome):
         match, score = match_answer(outcome.answer, item.answers, self.f1_threshold)
-        attempt_id = content_hash({"item": item.id, "solver": solver.name, "model": solver.model, "condition": condition, "sample": index})
+        attempt_id = content_hash(
+            {"item": item.id, "solver": solver.name, "model": solver.model, "condition": condition, "sample": index}
+        )
         trajectory = None
         if outcome.messages:
             trajectory = Trajectory(
-                id=attempt_id, item_id=item.id, role="solver", model=solver.model, messages=outcome.messages,
-                tools=self.tools.schemas, sample_index=index, final_answer=outcome.answer, correct=match != "none",
-                num_tool_calls=outcome.num_tool_calls, finish_reason=outcome.failure or "answered", usage=outcome.usage,
-                metadata={"condition": condition, "solver": solver.name, "malformed_turns": outcome.malformed_turns,
-                          **self.tools.trajectory_metadata},
+                id=attempt_id,
+                item_id=item.id,
+                role="solver",
+                model=solver.model,
+                messages=outcome.messages,
+                tools=self.tools.schemas,
+                sample_index=index,
+                final_answer=outcome.answer,
+                correct=match != "none",
+                num_tool_calls=outcome.num_tool_calls,
+                finish_reason=outcome.failure or "answered",
+                usage=outcome.usage,
+                metadata={
+                    "condition": condition,
+                    "solver": solver.name,
+                    "malformed_turns": outcome.malformed_turns,
+                    **self.tools.trajectory_metadata,
+                },
             )
         attempt = SolverAttempt(
-            id=attempt_id, item_id=item.id, solver=solver.name, model=solver.model, condition=condition, sample_index=index,
-            answer=outcome.answer, correct=match != "none", score=score, match=match, num_tool_calls=outcome.num_tool_calls,
-            trajectory_id=trajectory.id if trajectory else None, usage=outcome.usage, failure=outcome.failure,
+            id=attempt_id,
+            item_id=item.id,
+            solver=solver.name,
+            model=solver.model,
+            condition=condition,
+            sample_index=index,
+            answer=outcome.answer,
+            correct=match != "none",
+            score=score,
+            match=match,
+            num_tool_calls=outcome.num_tool_calls,
+            trajectory_id=trajectory.id if trajectory else None,
+            usage=outcome.usage,
+            failure=outcome.failure,
         )
         return attempt, trajectory

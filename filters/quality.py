@@ -8,7 +8,7 @@ Figures, not a gate: the leakage filter has already dropped what leaks.
 import re
 import statistics
 from collections import Counter
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from synth.filters.grammar_lint import lint
 from synth.filters.leakage import LeakageFilter
@@ -38,7 +38,9 @@ def quality_report(items: Iterable[Item], names: Callable[[str], str | list[str]
             verdict = leakage.check(item)
             if verdict is not True:
                 leaks[verdict[1]] += 1
-        named = [_first(names(entity)) for constraint in item.constraints for entity in constraint.named] if names else []
+        named = (
+            [_first(names(entity)) for constraint in item.constraints for entity in constraint.named] if names else []
+        )
         found = lint(item.question, named)
         patterns.update(found)
         linted += bool(found)

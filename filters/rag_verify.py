@@ -11,23 +11,29 @@ evidence of each published question can be read back with SQL from the `verdicts
 
 import asyncio
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import Field
-
-from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
 from synth.filters.solvers import ModelSolver, item_seed
+from synth.schemas import Document, FilterVerdict, Item
+
+from synth.config import FrozenConfig
 from synth.llm.client import LLMClient
 from synth.matching import match_answer
-from synth.schemas import Document, FilterVerdict, Item
 from synth.search.tools import SearchTools
 
 
 class RAGConfig(FrozenConfig):
-    judge_model: str = Field(default="embedded", description="Declared model that answers each question from the proposer's documents.")
-    distractors: int = Field(default=2, ge=0, le=20, description="Documents from other proposals of the round shuffled in with the evidence.")
-    samples: int = Field(default=1, ge=1, le=16, description="Judge answers per question; at least half must match the target.")
+    judge_model: str = Field(
+        default="embedded", description="Declared model that answers each question from the proposer's documents."
+    )
+    distractors: int = Field(
+        default=2, ge=0, le=20, description="Documents from other proposals of the round shuffled in with the evidence."
+    )
+    samples: int = Field(
+        default=1, ge=1, le=16, description="Judge answers per question; at least half must match the target."
+    )
     temperature: float = Field(default=0.0, ge=0.0, description="Judge sampling temperature.")
     answer_tokens: int = Field(default=24, ge=4, description="Tokens for the judge's answer.")
     demonstrations: bool = Field(default=True, description="Show the judge two worked examples (request only).")
@@ -51,12 +57,24 @@ class RAGVerifier(Filter):
 
     def _judge(self, items: list[Item]) -> list[CheckResult]:
         plans = self._plan(items)
-        reader = ModelSolver("rag_judge", self.client, self.tools, lambda item: self.shown[item.id], ("gold_evidence",),
-                             answer_tokens=self.config.answer_tokens, temperature=self.config.temperature,
-                             demonstrate=self.config.demonstrations, stage="rag")
+        reader = ModelSolver(
+            "rag_judge",
+            self.client,
+            self.tools,
+            lambda item: self.shown[item.id],
+            ("gold_evidence",),
+            answer_tokens=self.config.answer_tokens,
+            temperature=self.config.temperature,
+            demonstrate=self.config.demonstrations,
+            stage="rag",
+        )
         answerable = [item for item in items if self.shown[item.id]]
-        outcomes = dict(zip((item.id for item in answerable),
-                            asyncio.run(reader.solve(answerable, "gold_evidence", self.config.samples)) if answerable else []))
+        outcomes = dict(
+            zip(
+                (item.id for item in answerable),
+                asyncio.run(reader.solve(answerable, "gold_evidence", self.config.samples)) if answerable else [],
+            )
+        )
         results: list[CheckResult] = []
         for item in items:
             details = {**plans[item.id], "judge": self.client.model_id}

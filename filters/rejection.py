@@ -26,11 +26,16 @@ from collections import Counter
 from statistics import mean
 
 from synth.generators.distill import DistillConfig
-from synth.matching import match_answer
 from synth.schemas import ChatMessage, Item, Trajectory
 
-RUN_ENDINGS = {"truncated": "truncated", "token_budget_exhausted": "token_budget_exhausted",
-               "context_too_long": "token_budget_exhausted", "turn_budget_exhausted": "turn_budget_exhausted"}
+from synth.matching import match_answer
+
+RUN_ENDINGS = {
+    "truncated": "truncated",
+    "token_budget_exhausted": "token_budget_exhausted",
+    "context_too_long": "token_budget_exhausted",
+    "turn_budget_exhausted": "turn_budget_exhausted",
+}
 
 
 def unanswered_calls(messages: list[ChatMessage]) -> int:
@@ -68,11 +73,16 @@ def reject_reason(trajectory: Trajectory, item: Item, config: DistillConfig, f1_
 
 def _rank(trajectory: Trajectory, rule: str) -> tuple:
     calls, tokens = trajectory.num_tool_calls, trajectory.usage.completion_tokens
-    return (calls, tokens, trajectory.sample_index) if rule == "fewest_tool_calls" else (tokens, calls, trajectory.sample_index)
+    return (
+        (calls, tokens, trajectory.sample_index)
+        if rule == "fewest_tool_calls"
+        else (tokens, calls, trajectory.sample_index)
+    )
 
 
-def judge_rollouts(items: list[Item], trajectories: list[Trajectory], config: DistillConfig,
-                   f1_threshold: float) -> list[Trajectory]:
+def judge_rollouts(
+    items: list[Item], trajectories: list[Trajectory], config: DistillConfig, f1_threshold: float
+) -> list[Trajectory]:
     """Every rollout with `correct`, `reject_reason` and `selected` set."""
     by_id = {item.id: item for item in items}
     judged = []

@@ -7,14 +7,14 @@ each hop's evidence and of the first document naming the answer (None: not retri
 threshold can be revisited with SQL instead of a rerun.
 """
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import Field
-
-from synth.config import FrozenConfig
 from synth.filters.base import Filter
 from synth.filters.leakage import mentions
 from synth.schemas import FilterVerdict, Item
+
+from synth.config import FrozenConfig
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever
 
@@ -43,13 +43,23 @@ class ShortcutFilter(Filter):
             rank_of = {document.id: rank for rank, document in reversed(list(enumerate(documents, start=1)))}
             hop_ranks = [rank_of.get(hop.evidence_doc_id) for hop in item.path if hop.evidence_doc_id]
             answer_rank = next(
-                (rank for rank, document in enumerate(documents, start=1) if any(mentions(document.text, answer) for answer in item.answers)),
+                (
+                    rank
+                    for rank, document in enumerate(documents, start=1)
+                    if any(mentions(document.text, answer) for answer in item.answers)
+                ),
                 None,
             )
             details = {"hop_ranks": hop_ranks, "answer_rank": answer_rank, "k": self.k}
             shortcut = bool(hop_ranks) and None not in hop_ranks and answer_rank is not None
-            verdicts.append(FilterVerdict(
-                item_id=item.id, filter=self.name, kept=not shortcut, reason="one_search_shortcut" if shortcut else None,
-                score=float(max(hop_ranks)) if hop_ranks and None not in hop_ranks else None, details=details,
-            ))
+            verdicts.append(
+                FilterVerdict(
+                    item_id=item.id,
+                    filter=self.name,
+                    kept=not shortcut,
+                    reason="one_search_shortcut" if shortcut else None,
+                    score=float(max(hop_ranks)) if hop_ranks and None not in hop_ranks else None,
+                    details=details,
+                )
+            )
         return verdicts

@@ -5,15 +5,17 @@ Each solver returns `Outcome`s (k per item and condition). Requests carry seeds 
 item id, so reruns hit the response cache and a killed run resumes without paying twice.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 from synth.filters.leakage import mentions
+from synth.schemas import ChatMessage, Document, Item, Usage
+from synth.schemas.solving import Condition
+
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
-from synth.schemas import ChatMessage, Document, Item, Usage
-from synth.schemas.solving import Condition
 from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer
 from synth.search.tools import SearchTools, render_documents
 
@@ -29,11 +31,17 @@ DEMONSTRATIONS: dict[str, list[tuple[str, str]]] = {
         ("Question: Which country contains the city where Ada Lovelace was born?", "England"),
     ],
     "gold_evidence": [
-        ("Documents:\nDoc 1(Title: Paris) [id: demo#0] Paris is the capital of France.\n\n"
-         "Question: Which city is the capital of France?", "Paris"),
-        ("Documents:\nDoc 1(Title: Ada Lovelace) [id: demo#1] Ada Lovelace was born in London.\n"
-         "Doc 2(Title: London) [id: demo#2] London is located in England.\n\n"
-         "Question: Which country contains the city where Ada Lovelace was born?", "England"),
+        (
+            "Documents:\nDoc 1(Title: Paris) [id: demo#0] Paris is the capital of France.\n\n"
+            "Question: Which city is the capital of France?",
+            "Paris",
+        ),
+        (
+            "Documents:\nDoc 1(Title: Ada Lovelace) [id: demo#1] Ada Lovelace was born in London.\n"
+            "Doc 2(Title: London) [id: demo#2] London is located in England.\n\n"
+            "Question: Which country contains the city where Ada Lovelace was born?",
+            "England",
+        ),
     ],
 }
 
@@ -74,9 +82,20 @@ def parse_answer(text: str | None) -> str | None:
 
 
 class ModelSolver:
-    def __init__(self, name: str, client: LLMClient, tools: SearchTools, evidence: Callable[[Item], list[Document]],
-                 conditions: tuple[Condition, ...], answer_tokens: int = 24, temperature: float = 0.7,
-                 max_turns: int = 3, turn_tokens: int = 64, demonstrate: bool = True, stage: str = "solver"):
+    def __init__(
+        self,
+        name: str,
+        client: LLMClient,
+        tools: SearchTools,
+        evidence: Callable[[Item], list[Document]],
+        conditions: tuple[Condition, ...],
+        answer_tokens: int = 24,
+        temperature: float = 0.7,
+        max_turns: int = 3,
+        turn_tokens: int = 64,
+        demonstrate: bool = True,
+        stage: str = "solver",
+    ):
         """`stage`: prefix of the request stages (`solver_closed_book`, ...), so the ledger tells
         this solver's calls from those of other readers of the same model."""
         self.name = name
@@ -87,8 +106,15 @@ class ModelSolver:
         self.conditions = conditions
         self.answer_tokens = answer_tokens
         self.temperature = temperature
-        self.agent = SearchAgent(client, tools, max_turns=max_turns, max_tokens=turn_tokens, temperature=temperature, stage="solver_search",
-                                 demonstrate=demonstrate)
+        self.agent = SearchAgent(
+            client,
+            tools,
+            max_turns=max_turns,
+            max_tokens=turn_tokens,
+            temperature=temperature,
+            stage="solver_search",
+            demonstrate=demonstrate,
+        )
 
     @property
     def model(self) -> str:
@@ -96,20 +122,39 @@ class ModelSolver:
 
     async def solve(self, items: list[Item], condition: Condition, k: int) -> list[list[Outcome]]:
         if condition == "search":
-            rollouts = await self.agent.run([(item.question, item_seed(item, f"{self.name}:search:{index}")) for item in items for index in range(k)])
-            return [[
-                Outcome(rollout.answer, rollout.num_tool_calls, rollout.usage,
-                        None if rollout.finish_reason == "answered" else rollout.finish_reason, rollout.messages, rollout.malformed)
-                for rollout in rollouts[start:start + k]
-            ] for start in range(0, len(rollouts), k)]
+            rollouts = await self.agent.run(
+                [
+                    (item.question, item_seed(item, f"{self.name}:search:{index}"))
+                    for item in items
+                    for index in range(k)
+                ]
+            )
+            return [
+                [
+                    Outcome(
+                        rollout.answer,
+                        rollout.num_tool_calls,
+                        rollout.usage,
+                        None if rollout.finish_reason == "answered" else rollout.finish_reason,
+                        rollout.messages,
+                        rollout.malformed,
+                    )
+                    for rollout in rollouts[start : start + k]
+                ]
+                for start in range(0, len(rollouts), k)
+            ]
         requests = [self._request(item, condition, k) for item in items]
         outcomes = []
         for result in await self.client.complete(requests):
             if not isinstance(result, ChatResponse):
                 outcomes.append([Outcome(None, failure=result.reason) for _ in range(k)])
                 continue
-            share = Usage(prompt_tokens=result.usage.prompt_tokens // k, completion_tokens=result.usage.completion_tokens // k)
-            outcomes.append([Outcome(parse_answer(completion.text), usage=share) for completion in result.completions][:k])
+            share = Usage(
+                prompt_tokens=result.usage.prompt_tokens // k, completion_tokens=result.usage.completion_tokens // k
+            )
+            outcomes.append(
+                [Outcome(parse_answer(completion.text), usage=share) for completion in result.completions][:k]
+            )
         return outcomes
 
     def _request(self, item: Item, condition: Condition, k: int) -> ChatRequest:
@@ -117,12 +162,24 @@ class ModelSolver:
             prompt = f"Documents:\n{render_documents(self.evidence(item))}\n\nQuestion: {item.question}"
         else:
             prompt = f"Question: {item.question}"
-        sampling = SamplingParams(temperature=self.temperature, max_tokens=self.answer_tokens, n=k,
-                                  seed=item_seed(item, f"{self.name}:{condition}"), stop=["</answer>", "\n"])
+        sampling = SamplingParams(
+            temperature=self.temperature,
+            max_tokens=self.answer_tokens,
+            n=k,
+            seed=item_seed(item, f"{self.name}:{condition}"),
+            stop=["</answer>", "\n"],
+        )
         messages: list[ChatMessage] = [{"role": "system", "content": ANSWER_SYSTEM}]
         for question, answer in DEMONSTRATIONS[condition] if self.demonstrate else ():
-            messages += [{"role": "user", "content": question}, {"role": "assistant", "content": f"<answer>{answer}</answer>"}]
-        return ChatRequest(messages=messages + [{"role": "user", "content": prompt}], sampling=sampling, stage=f"{self.stage}_{condition}")
+            messages += [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": f"<answer>{answer}</answer>"},
+            ]
+        return ChatRequest(
+            messages=messages + [{"role": "user", "content": prompt}],
+            sampling=sampling,
+            stage=f"{self.stage}_{condition}",
+        )
 
 
 class RetrievalReader:
@@ -141,8 +198,14 @@ class RetrievalReader:
         if condition != "search":
             raise ValueError(f"{self.name} is a retrieval baseline and only runs the search condition")
         outcomes = []
-        found = self.tools.search_many([item.question for item in items], self.depth) if items else []  # one batched retriever call
+        found = (
+            self.tools.search_many([item.question for item in items], self.depth) if items else []
+        )  # one batched retriever call
         for item, documents in zip(items, found):
-            answer = next((document.title for document in documents if not mentions(item.question, document.title)), None)
-            outcomes.append([Outcome(answer, num_tool_calls=1, failure=None if answer else "nothing_retrieved") for _ in range(k)])
+            answer = next(
+                (document.title for document in documents if not mentions(item.question, document.title)), None
+            )
+            outcomes.append(
+                [Outcome(answer, num_tool_calls=1, failure=None if answer else "nothing_retrieved") for _ in range(k)]
+            )
         return outcomes

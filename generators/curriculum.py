@@ -18,15 +18,27 @@ class CurriculumConfig(FrozenConfig):
     start_searches: int = Field(default=2, ge=1, description="Searches the proposer is asked for in the first round.")
     min_searches: int = Field(default=2, ge=1, description="Fewest searches ever asked for.")
     max_searches: int = Field(default=6, ge=1, description="Most searches ever asked for.")
-    deeper_above: float = Field(default=0.75, ge=0.0, le=1.0, description="Mean solver success above which the next round asks for one more search.")
-    shallower_below: float = Field(default=0.05, ge=0.0, le=1.0, description="Mean solver success below which the next round asks for one fewer.")
+    deeper_above: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="Mean solver success above which the next round asks for one more search.",
+    )
+    shallower_below: float = Field(
+        default=0.05, ge=0.0, le=1.0, description="Mean solver success below which the next round asks for one fewer."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> "CurriculumConfig":
         if not self.min_searches <= self.start_searches <= self.max_searches:
-            raise ValueError(f"need min_searches <= start_searches <= max_searches, got {self.min_searches}, {self.start_searches}, {self.max_searches}")
+            raise ValueError(
+                f"need min_searches <= start_searches <= max_searches, got {self.min_searches}, "
+                f"{self.start_searches}, {self.max_searches}"
+            )
         if self.shallower_below > self.deeper_above:
-            raise ValueError(f"shallower_below ({self.shallower_below}) must not exceed deeper_above ({self.deeper_above})")
+            raise ValueError(
+                f"shallower_below ({self.shallower_below}) must not exceed deeper_above ({self.deeper_above})"
+            )
         return self
 
 
@@ -46,9 +58,15 @@ def next_searches(config: CurriculumConfig, searches: int, solved: float | None)
     if solved > config.deeper_above:
         if searches < config.max_searches:
             return DepthDecision(searches + 1, "deeper", f"solved {solved:.2f} > {config.deeper_above}: too easy")
-        return DepthDecision(searches, "keep", f"solved {solved:.2f} > {config.deeper_above}, but already at max_searches")
+        return DepthDecision(
+            searches, "keep", f"solved {solved:.2f} > {config.deeper_above}, but already at max_searches"
+        )
     if solved < config.shallower_below:
         if searches > config.min_searches:
             return DepthDecision(searches - 1, "shallower", f"solved {solved:.2f} < {config.shallower_below}: too hard")
-        return DepthDecision(searches, "keep", f"solved {solved:.2f} < {config.shallower_below}, but already at min_searches")
-    return DepthDecision(searches, "keep", f"solved {solved:.2f} is in [{config.shallower_below}, {config.deeper_above}]")
+        return DepthDecision(
+            searches, "keep", f"solved {solved:.2f} < {config.shallower_below}, but already at min_searches"
+        )
+    return DepthDecision(
+        searches, "keep", f"solved {solved:.2f} is in [{config.shallower_below}, {config.deeper_above}]"
+    )

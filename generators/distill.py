@@ -9,58 +9,88 @@ a rerun replays finished rollouts without spending tokens. Which rollouts are ke
 `synth.filters.rejection`.
 """
 
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from pydantic import Field
-
-from synth.config import FrozenConfig
 from synth.filters.solvers import item_seed
 from synth.generators.guidance import Guidance, remove_hint_dependence
+from synth.schemas import Item, Trajectory
+
+from synth.config import FrozenConfig
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
-from synth.schemas import Item, Trajectory
 from synth.search.agent import Rollout, SearchAgent
 from synth.search.tools import SearchTools
 
 
 class DistillConfig(FrozenConfig):
-    enabled: bool = Field(default=False, description="Distill teacher trajectories for the published items (SFT and DPO data).")
+    enabled: bool = Field(
+        default=False, description="Distill teacher trajectories for the published items (SFT and DPO data)."
+    )
     teacher_model: str = Field(default="embedded", description="Declared model for the teacher role.")
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
     temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the rollouts.")
     protocol: Literal["auto", "native", "json", "tags"] = Field(
         default="auto",
-        description="native: the backend's tool-call channel; tags: tools described in text, <tool_call>/<answer> tags; "
-        "json: every reply one call held to the tools' JSON schemas (answer only after min_tool_calls calls, and on the last turn); "
+        description="native: the backend's tool-call channel; tags: tools described in text, <tool_call>/<answer> "
+        "tags; "
+        "json: every reply one call held to the tools' JSON schemas (answer only after min_tool_calls calls, and on "
+        "the last turn); "
         "auto: native where the backend has it (its chat template renders tools), tags otherwise.",
     )
     max_turns: int = Field(default=6, ge=1, description="Model turns per rollout.")
     turn_tokens: int = Field(default=256, ge=8, description="Tokens per model turn.")
-    max_context_tokens: int = Field(default=4096, ge=128, description="Longest trajectory (prompt + completion tokens) kept.")
+    max_context_tokens: int = Field(
+        default=4096, ge=128, description="Longest trajectory (prompt + completion tokens) kept."
+    )
     max_malformed: int = Field(default=0, ge=0, description="Corrected malformed calls a kept trajectory may contain.")
-    min_tool_calls: int = Field(default=1, ge=0, description="Tool calls a kept trajectory needs (0 keeps closed-book answers).")
+    min_tool_calls: int = Field(
+        default=1, ge=0, description="Tool calls a kept trajectory needs (0 keeps closed-book answers)."
+    )
     select: Literal["fewest_tool_calls", "fewest_tokens"] = Field(
         default="fewest_tool_calls",
-        description="Best-of-n rule among the correct, well-formed rollouts of an item (ties: fewer tokens, then lower sample index).",
+        description="Best-of-n rule among the correct, well-formed rollouts of an item (ties: fewer tokens, then "
+        "lower sample index).",
     )
-    guided: bool = Field(default=False, description="Show the teacher the construction path as a hint; stored runs must not depend on it.")
-    demonstrations: bool = Field(default=True, description="Show a worked rollout before the question (tags protocol; request only).")
+    guided: bool = Field(
+        default=False,
+        description="Show the teacher the construction path as a hint; stored runs must not depend on it.",
+    )
+    demonstrations: bool = Field(
+        default=True, description="Show a worked rollout before the question (tags protocol; request only)."
+    )
 
 
 class Teacher:
     """Rollouts of one teacher model over a batch of items."""
 
-    def __init__(self, config: DistillConfig, client: LLMClient, tools: SearchTools,
-                 guidance: Callable[[Item], Guidance | None] | None = None, log=None):
+    def __init__(
+        self,
+        config: DistillConfig,
+        client: LLMClient,
+        tools: SearchTools,
+        guidance: Callable[[Item], Guidance | None] | None = None,
+        log=None,
+    ):
         self.config, self.client = config, client
         self.guidance = guidance if config.guided else None
         protocol = config.protocol
         if protocol == "auto":
             protocol = "native" if client.native_tool_calls() else "tags"
-        self.agent = SearchAgent(client, tools, max_turns=config.max_turns, max_tokens=config.turn_tokens,
-                                 temperature=config.temperature, stage="distill", demonstrate=config.demonstrations,
-                                 protocol=protocol, max_context_tokens=config.max_context_tokens, log=log,
-                                 required_calls=config.min_tool_calls if protocol == "json" else 0)
+        self.agent = SearchAgent(
+            client,
+            tools,
+            max_turns=config.max_turns,
+            max_tokens=config.turn_tokens,
+            temperature=config.temperature,
+            stage="distill",
+            demonstrate=config.demonstrations,
+            protocol=protocol,
+            max_context_tokens=config.max_context_tokens,
+            log=log,
+            required_calls=config.min_tool_calls if protocol == "json" else 0,
+        )
 
     @property
     def protocol(self) -> str:
@@ -80,17 +110,38 @@ class Teacher:
         return trajectories
 
     async def _trajectory(self, item: Item, index: int, rollout: Rollout, guide: Guidance | None) -> Trajectory:
-        messages, metadata = rollout.messages, {
-            "protocol": self.protocol, "malformed_calls": rollout.malformed, "context_tokens": rollout.context_tokens,
-            **self.agent.tools.trajectory_metadata,
-        }
+        messages, metadata = (
+            rollout.messages,
+            {
+                "protocol": self.protocol,
+                "malformed_calls": rollout.malformed,
+                "context_tokens": rollout.context_tokens,
+                **self.agent.tools.trajectory_metadata,
+            },
+        )
         if guide is not None:
             messages, rewrites, leaked = await remove_hint_dependence(messages, guide, self.client, rollout.seed)
             metadata.update(hint_rewrites=rewrites, hint_leak=leaked)
         return Trajectory(
-            id=content_hash({"item": item.id, "teacher": self.client.model_id, "sample": index, "protocol": self.protocol,
-                             "guided": guide is not None}),
-            item_id=item.id, role="teacher", model=self.client.model_id, messages=messages, tools=self.agent.recorded_schemas,
-            sample_index=index, final_answer=rollout.answer, num_tool_calls=rollout.num_tool_calls,
-            finish_reason=rollout.finish_reason, usage=rollout.usage, guided=guide is not None, metadata=metadata,
+            id=content_hash(
+                {
+                    "item": item.id,
+                    "teacher": self.client.model_id,
+                    "sample": index,
+                    "protocol": self.protocol,
+                    "guided": guide is not None,
+                }
+            ),
+            item_id=item.id,
+            role="teacher",
+            model=self.client.model_id,
+            messages=messages,
+            tools=self.agent.recorded_schemas,
+            sample_index=index,
+            final_answer=rollout.answer,
+            num_tool_calls=rollout.num_tool_calls,
+            finish_reason=rollout.finish_reason,
+            usage=rollout.usage,
+            guided=guide is not None,
+            metadata=metadata,
         )

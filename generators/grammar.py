@@ -15,7 +15,7 @@ _IRREGULAR_PARTICIPLES = frozenset(
 
 
 def article(noun: str) -> str:
-    """"a" or "an" by the noun's first sound (letters; good enough for type nouns)."""
+    """ "a" or "an" by the noun's first sound (letters; good enough for type nouns)."""
     return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
@@ -24,7 +24,7 @@ def with_article(noun: str, definite: bool) -> str:
 
 
 def possessive(name: str) -> str:
-    """"Steve Carell" -> "Steve Carell's"; "Dennis" -> "Dennis'"."""
+    """ "Steve Carell" -> "Steve Carell's"; "Dennis" -> "Dennis'"."""
     return f"{name}'" if name.endswith("s") else f"{name}'s"
 
 
@@ -33,14 +33,14 @@ def is_participle(word: str) -> bool:
 
 
 def reduced_relative(phrase: str) -> str | None:
-    """"was directed by" -> "directed by", "is located in" -> "located in", "has been signed to" ->
+    """ "was directed by" -> "directed by", "is located in" -> "located in", "has been signed to" ->
     "signed to": the passive
     relative clause without "that was", or None when the phrase is not a passive."""
     if phrase.startswith(("has been ", "have been ")):  # "has been signed to" -> "signed to"
         phrase = "was " + phrase.split(" ", 2)[2]
     for auxiliary in _AUXILIARIES:
         if phrase.startswith(auxiliary):
-            rest = phrase[len(auxiliary):]
+            rest = phrase[len(auxiliary) :]
             first = rest.split(" ", 1)[0]
             if is_participle(first) and " " in rest:
                 return rest
@@ -51,7 +51,7 @@ _NOT_PRESENT_VERBS = frozenset({"is", "was", "has", "does", "series", "species",
 
 
 def reduced_active(phrase: str) -> str | None:
-    """"contains X" -> "containing X", "has the capital X" -> "with the capital X": an active
+    """ "contains X" -> "containing X", "has the capital X" -> "with the capital X": an active
     present-tense relative clause without "that", or None when the phrase does not start with a
     present-tense verb ("died in", "was born in")."""
     first, _, rest = phrase.partition(" ")
@@ -72,15 +72,21 @@ def without_object_noun(phrase: str) -> str:
     description takes the name's place: "belongs to" + "a genre that ..." (not "the genre a genre")."""
     head, separator, tail = phrase.rpartition(" the ")
     words = tail.split()
-    if (separator and head and words and len(words) <= 3 and words[-1] not in PREPOSITIONS
-            and not words[-1].endswith(("ing", "ed"))  # "is the country containing": a verb, not a noun, ends it
-            and all(w.replace("-", "").isalpha() for w in words)):
+    if (
+        separator
+        and head
+        and words
+        and len(words) <= 3
+        and words[-1] not in PREPOSITIONS
+        and not words[-1].endswith(("ing", "ed"))  # "is the country containing": a verb, not a noun, ends it
+        and all(w.replace("-", "").isalpha() for w in words)
+    ):
         return head
     return phrase
 
 
 def in_which(phrase: str) -> tuple[str, str] | None:
-    """"was born in" -> ("was", "born"): the parts of "In which city was X born?", or None when the
+    """ "was born in" -> ("was", "born"): the parts of "In which city was X born?", or None when the
     phrase is not "<auxiliary> <participle> in"."""
     match = re.fullmatch(r"(was|is|were|are) (\w+) in", phrase)
     if match and is_participle(match.group(2)):
@@ -89,7 +95,7 @@ def in_which(phrase: str) -> tuple[str, str] | None:
 
 
 def join_and(parts: list[str]) -> str:
-    """"a", "a and b", "a, b and c"; ", and" before the last part when an earlier part has its own
+    """ "a", "a and b", "a, b and c"; ", and" before the last part when an earlier part has its own
     "and", so the last part reads as being about the subject, not the nested entity."""
     if len(parts) == 1:
         return parts[0]
@@ -104,7 +110,7 @@ def merge_shared(parts: list[str]) -> list[str]:
         return parts
     split = [part.split(" ") for part in parts]
     shared = 0
-    while all(len(words) > shared + 1 for words in split) and len({tuple(words[:shared + 1]) for words in split}) == 1:
+    while all(len(words) > shared + 1 for words in split) and len({tuple(words[: shared + 1]) for words in split}) == 1:
         shared += 1
     while shared and split[0][shared - 1] not in PREPOSITIONS:
         shared -= 1

@@ -13,16 +13,18 @@ import re
 from dataclasses import dataclass
 
 from synth.filters.leakage import mentions
+from synth.schemas import ChatMessage, Item
+
 from synth.llm.client import LLMClient
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
-from synth.schemas import ChatMessage, Item
 
 _ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 REWRITE_PROMPT = (
     "Rewrite the reasoning below so that it does not mention {names}: it may only use what the "
-    "question and the search results so far say. Keep any <answer> tag exactly as it is. Reply with the rewritten reasoning only.\n\nReasoning:\n{thought}"
+    "question and the search results so far say. Keep any <answer> tag exactly as it is. Reply with the rewritten "
+    "reasoning only.\n\nReasoning:\n{thought}"
 )
 
 
@@ -43,8 +45,10 @@ def path_guidance(item: Item, name) -> Guidance | None:
     for hop in item.path:
         source, target = (hop.head, hop.tail) if hop.direction == "forward" else (hop.tail, hop.head)
         lines.append(f"- {name(source)} --[{hop.relation}]--> {name(target)}")
-    hint = ("Hint (for you only, never mention that you have it): the answer is reached by this chain of facts; "
-            "verify each step with the search tool before you answer.\n" + "\n".join(lines))
+    hint = (
+        "Hint (for you only, never mention that you have it): the answer is reached by this chain of facts; "
+        "verify each step with the search tool before you answer.\n" + "\n".join(lines)
+    )
     names = {name(entity) for hop in item.path for entity in (hop.head, hop.tail)} | set(item.answers)
     return Guidance(hint, tuple(sorted(n for n in names if n and not mentions(item.question, n))))
 
@@ -81,8 +85,9 @@ def _drop_sentences(text: str | None, names: list[str]) -> str | None:
     return " ".join(kept) or None
 
 
-async def remove_hint_dependence(messages: list[ChatMessage], guidance: Guidance, client: LLMClient,
-                                 seed: int) -> tuple[list[ChatMessage], int, bool]:
+async def remove_hint_dependence(
+    messages: list[ChatMessage], guidance: Guidance, client: LLMClient, seed: int
+) -> tuple[list[ChatMessage], int, bool]:
     """(messages with leaking thoughts rewritten, rewrites made, whether an action still leaks)."""
     thoughts: dict[int, list[str]] = {}
     for index, kind, name in leaks(messages, guidance.hidden):
@@ -104,8 +109,11 @@ def _content_leaks(message: ChatMessage, names: list[str]) -> bool:
 
 def _rewrite_request(message: ChatMessage, names: list[str], seed: int) -> ChatRequest:
     prompt = REWRITE_PROMPT.format(names=", ".join(names), thought=message.content)
-    return ChatRequest(messages=[{"role": "user", "content": prompt}], stage="distill_rewrite",
-                       sampling=SamplingParams(temperature=0.0, max_tokens=256, seed=seed))
+    return ChatRequest(
+        messages=[{"role": "user", "content": prompt}],
+        stage="distill_rewrite",
+        sampling=SamplingParams(temperature=0.0, max_tokens=256, seed=seed),
+    )
 
 
 def _rewritten(message: ChatMessage, names: list[str], result) -> ChatMessage:
@@ -117,7 +125,12 @@ def _rewritten(message: ChatMessage, names: list[str], result) -> ChatMessage:
     if not _content_leaks(message, names):
         return message.model_copy(update={"reasoning_content": reasoning})
     text = result.text if isinstance(result, ChatResponse) else None
-    if text and "<tool_call>" not in text and not any(mentions(_ANSWER_TAG.sub("", text), name) for name in names) and all(tag in text for tag in answer_tags):
+    if (
+        text
+        and "<tool_call>" not in text
+        and not any(mentions(_ANSWER_TAG.sub("", text), name) for name in names)
+        and all(tag in text for tag in answer_tags)
+    ):
         content = text.strip()
     else:
         thought = _drop_sentences(_ANSWER_TAG.sub("", message.content or ""), names)

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-
 from pydantic import Field
+from synth.schemas import Hop
 
 from synth.config import FrozenConfig
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.schemas import Hop
 
 
 class WalkConfig(FrozenConfig):
@@ -67,12 +66,21 @@ class RandomWalker:
         named, linked = int(kg.named.sum()), int((degrees > 0).sum())
         in_range = int(((degrees >= config.min_seed_degree) & (degrees <= config.max_seed_degree)).sum())
         if named == 0:
-            return f"no walk can start: none of the {kg.num_nodes:,} nodes has a name; import the graph with an entity table, or re-import it (names default to ids)"
+            return (
+                f"no walk can start: none of the {kg.num_nodes:,} nodes has a name; import the graph with an entity "
+                "table, or re-import it (names default to ids)"
+            )
         if linked == 0:
-            return f"no walk can start: the {kg.num_nodes:,} nodes have no walkable edges (literal relations are not walked: {', '.join(kg.literal_relations) or 'none'})"
+            literal = ", ".join(kg.literal_relations) or "none"
+            return (
+                f"no walk can start: the {kg.num_nodes:,} nodes have no walkable edges "
+                f"(literal relations are not walked: {literal})"
+            )
         return (
-            f"no walk can start: of {kg.num_nodes:,} nodes, {named:,} are named, {linked:,} have walkable edges and {in_range:,} have "
-            f"{config.min_seed_degree}..{config.max_seed_degree} edges, but none is both named and in range; widen walk.min_seed_degree/max_seed_degree"
+            f"no walk can start: of {kg.num_nodes:,} nodes, {named:,} are named, {linked:,} have walkable edges and "
+            f"{in_range:,} have "
+            f"{config.min_seed_degree}..{config.max_seed_degree} edges, but none is both named and in range; widen "
+            "walk.min_seed_degree/max_seed_degree"
         )
 
     def walk(self, hops: int) -> Walk | None:
@@ -137,7 +145,14 @@ class RandomWalker:
         kg, nodes, hops, current = self.kg, [seed], [], seed
         for relation, direction, neighbor in steps:
             head, tail = (current, neighbor) if direction == FORWARD else (neighbor, current)
-            hops.append(Hop(head=kg.node_ids[head], relation=kg.relation_ids[relation], tail=kg.node_ids[tail], direction=direction))
+            hops.append(
+                Hop(
+                    head=kg.node_ids[head],
+                    relation=kg.relation_ids[relation],
+                    tail=kg.node_ids[tail],
+                    direction=direction,
+                )
+            )
             nodes.append(neighbor)
             current = neighbor
         return Walk(tuple(kg.node_ids[node] for node in nodes), tuple(hops))
@@ -156,7 +171,8 @@ class RandomWalker:
         for direction in (FORWARD, INVERSE):
             relations, first_run = self.kg.index(direction).runs(current)
             options += [
-                (relation, direction, first_run + offset) for offset, relation in enumerate(relations)
+                (relation, direction, first_run + offset)
+                for offset, relation in enumerate(relations)
                 if not (self.config.distinct_relations and relation in used_relations)
             ]
         options.sort()

@@ -15,18 +15,18 @@ cannot, and the counts say so.
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from pydantic import BaseModel, Field
-
 from synth.filters.leakage import LeakageFilter, mentions
 from synth.generators.rephrase_judge import Equivalence, RephraseJudge
+from synth.schemas import Item
+
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
-from synth.schemas import Item
 
 STAGE = "verbalize"
 MIN_CONTENT_RECALL = 0.6
@@ -40,7 +40,7 @@ _STOPWORDS = frozenset(
 
 SYSTEM = (
     "You rewrite quiz questions so they read naturally. Keep every fact and every proper name exactly as "
-    "written, add no facts, do not answer the question, and reply with JSON: {\"question\": \"...\"}."
+    'written, add no facts, do not answer the question, and reply with JSON: {"question": "..."}.'
 )
 
 
@@ -59,8 +59,15 @@ class VerbalizeReport:
 
 
 class LLMVerbalizer:
-    def __init__(self, client: LLMClient, names: Callable[[str], str], temperature: float = 0.7, max_tokens: int = 128,
-                 all_names: Callable[[str], list[str]] | None = None, judge: RephraseJudge | None = None):
+    def __init__(
+        self,
+        client: LLMClient,
+        names: Callable[[str], str],
+        temperature: float = 0.7,
+        max_tokens: int = 128,
+        all_names: Callable[[str], list[str]] | None = None,
+        judge: RephraseJudge | None = None,
+    ):
         """`names(id)`: an entity's name; `all_names(id)`: with its aliases (for the leak check);
         `judge`: a model that confirms each rephrasing that passes the checks."""
         self.client = client
@@ -84,15 +91,18 @@ class LLMVerbalizer:
         return ChatRequest(
             messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
             # A seed per item: reruns reproduce (and hit the cache), items differ from each other.
-            sampling=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens,
-                                    seed=int(content_hash(item.id, length=8), 16)),
+            sampling=SamplingParams(
+                temperature=self.temperature, max_tokens=self.max_tokens, seed=int(content_hash(item.id, length=8), 16)
+            ),
             stage=STAGE,
         )
 
     async def rephrase(self, items: list[Item]) -> tuple[list[Item], VerbalizeReport]:
         """Items with LLM questions where those pass the checks, template questions elsewhere."""
         report = VerbalizeReport()
-        results = await complete_structured(self.client, [self.request(item) for item in items], Rephrasing, max_retries=1)
+        results = await complete_structured(
+            self.client, [self.request(item) for item in items], Rephrasing, max_retries=1
+        )
         phrased = list(items)
         passed = []  # (position, question, raw output) of rephrasings that pass the textual checks
         for position, (item, result) in enumerate(zip(items, results)):
@@ -115,24 +125,33 @@ class LLMVerbalizer:
             if isinstance(verdict, str) or (verdict is not None and not verdict.equivalent):
                 reason = f"judge_{verdict}" if isinstance(verdict, str) else "judge_not_equivalent"
                 report.fallbacks[reason] += 1
-                phrased[position] = _rejected(item, question, reason, verdict.problem if isinstance(verdict, Equivalence) else "")
+                phrased[position] = _rejected(
+                    item, question, reason, verdict.problem if isinstance(verdict, Equivalence) else ""
+                )
                 continue
             report.rephrased += 1
             models = {**item.provenance.models, "generator": self.client.model_id}
             if self.judge is not None:
                 models["rephrase_judge"] = self.judge.model
-            provenance = item.provenance.model_copy(update={"verbalizer": self.name, "raw_output": raw, "models": models})
-            phrased[position] = item.model_copy(update={
-                "question": question, "provenance": provenance,
-                "metadata": {**item.metadata, "template_question": item.question},
-            })
+            provenance = item.provenance.model_copy(
+                update={"verbalizer": self.name, "raw_output": raw, "models": models}
+            )
+            phrased[position] = item.model_copy(
+                update={
+                    "question": question,
+                    "provenance": provenance,
+                    "metadata": {**item.metadata, "template_question": item.question},
+                }
+            )
         return phrased, report
 
     def rejection(self, item: Item, question: str) -> str | None:
         """Why a rephrasing cannot replace the template question, or None if it can."""
         if not question.endswith("?") or not _WH_QUESTION.match(question):
             return "not_a_question"  # the answer is an entity: a wh-question, not a yes/no one
-        if any(not mentions(question, self.names(entity)) for constraint in item.constraints for entity in constraint.named):
+        if any(
+            not mentions(question, self.names(entity)) for constraint in item.constraints for entity in constraint.named
+        ):
             return "dropped_cue"
         if content_recall(item.question, question) < MIN_CONTENT_RECALL:
             return "lost_content"

@@ -12,9 +12,10 @@ from synth.generators.base import Generator, Rejection
 from synth.generators.kg_walk import RandomWalker, WalkConfig
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
+from synth.schemas import Cue, Item, Provenance
+
 from synth.hashing import content_hash
 from synth.kg.graph import KnowledgeGraph
-from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
 RECIPE = "multihop"
@@ -24,8 +25,15 @@ Style = Literal["plain", "obfuscated"]
 class MultihopGenerator(Generator):
     name = "multihop"
 
-    def __init__(self, kg: KnowledgeGraph, walk: WalkConfig, construct: ConstructConfig, seed: int,
-                 evidence: KGCorpus | None = None, style: Style = "plain"):
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        walk: WalkConfig,
+        construct: ConstructConfig,
+        seed: int,
+        evidence: KGCorpus | None = None,
+        style: Style = "plain",
+    ):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
         `kg` is a view without some relations, so ids match what `synth search` serves.
         `style`: plain (named anchor, compact chain) or obfuscated (the anchor and every
@@ -34,7 +42,9 @@ class MultihopGenerator(Generator):
         self.seed = seed
         self.style = style
         if style == "obfuscated":
-            construct = construct.model_copy(update={"describe_intermediates": 8, "minimal_cues": True, "min_cue_candidates": 2})
+            construct = construct.model_copy(
+                update={"describe_intermediates": 8, "minimal_cues": True, "min_cue_candidates": 2}
+            )
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
         self.walker = RandomWalker(kg.without_relations(kg.literal_relations), walk, random.Random(seed))
         self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"))
@@ -51,13 +61,21 @@ class MultihopGenerator(Generator):
             if walk is None:
                 return Rejection("walk", "anchor_not_describable", "the anchor has no fact shared with another entity")
         if self.constructor.anchor_overlap(walk):
-            return Rejection("walk", "anchor_names_hidden_entity", f"anchor {walk.entities[0]} shares words with a hidden entity's name")
+            return Rejection(
+                "walk",
+                "anchor_names_hidden_entity",
+                f"anchor {walk.entities[0]} shares words with a hidden entity's name",
+            )
         construction = self.constructor.construct(walk)
         if construction is None:
-            return Rejection("uniqueness", "not_unique", f"answer {walk.entities[-1]} not singled out by the graph's cues")
+            return Rejection(
+                "uniqueness", "not_unique", f"answer {walk.entities[-1]} not singled out by the graph's cues"
+            )
         if self.style == "obfuscated" and len(construction.constraints) == 1 and not construction.facts:
             # the chain from one named entity alone finds the answer: nothing to combine
-            return Rejection("uniqueness", "single_cue", f"the chain from {walk.entities[0]} alone singles out the answer")
+            return Rejection(
+                "uniqueness", "single_cue", f"the chain from {walk.entities[0]} alone singles out the answer"
+            )
         hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
         question = self.verbalizer.question(construction.constraints, hidden)
         evidence = {hop: self.corpus.evidence_id(hop.head, hop.relation, hop.tail) for hop in construction.edges}
@@ -66,7 +84,12 @@ class MultihopGenerator(Generator):
             Cue(text=self.verbalizer.clause(constraint), constraint=index, candidates=count)
             for index, (constraint, count) in enumerate(zip(construction.constraints, construction.candidates))
         ] + [
-            Cue(text=self.verbalizer.fact_clause(described.fact), constraint=0, step=described.step, candidates=described.candidates)
+            Cue(
+                text=self.verbalizer.fact_clause(described.fact),
+                constraint=0,
+                step=described.step,
+                candidates=described.candidates,
+            )
             for described in construction.facts
         ]
         constraints = [constraint.model_dump(mode="json") for constraint in construction.constraints]
@@ -82,7 +105,9 @@ class MultihopGenerator(Generator):
             constraints=list(construction.constraints),
             cues=cues,
             evidence_doc_ids=list(dict.fromkeys(evidence.values())),
-            provenance=Provenance(generator=self.name, seed=self.seed, kg_snapshot=self.kg.snapshot, verbalizer=self.verbalizer.name),
+            provenance=Provenance(
+                generator=self.name, seed=self.seed, kg_snapshot=self.kg.snapshot, verbalizer=self.verbalizer.name
+            ),
             metadata={
                 "anchor": walk.entities[0],
                 "style": self.style,
@@ -90,7 +115,7 @@ class MultihopGenerator(Generator):
                 "intermediates": list(walk.entities[1:-1]),
                 "cue_edges": [
                     hop.model_copy(update={"evidence_doc_id": evidence[hop]}).model_dump(mode="json")
-                    for hop in construction.edges[len(walk.hops):]
+                    for hop in construction.edges[len(walk.hops) :]
                 ],
             },
         )

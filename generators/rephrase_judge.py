@@ -10,11 +10,11 @@ that passed the textual checks; a "no", or a reply that is no verdict, keeps the
 """
 
 from pydantic import BaseModel, Field
+from synth.schemas import Item
 
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
-from synth.schemas import Item
 
 STAGE = "rephrase_judge"
 SYSTEM = (
@@ -41,7 +41,10 @@ class RephraseJudge:
 
     def request(self, item: Item, rephrased: str) -> ChatRequest:
         facts = "\n".join(f"- {cue.text}" for cue in item.cues) or "- (none listed)"
-        prompt = f"Original question: {item.question}\nFacts it states, about the entity asked for:\n{facts}\nRewrite: {rephrased}"
+        prompt = (
+            f"Original question: {item.question}\nFacts it states, about the entity asked for:\n{facts}\n"
+            f"Rewrite: {rephrased}"
+        )
         return ChatRequest(
             messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
             sampling=SamplingParams(temperature=0.0, max_tokens=self.max_tokens),
@@ -53,5 +56,7 @@ class RephraseJudge:
         ("invalid_json", "timeout", ...)."""
         if not pairs:
             return []
-        results = await complete_structured(self.client, [self.request(item, text) for item, text in pairs], Equivalence, max_retries=1)
+        results = await complete_structured(
+            self.client, [self.request(item, text) for item, text in pairs], Equivalence, max_retries=1
+        )
         return [result.value if isinstance(result, Structured) else result.reason for result in results]

@@ -22,32 +22,41 @@ from dataclasses import dataclass
 
 import numpy as np
 from pydantic import Field
+from synth.generators.kg_walk import Walk
+from synth.schemas import Constraint, Fact, Hop, Step
 
 from synth.config import FrozenConfig
-from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.names import NameOverlap
-from synth.schemas import Constraint, Fact, Hop, Step
 
 
 class ConstructConfig(FrozenConfig):
     max_extra_cues: int = Field(default=2, ge=0, description="Cues added beyond the chain to make the answer unique.")
-    max_cue_anchor_degree: int = Field(default=5000, ge=1, description="Entities named in cues have at most this many edges.")
+    max_cue_anchor_degree: int = Field(
+        default=5000, ge=1, description="Entities named in cues have at most this many edges."
+    )
     describe_intermediates: int = Field(
-        default=0, ge=0,
+        default=0,
+        ge=0,
         description="Intermediates described by one of their own facts even when the chain is already unique "
-        "(branches of the question's subgraph); 0 keeps plain chains (facts are still added where uniqueness needs them).",
+        "(branches of the question's subgraph); 0 keeps plain chains (facts are still added where uniqueness needs "
+        "them).",
     )
     fact_candidates: int = Field(
-        default=32, ge=1, description="Facts of one intermediate considered per cue (a random sample), bounding the cost.",
+        default=32,
+        ge=1,
+        description="Facts of one intermediate considered per cue (a random sample), bounding the cost.",
     )
     min_cue_candidates: int = Field(
-        default=1, ge=1,
-        description="Entities an added cue must match on its own; 2 means no single cue names the answer or an intermediate.",
+        default=1,
+        ge=1,
+        description="Entities an added cue must match on its own; 2 means no single cue names the answer or an "
+        "intermediate.",
     )
     minimal_cues: bool = Field(
         default=False,
-        description="Drop every described fact and answer cue that uniqueness does not need, so every cue left is needed.",
+        description="Drop every described fact and answer cue that uniqueness does not need, so every cue left is "
+        "needed.",
     )
 
 
@@ -66,7 +75,8 @@ class Construction:
     walk: Walk
     answer: str
     constraints: tuple[Constraint, ...]
-    """The chain (with its intermediates' facts) first, then the answer's cues; their intersection is exactly {answer}."""
+    """The chain (with its intermediates' facts) first, then the answer's cues; their intersection is exactly
+    {answer}."""
     candidates: tuple[int, ...]
     """How many entities each constraint matches on its own."""
     facts: tuple[DescribedFact, ...]
@@ -83,7 +93,10 @@ def chain_constraint(walk: Walk, facts: list[DescribedFact] = ()) -> Constraint:
     where: dict[int, list[Fact]] = {}
     for described in facts:
         where.setdefault(described.step, []).append(described.fact)
-    steps = [Step(relation=hop.relation, direction=hop.direction, where=where.get(index, [])) for index, hop in enumerate(walk.hops)]
+    steps = [
+        Step(relation=hop.relation, direction=hop.direction, where=where.get(index, []))
+        for index, hop in enumerate(walk.hops)
+    ]
     return Constraint(anchor=walk.entities[0], steps=steps)
 
 
@@ -131,7 +144,9 @@ class ReverseConstructor:
             return None
         used = set(walk.entities)
         facts: list[DescribedFact] = []
-        described = sorted(self.rng.sample(range(len(intermediates)), min(self.config.describe_intermediates, len(intermediates))))
+        described = sorted(
+            self.rng.sample(range(len(intermediates)), min(self.config.describe_intermediates, len(intermediates)))
+        )
         for position in described:
             options = self._options(intermediates[position], used)
             self.rng.shuffle(options)
@@ -229,7 +244,9 @@ class ReverseConstructor:
             _Option(entity, other, relation, reverse_direction(direction))
             for relation, direction in kg.incident(entity)
             for other in kg.neighbors(entity, relation, direction)
-            if other not in used and other in kg.entities and kg.degree(other) <= cap
+            if other not in used
+            and other in kg.entities
+            and kg.degree(other) <= cap
             and not self.names.any_overlap(other, self._hidden)
         ]
 
@@ -248,12 +265,15 @@ class ReverseConstructor:
                 matches = self._matches(option)
                 narrowed = np.intersect1d(before, matches, assume_unique=True)
                 if len(narrowed) < len(before):  # a fact every candidate has cuts nothing
-                    reached = self.kg.expand(narrowed, chain.steps[position + 1:])  # the chain's set, with the fact
-                    scored.append((np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position))
+                    reached = self.kg.expand(narrowed, chain.steps[position + 1 :])  # the chain's set, with the fact
+                    scored.append(
+                        (np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position)
+                    )
         scored = [entry for entry in scored if entry[1] >= self.config.min_cue_candidates]
         if not scored:
             return None
         left, count, option, position = min(
-            scored, key=lambda entry: (len(entry[0]), -entry[1], entry[2].relation, entry[2].other, entry[3] is not None)
+            scored,
+            key=lambda entry: (len(entry[0]), -entry[1], entry[2].relation, entry[2].other, entry[3] is not None),
         )
         return (left, option, position, count) if len(left) < len(remaining) else None

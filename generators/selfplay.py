@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
+from synth.generators.base import Rejection
+from synth.schemas import Item, Provenance, Trajectory
 
 from synth.config import FrozenConfig
-from synth.generators.base import Rejection
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.matching import normalize_answer
-from synth.schemas import Item, Provenance, Trajectory
 from synth.search.agent import AgentTask, Demonstration, Rollout, SearchAgent
 from synth.search.corpus import Corpus
 
@@ -35,7 +35,9 @@ PROPOSE_SCHEMA = {
         "description": "Give the finished question and stop. It must not contain the target answer.",
         "parameters": {
             "type": "object",
-            "properties": {"question": {"type": "string", "description": "One question whose only answer is the target."}},
+            "properties": {
+                "question": {"type": "string", "description": "One question whose only answer is the target."}
+            },
             "required": ["question"],
         },
     },
@@ -53,40 +55,67 @@ PROPOSER_NATIVE_SYSTEM = (
     "question whose only answer is the target, built from facts you found."
 )
 PROPOSER_DEMONSTRATION = Demonstration(
-    task="Target answer: Grey Harbour\nWhat the collection says about it: Grey Harbour is a drama film directed by Mira Olsen.\n"
-         "Make 2 different searches, then write the question.",
+    task="Target answer: Grey Harbour\nWhat the collection says about it: Grey Harbour is a drama film directed by "
+    "Mira Olsen.\n"
+    "Make 2 different searches, then write the question.",
     searches=(
-        ("Mira Olsen director", ({"id": "demo#1", "title": "Mira Olsen", "text": "Mira Olsen was born in Norway. Mira Olsen directed Grey Harbour."},)),
-        ("drama film by a director born in Norway", ({"id": "demo#2", "title": "Norway", "text": "Norway is a country in Europe."},)),
+        (
+            "Mira Olsen director",
+            (
+                {
+                    "id": "demo#1",
+                    "title": "Mira Olsen",
+                    "text": "Mira Olsen was born in Norway. Mira Olsen directed Grey Harbour.",
+                },
+            ),
+        ),
+        (
+            "drama film by a director born in Norway",
+            ({"id": "demo#2", "title": "Norway", "text": "Norway is a country in Europe."},),
+        ),
     ),
     result="Which drama film was directed by a woman born in Norway?",
 )
 """A worked proposal about invented entities: small models copy the call format from it. Request only."""
-PROPOSING = AgentTask(PROPOSER_SYSTEM, PROPOSER_NATIVE_SYSTEM, "question", PROPOSE_SCHEMA, prompt_prefix="",
-                      demonstration=PROPOSER_DEMONSTRATION)
+PROPOSING = AgentTask(
+    PROPOSER_SYSTEM,
+    PROPOSER_NATIVE_SYSTEM,
+    "question",
+    PROPOSE_SCHEMA,
+    prompt_prefix="",
+    demonstration=PROPOSER_DEMONSTRATION,
+)
 
 
 class TargetConfig(FrozenConfig):
     max_answer_words: int = Field(default=4, ge=1, description="Longest document title usable as a target answer.")
-    min_document_words: int = Field(default=12, ge=1, description="Shortest document (in words) whose title can be a target: it must say something.")
+    min_document_words: int = Field(
+        default=12, ge=1, description="Shortest document (in words) whose title can be a target: it must say something."
+    )
 
 
 class ProposerConfig(FrozenConfig):
     model: str = Field(default="embedded", description="Declared model for the proposer role.")
     temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the proposer.")
     turn_tokens: int = Field(default=96, ge=8, description="Tokens per proposer turn.")
-    extra_turns: int = Field(default=2, ge=1, description="Turns beyond the requested searches (for the question and one slip).")
+    extra_turns: int = Field(
+        default=2, ge=1, description="Turns beyond the requested searches (for the question and one slip)."
+    )
     show_target_document: bool = Field(
         default=True,
         description="Show the proposer the target's own document (its key facts) so it knows what to search around; "
         "the document counts as evidence only if a search of its own finds it.",
     )
     document_words: int = Field(default=80, ge=10, description="Words of the target document shown to the proposer.")
-    demonstrations: bool = Field(default=True, description="Show a worked proposal before the task (tags protocol; request only).")
+    demonstrations: bool = Field(
+        default=True, description="Show a worked proposal before the task (tags protocol; request only)."
+    )
     protocol: Literal["auto", "native", "json", "tags"] = Field(
         default="auto",
-        description="native: the backend's tool-call channel (`propose` tool); json: every reply one schema-constrained call, "
-        "`propose` only after the requested searches and as the last turn; tags: <tool_call>/<question> tags; auto: native where the backend has it, json otherwise.",
+        description="native: the backend's tool-call channel (`propose` tool); json: every reply one "
+        "schema-constrained call, "
+        "`propose` only after the requested searches and as the last turn; tags: <tool_call>/<question> tags; auto: "
+        "native where the backend has it, json otherwise.",
     )
 
 
@@ -123,7 +152,7 @@ def sample_targets(targets: list[Target], seed: int, start: int, count: int) -> 
     so no target is proposed twice in a run and every round is reproducible on its own."""
     order = list(targets)
     random.Random(seed).shuffle(order)
-    return order[start:start + count]
+    return order[start : start + count]
 
 
 def _tools_protocol(config: ProposerConfig, client: LLMClient) -> str:
@@ -156,47 +185,113 @@ class Proposer:
         lines = [f"Target answer: {target.answer}"]
         if self.config.show_target_document:
             words = target.text.split()
-            excerpt = " ".join(words[:self.config.document_words]) + (" ..." if len(words) > self.config.document_words else "")
+            excerpt = " ".join(words[: self.config.document_words]) + (
+                " ..." if len(words) > self.config.document_words else ""
+            )
             lines.append(f"What the collection says about it: {excerpt}")
         lines.append(f"Make {searches} different searches, then write the question.")
         return "\n".join(lines)
 
     async def propose(self, targets: list[Target], searches: int, round_index: int) -> list[Proposal]:
-        agent = SearchAgent(self.client, self.tools, max_turns=searches + self.config.extra_turns, max_tokens=self.config.turn_tokens,
-                            temperature=self.config.temperature, stage="propose", demonstrate=self.config.demonstrations,
-                            protocol=self.protocol, log=self.log, task=PROPOSING, required_calls=searches)
-        seeds = [int(content_hash({"target": t.doc_id, "seed": self.seed, "searches": searches, "round": round_index}, length=8), 16)
-                 for t in targets]
+        agent = SearchAgent(
+            self.client,
+            self.tools,
+            max_turns=searches + self.config.extra_turns,
+            max_tokens=self.config.turn_tokens,
+            temperature=self.config.temperature,
+            stage="propose",
+            demonstrate=self.config.demonstrations,
+            protocol=self.protocol,
+            log=self.log,
+            task=PROPOSING,
+            required_calls=searches,
+        )
+        seeds = [
+            int(
+                content_hash(
+                    {"target": t.doc_id, "seed": self.seed, "searches": searches, "round": round_index}, length=8
+                ),
+                16,
+            )
+            for t in targets
+        ]
         rollouts = await agent.run([(self.task_text(target, searches), seed) for target, seed in zip(targets, seeds)])
-        return [self._proposal(target, rollout, searches, round_index, agent.recorded_schemas) for target, rollout in zip(targets, rollouts)]
+        return [
+            self._proposal(target, rollout, searches, round_index, agent.recorded_schemas)
+            for target, rollout in zip(targets, rollouts)
+        ]
 
-    def _proposal(self, target: Target, rollout: Rollout, searches: int, round_index: int, schemas: list[dict]) -> Proposal:
+    def _proposal(
+        self, target: Target, rollout: Rollout, searches: int, round_index: int, schemas: list[dict]
+    ) -> Proposal:
         question = _clean_question(rollout.answer)
         retrieved = list(dict.fromkeys(rollout.retrieved))
         queries = list(dict.fromkeys(" ".join(query.split()) for query in rollout.queries))
         raw = next((m.content for m in reversed(rollout.messages) if m.role == "assistant" and m.content), None)
         if question is not None:
-            item_id = content_hash({"recipe": "selfplay", "target": target.doc_id, "answer": target.answer, "question": question})
+            item_id = content_hash(
+                {"recipe": "selfplay", "target": target.doc_id, "answer": target.answer, "question": question}
+            )
         else:
-            item_id = content_hash({"recipe": "selfplay", "target": target.doc_id, "round": round_index, "searches": searches, "seed": self.seed})
+            item_id = content_hash(
+                {
+                    "recipe": "selfplay",
+                    "target": target.doc_id,
+                    "round": round_index,
+                    "searches": searches,
+                    "seed": self.seed,
+                }
+            )
         trajectory = Trajectory(
-            id=content_hash({"proposal": item_id, "model": self.client.model_id, "round": round_index, "searches": searches}),
-            item_id=item_id, role="proposer", model=self.client.model_id, messages=rollout.messages, tools=schemas,
-            final_answer=question, num_tool_calls=rollout.num_tool_calls, finish_reason=rollout.finish_reason, usage=rollout.usage,
-            metadata={"target": target.answer, "target_doc_id": target.doc_id, "round": round_index, "requested_searches": searches,
-                      "queries": queries, "retrieved": retrieved, "malformed_calls": rollout.malformed, "protocol": self.protocol,
-                      **self.tools.trajectory_metadata},
+            id=content_hash(
+                {"proposal": item_id, "model": self.client.model_id, "round": round_index, "searches": searches}
+            ),
+            item_id=item_id,
+            role="proposer",
+            model=self.client.model_id,
+            messages=rollout.messages,
+            tools=schemas,
+            final_answer=question,
+            num_tool_calls=rollout.num_tool_calls,
+            finish_reason=rollout.finish_reason,
+            usage=rollout.usage,
+            metadata={
+                "target": target.answer,
+                "target_doc_id": target.doc_id,
+                "round": round_index,
+                "requested_searches": searches,
+                "queries": queries,
+                "retrieved": retrieved,
+                "malformed_calls": rollout.malformed,
+                "protocol": self.protocol,
+                **self.tools.trajectory_metadata,
+            },
         )
         if question is None:
             reason = "no_question" if rollout.finish_reason == "answered" else rollout.finish_reason or "no_question"
             return Proposal(target, Rejection("proposal", reason, raw or ""), trajectory)
         item = Item(
-            id=item_id, question=question, answer=target.answer, recipe="selfplay", hops=searches,
-            answer_entity_id=target.entity_id, evidence_doc_ids=retrieved,
-            provenance=Provenance(generator="selfplay_proposer", seed=self.seed, kg_snapshot=self.corpus_name,
-                                  verbalizer=self.client.model_id, models={"proposer": self.client.model_id}, raw_output=raw),
-            metadata={"round": round_index, "target_doc_id": target.doc_id, "proposer_trajectory_id": trajectory.id,
-                      "proposer": {"requested_searches": searches, "queries": queries, "retrieved": retrieved}},
+            id=item_id,
+            question=question,
+            answer=target.answer,
+            recipe="selfplay",
+            hops=searches,
+            answer_entity_id=target.entity_id,
+            evidence_doc_ids=retrieved,
+            provenance=Provenance(
+                generator="selfplay_proposer",
+                seed=self.seed,
+                kg_snapshot=self.corpus_name,
+                verbalizer=self.client.model_id,
+                models={"proposer": self.client.model_id},
+                raw_output=raw,
+            ),
+            metadata={
+                "round": round_index,
+                "target_doc_id": target.doc_id,
+                "proposer_trajectory_id": trajectory.id,
+                "proposer": {"requested_searches": searches, "queries": queries, "retrieved": retrieved},
+            },
         )
         return Proposal(target, item, trajectory)
 

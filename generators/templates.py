@@ -22,13 +22,13 @@ import random
 from dataclasses import dataclass
 
 import numpy as np
-
 from synth.generators import grammar
+from synth.schemas import Constraint, Fact, Step
+
 from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
 from synth.kg.names import sequences_of, token_sequences
 from synth.kg.types import EntityTypes
-from synth.schemas import Constraint, Fact, Step
 
 SAMPLE = 24
 """Entities of a described set whose nouns are compared (the set's noun is the one they share)."""
@@ -87,7 +87,9 @@ class TemplateVerbalizer:
 
     # ---- steps ----------------------------------------------------------------------------------
 
-    def _verb(self, step: Step | Fact, obj: str, obj_named: bool, obj_role: bool = False, obj_head: str = "") -> tuple[str, bool]:
+    def _verb(
+        self, step: Step | Fact, obj: str, obj_named: bool, obj_role: bool = False, obj_head: str = ""
+    ) -> tuple[str, bool]:
         """(clause about the reached entity, passive?) for stepping from `obj` (a name, a role
         phrase such as "the genre of Saw", or a description headed by `obj_head`, "a country") over `step`."""
         relation = self.kg.relations[step.relation]
@@ -102,15 +104,20 @@ class TemplateVerbalizer:
         stripped = grammar.without_object_noun(phrase)
         if stripped == phrase:
             return f"{phrase} {obj}", passive
-        noun = phrase[len(stripped) + len(" the "):]
+        noun = phrase[len(stripped) + len(" the ") :]
         if self._says_hidden(noun):  # "produced something that ...", not "produced a film" when the answer is Film
             return f"{stripped} {obj}", passive
         if obj_head and obj.startswith(f"{obj_head} ") and not obj_head.endswith(f" {noun}"):
             # the relation's noun says what the entity is here: "belongs to a genre that ..." for
             # "something that ...", "has had a capital located in Africa", not "has had a country
             # located in Africa" (a set noun from a sample)
-            return f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{obj[len(obj_head):]}", passive
-        if not obj_role or noun.split()[-1] in obj.split()[:4]:  # "is located in a place that ...", "belongs to a genre of Saw"
+            return (
+                f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{obj[len(obj_head) :]}",
+                passive,
+            )
+        if (
+            not obj_role or noun.split()[-1] in obj.split()[:4]
+        ):  # "is located in a place that ...", "belongs to a genre of Saw"
             return f"{stripped} {obj}", passive
         return f"{phrase} that is {obj}", passive  # a role: "belongs to the genre that is the subject of X"
 
@@ -129,21 +136,36 @@ class TemplateVerbalizer:
         text, _ = self._verb(fact, self.kg.name(fact.anchor), True)
         return text
 
-    def _describe(self, step: Step, previous: str, named: bool, previous_role: bool, previous_head: str, reached,
-                  rng: random.Random) -> tuple[str, bool, str]:
+    def _describe(
+        self,
+        step: Step,
+        previous: str,
+        named: bool,
+        previous_role: bool,
+        previous_head: str,
+        reached,
+        rng: random.Random,
+    ) -> tuple[str, bool, str]:
         """(noun phrase for the entities `reached` (node numbers) by `step` from `previous`, whether
         it is a role phrase, its head ("a country") when it is a description)."""
         definite = len(reached) == 1
         role = self._role(step)
         if role and not step.where:
-            if named and definite and role.endswith(" of") and len(previous.split()) <= POSSESSIVE_MAX_WORDS and rng.random() < 0.5:
+            if (
+                named
+                and definite
+                and role.endswith(" of")
+                and len(previous.split()) <= POSSESSIVE_MAX_WORDS
+                and rng.random() < 0.5
+            ):
                 return f"{grammar.possessive(previous)} {role[:-3]}", True, ""
             return f"{grammar.with_article(role, definite)} {previous}", True, ""
         text, head = self._noun_phrase(step, previous, named, previous_role, previous_head, definite, reached)
         return text, False, head
 
-    def _noun_phrase(self, step: Step, previous: str, named: bool, previous_role: bool, previous_head: str,
-                     definite: bool, reached) -> tuple[str, str]:
+    def _noun_phrase(
+        self, step: Step, previous: str, named: bool, previous_role: bool, previous_head: str, definite: bool, reached
+    ) -> tuple[str, str]:
         """(description, its head)."""
         noun = self.set_noun(reached)
         noun = None if noun and self._says_hidden(noun) else noun
@@ -154,7 +176,12 @@ class TemplateVerbalizer:
             return f"{head} {chain}" + "".join(f" and {clause}" for clause in clauses), head
         parts = grammar.merge_shared([*clauses, chain])
         # "the founding place of X", not "the place that is the founding place of X"; "a genre of both X and Y"
-        if len(parts) == 1 and noun and parts[0].startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in parts[0].partition(" of ")[0].split():
+        if (
+            len(parts) == 1
+            and noun
+            and parts[0].startswith(("is the ", "is a ", "is an "))
+            and noun.split()[-1] in parts[0].partition(" of ")[0].split()
+        ):
             return grammar.with_article(parts[0].split(" ", 2)[2], definite), ""
         if not clauses:
             reduced = grammar.reduced_relative(chain) if passive else grammar.reduced_active(chain)
@@ -162,14 +189,19 @@ class TemplateVerbalizer:
                 return f"{head} {reduced}", head
         return f"{head} {pronoun} " + " and ".join(parts), head
 
-    def predicate(self, constraint: Constraint, rng: random.Random | None = None, frontiers: list | None = None) -> Predicate:
+    def predicate(
+        self, constraint: Constraint, rng: random.Random | None = None, frontiers: list | None = None
+    ) -> Predicate:
         """The constraint as a predicate about the entity it arrives at (`frontiers`: the
         constraint's `kg.frontiers`, when the caller has them already)."""
         rng = rng or random.Random(0)
         frontiers = frontiers or self.kg.frontiers(constraint.anchor, constraint.steps)
         subject, named, is_role, head = self.kg.name(constraint.anchor), True, False, ""
         for index, step in enumerate(constraint.steps[:-1]):
-            (subject, is_role, head), named = self._describe(step, subject, named, is_role, head, frontiers[index + 1], rng), False
+            (subject, is_role, head), named = (
+                self._describe(step, subject, named, is_role, head, frontiers[index + 1], rng),
+                False,
+            )
         last = constraint.steps[-1]
         facts = [self.fact_clause(fact) for fact in last.where]
         role, definite = self._role(last), len(frontiers[-1]) == 1
@@ -216,8 +248,10 @@ class TemplateVerbalizer:
     def _compose(self, predicates: list[Predicate], noun: str | None, rng: random.Random) -> str:
         person = self.types.is_person(noun)
         options = []
-        roles = sorted((index for index, predicate in enumerate(predicates) if predicate.role),
-                       key=lambda index: (not predicates[index].named, len(predicates[index].of)))
+        roles = sorted(
+            (index for index, predicate in enumerate(predicates) if predicate.role),
+            key=lambda index: (not predicates[index].named, len(predicates[index].of)),
+        )
         if roles:  # "Which genre of Saw ...", "What is the capital of ...": the shortest "of" first
             first = predicates[roles[0]]
             rest = [predicate.text for index, predicate in enumerate(predicates) if index != roles[0]]
@@ -236,9 +270,14 @@ class TemplateVerbalizer:
         elif noun is None or clash:
             options.append(f"What {grammar.join_and(texts)}?")
         else:
-            reduced = (grammar.reduced_relative(texts[0]) or grammar.reduced_active(texts[0])) if len(texts) == 1 else None
-            options += [f"Which {noun} {grammar.join_and(texts)}?", f"What {noun} {grammar.join_and(texts)}?",
-                        f"Name the {noun} {reduced}." if reduced else f"Name the {noun} that {grammar.join_and(texts)}."]
+            reduced = (
+                (grammar.reduced_relative(texts[0]) or grammar.reduced_active(texts[0])) if len(texts) == 1 else None
+            )
+            options += [
+                f"Which {noun} {grammar.join_and(texts)}?",
+                f"What {noun} {grammar.join_and(texts)}?",
+                f"Name the {noun} {reduced}." if reduced else f"Name the {noun} that {grammar.join_and(texts)}.",
+            ]
         if len(predicates) == 1 and predicates[0].place and noun and not person:
             auxiliary, participle, subject = predicates[0].place
             if len(subject.split()) <= IN_WHICH_MAX_WORDS:

@@ -7,27 +7,39 @@ merges the shards' trajectories into the version and their figures into the summ
 """
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from synth.filters.rejection import distill_statistics, judge_rollouts
-from synth.generate import RecipeResult, RunContext
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
 from synth.schemas import Item
+
+from synth.generate import RecipeResult, RunContext
 from synth.search.tools import SearchTools
 from synth.store.workdir import StageOutput
 
 
-def distill_items(items: list[Item], config: DistillConfig, context: RunContext, tools: SearchTools,
-                  f1_threshold: float, guidance: Callable[[Item], Guidance | None] | None = None) -> StageOutput:
+def distill_items(
+    items: list[Item],
+    config: DistillConfig,
+    context: RunContext,
+    tools: SearchTools,
+    f1_threshold: float,
+    guidance: Callable[[Item], Guidance | None] | None = None,
+) -> StageOutput:
     """Rollouts of the teacher on `items`, judged; every rollout is kept in the output (rejected
     ones with their reason), so statistics and DPO negatives survive."""
     client = context.llm_session({"teacher": config.teacher_model}).client("teacher")
     teacher = Teacher(config, client, tools, guidance, log=context.progress.log)
-    context.progress.log(f"distill: {client.model_id} x {len(items)} items, n={config.n}, protocol {teacher.protocol} ...")
+    context.progress.log(
+        f"distill: {client.model_id} x {len(items)} items, n={config.n}, protocol {teacher.protocol} ..."
+    )
     rollouts = asyncio.run(teacher.rollouts(items))
     judged = judge_rollouts(items, rollouts, config, f1_threshold)
-    return StageOutput(tables={"trajectories": judged}, meta={"teacher": client.model_id, "protocol": teacher.protocol, "items": len(items)})
+    return StageOutput(
+        tables={"trajectories": judged},
+        meta={"teacher": client.model_id, "protocol": teacher.protocol, "items": len(items)},
+    )
 
 
 def add_distillation(result: RecipeResult, shards: list[StageOutput], config: DistillConfig) -> RecipeResult:
@@ -44,4 +56,6 @@ def add_distillation(result: RecipeResult, shards: list[StageOutput], config: Di
     models = dict(result.models)
     if shards:
         models["teacher"] = shards[0].meta["teacher"]
-    return RecipeResult(tables=tables, funnel=result.funnel, models=models, kg_snapshot=result.kg_snapshot, statistics=statistics)
+    return RecipeResult(
+        tables=tables, funnel=result.funnel, models=models, kg_snapshot=result.kg_snapshot, statistics=statistics
+    )

@@ -1,5 +1,6 @@
 """Prefect flows, one per recipe, thin over `synth.runner`: one task per self-play round (in
-order), a construction task, one task per panel shard, a label task, one task per distillation shard (when distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
+order), a construction task, one task per panel shard, a label task, one task per distillation shard (when
+distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
 clients, so a Dask worker on another machine can run a shard: it rebuilds the recipe's world from
 the run folder, and its model calls go through its own session (with the shared response cache).
 
@@ -54,7 +55,11 @@ def _retry_transient(task, task_run, state) -> bool:
     return False
 
 
-_RETRIES = {"retries": 2, "retry_delay_seconds": exponential_backoff(backoff_factor=5), "retry_condition_fn": _retry_transient}
+_RETRIES = {
+    "retries": 2,
+    "retry_delay_seconds": exponential_backoff(backoff_factor=5),
+    "retry_condition_fn": _retry_transient,
+}
 
 
 @task(name="round", **_RETRIES)
@@ -89,8 +94,9 @@ def distill_task(home: str, run_root: str, runner: str, index: int) -> int:
 
 
 @task(name="publish", **_RETRIES)
-def publish_task(home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None,
-                 resumed: list[str]) -> dict[str, Any]:
+def publish_task(
+    home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None, resumed: list[str]
+) -> dict[str, Any]:
     try:
         version = _run(home, run_root, runner).publish(flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
     finally:
@@ -111,9 +117,16 @@ def _ui_url() -> str | None:
     return url if url and url.startswith("http") else None
 
 
-def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
-               shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
-               limits: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_recipe(
+    recipe: str,
+    params: list[str] | None = None,
+    dataset: str | None = None,
+    flows_file: str | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    llm: str | None = None,
+    home: str | None = None,
+    limits: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The body every recipe flow shares."""
     from prefect.context import get_run_context
     from prefect.runtime import flow_run
@@ -148,7 +161,9 @@ def run_recipe(recipe: str, params: list[str] | None = None, dataset: str | None
         from synth.errors import BudgetExhausted
 
         status = "stopped" if isinstance(error, BudgetExhausted) else "failed"
-        _run(home, root, runner).record(status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed)
+        _run(home, root, runner).record(
+            status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed
+        )
         _release(root)
         raise
     finally:
@@ -165,7 +180,9 @@ def dask_runner(spec: dict[str, Any]):
         raise ConfigError("task_runner kind dask needs prefect-dask: pip install 'synth-data[dask]'") from None
     if spec.get("address"):
         return DaskTaskRunner(address=spec["address"])
-    return DaskTaskRunner(cluster_kwargs={"n_workers": spec.get("workers", 2), "threads_per_worker": 1, "processes": True})
+    return DaskTaskRunner(
+        cluster_kwargs={"n_workers": spec.get("workers", 2), "threads_per_worker": 1, "processes": True}
+    )
 
 
 # One shard at a time in the flow's process: the shards share the process's model engines (an
@@ -174,9 +191,16 @@ def _recipe_flow(recipe: str, summary: str):
     """The Prefect flow of `recipe` (named synth-RECIPE); `task_runner` {kind: dask, ...} runs the
     stages as a subflow on Dask."""
 
-    def recipe_flow(params: list[str] | None = None, dataset: str | None = None, flows_file: str | None = None,
-                    shard_size: int = DEFAULT_SHARD_SIZE, llm: str | None = None, home: str | None = None,
-                    task_runner: dict[str, Any] | None = None, limits: dict[str, Any] | None = None) -> dict[str, Any]:
+    def recipe_flow(
+        params: list[str] | None = None,
+        dataset: str | None = None,
+        flows_file: str | None = None,
+        shard_size: int = DEFAULT_SHARD_SIZE,
+        llm: str | None = None,
+        home: str | None = None,
+        task_runner: dict[str, Any] | None = None,
+        limits: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         if task_runner and task_runner.get("kind") == "dask":
             on_dask = FLOWS[recipe].with_options(name=f"synth-{recipe}-dask", task_runner=dask_runner(task_runner))
             return on_dask(params, dataset, flows_file, shard_size, llm, home, None, limits)
@@ -185,14 +209,20 @@ def _recipe_flow(recipe: str, summary: str):
     # deployments import the flow by this name from this module (`flows.py:multihop_flow`)
     recipe_flow.__name__ = recipe_flow.__qualname__ = f"{recipe}_flow"
     recipe_flow.__doc__ = summary
-    return flow(name=f"synth-{recipe}", persist_result=False, log_prints=True,
-                task_runner=ThreadPoolTaskRunner(max_workers=1))(recipe_flow)
+    return flow(
+        name=f"synth-{recipe}", persist_result=False, log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1)
+    )(recipe_flow)
 
 
-multihop_flow = _recipe_flow("multihop", "Recipe `multihop` as a Prefect flow: knowledge-graph questions, solver panel in shards, "
-                                         "one published version.")
-selfplay_flow = _recipe_flow("selfplay", "Recipe `selfplay` as a Prefect flow: one task per round (proposer, gates, RAG verification, "
-                                         "solver panel, band), then construction, labels, optional distillation shards, publishing.")
+multihop_flow = _recipe_flow(
+    "multihop",
+    "Recipe `multihop` as a Prefect flow: knowledge-graph questions, solver panel in shards, one published version.",
+)
+selfplay_flow = _recipe_flow(
+    "selfplay",
+    "Recipe `selfplay` as a Prefect flow: one task per round (proposer, gates, RAG verification, "
+    "solver panel, band), then construction, labels, optional distillation shards, publishing.",
+)
 
 FLOWS = {"multihop": multihop_flow, "selfplay": selfplay_flow}
 """Recipe name -> its flow (a module-level name, so served deployments can import it)."""

@@ -7,16 +7,17 @@ trajectory, the labels, and the verdicts with their funnel stage.
 """
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from synth.filters.answer_judge import AnswerJudge
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
 from synth.filters.panel import Panel, PanelConfig
 from synth.filters.solvers import ModelSolver, RetrievalReader
-from synth.generate import RunContext
 from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+
+from synth.generate import RunContext
 from synth.search.tools import SearchTools
 
 
@@ -35,17 +36,27 @@ class Labeled:
     """Consensus rules not applied to this batch, and why."""
 
 
-def build_panel(config: PanelConfig, context: RunContext, tools: SearchTools,
-                evidence: Callable[[Item], list[Document]]) -> tuple[Panel, dict[str, str]]:
+def build_panel(
+    config: PanelConfig, context: RunContext, tools: SearchTools, evidence: Callable[[Item], list[Document]]
+) -> tuple[Panel, dict[str, str]]:
     members = []
     for spec in config.solvers:
         if spec.baseline == "bm25_reader":
             solver = RetrievalReader(spec.name, tools)
         else:
             client = context.llm_session({f"solver_{spec.name}": spec.model}).client(f"solver_{spec.name}")
-            solver = ModelSolver(spec.name, client, tools, evidence, tuple(spec.conditions), answer_tokens=config.answer_tokens,
-                                 temperature=config.temperature, max_turns=config.max_turns, turn_tokens=config.turn_tokens,
-                                 demonstrate=config.demonstrations)
+            solver = ModelSolver(
+                spec.name,
+                client,
+                tools,
+                evidence,
+                tuple(spec.conditions),
+                answer_tokens=config.answer_tokens,
+                temperature=config.temperature,
+                max_turns=config.max_turns,
+                turn_tokens=config.turn_tokens,
+                demonstrate=config.demonstrations,
+            )
         members.append((solver, spec.k))
     judge = None
     if config.judge_model is not None:
@@ -58,9 +69,15 @@ def attempt_items(items: list[Item], panel: Panel, context: RunContext) -> tuple
     return asyncio.run(panel.attempt(items, progress=context.progress.log))
 
 
-def judge_items(items: list[Item], attempts: list[SolverAttempt], trajectories: list[Trajectory], models: dict[str, str],
-                consensus: ConsensusConfig, judge: str | None = None,
-                supports: Callable[[Item, str], bool] | None = None) -> Labeled:
+def judge_items(
+    items: list[Item],
+    attempts: list[SolverAttempt],
+    trajectories: list[Trajectory],
+    models: dict[str, str],
+    consensus: ConsensusConfig,
+    judge: str | None = None,
+    supports: Callable[[Item, str], bool] | None = None,
+) -> Labeled:
     """Consensus over the whole batch's attempts (every shard's): verdicts and difficulty labels.
     `judge`: the answer judge's model identity, if one rechecked answers."""
     consensus_filter = ConsensusFilter(consensus, attempts, models, supports, judge=judge)
@@ -68,4 +85,13 @@ def judge_items(items: list[Item], attempts: list[SolverAttempt], trajectories: 
     kept = chain.run(items)
     labels = [consensus_filter.labels[item.id] for item in kept]
     labeled = [item.model_copy(update={"difficulty": consensus_filter.labels[item.id].label}) for item in kept]
-    return Labeled(labeled, attempts, trajectories, labels, chain.verdicts, chain.stages["consensus"], models, consensus_filter.skipped)
+    return Labeled(
+        labeled,
+        attempts,
+        trajectories,
+        labels,
+        chain.verdicts,
+        chain.stages["consensus"],
+        models,
+        consensus_filter.skipped,
+    )

@@ -9,15 +9,9 @@ import math
 import random
 from collections import Counter
 from functools import cached_property
-
 from typing import Literal
 
 from pydantic import Field, field_validator
-
-from synth.config import FrozenConfig
-from synth.contract import get_contract
-from synth.contract.contracts import ContractName
-from synth.errors import ConfigError
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, pass_rates
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
@@ -28,20 +22,25 @@ from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.panel import PanelConfig
 from synth.filters.quality import quality_report
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
-from synth.generate import RecipeResult, RunContext
 from synth.generators.base import Rejection
+from synth.generators.distill import DistillConfig
+from synth.generators.guidance import path_guidance
 from synth.generators.kg_walk import WalkConfig
 from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
-from synth.kg.snapshot import load_kg
-from synth.matching import normalize_answer
-from synth.generators.distill import DistillConfig
-from synth.generators.guidance import path_guidance
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
+
+from synth.config import FrozenConfig
+from synth.contract import get_contract
+from synth.contract.contracts import ContractName
+from synth.errors import ConfigError
+from synth.generate import RecipeResult, RunContext
+from synth.kg.snapshot import load_kg
+from synth.matching import normalize_answer
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.retrieval import RetrieverChoice
 from synth.search.tools import SearchTools
@@ -54,16 +53,20 @@ class Config(FrozenConfig):
     hops: list[int] = Field(default=[2, 3, 4], description="Chain lengths; the published mix is balanced across them.")
     kg: str | None = Field(
         default=None,
-        description="Knowledge graph: the name of one imported with `synth kg import`, a snapshot folder or .duckdb file; default: the bundled FB15k-237.",
+        description="Knowledge graph: the name of one imported with `synth kg import`, a snapshot folder or .duckdb "
+        "file; default: the bundled FB15k-237.",
     )
     contract: ContractName = Field(
         default="synth",
-        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see synth.contract).",
+        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see "
+        "synth.contract).",
     )
     retriever: RetrieverChoice = Field(
         default="bm25",
-        description="The world's search (panel, distillation, shortcut filter): bm25 (fast, cached), dense or hybrid (dense "
-        "indexes take minutes to build on CPU), or the URL of a Search-R1-compatible /retrieve endpoint over the same corpus.",
+        description="The world's search (panel, distillation, shortcut filter): bm25 (fast, cached), dense or "
+        "hybrid (dense "
+        "indexes take minutes to build on CPU), or the URL of a Search-R1-compatible /retrieve endpoint over the "
+        "same corpus.",
     )
     exclude_relations: list[str] = Field(
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
@@ -71,18 +74,23 @@ class Config(FrozenConfig):
     )
     style: Literal["plain", "obfuscated"] = Field(
         default="plain",
-        description="plain: a named anchor and a compact chain (MuSiQue-like); obfuscated: the anchor and every intermediate "
-        "described by facts of their own, so no single cue finds the answer (WebShaper/BrowseComp-like, for strong models).",
+        description="plain: a named anchor and a compact chain (MuSiQue-like); obfuscated: the anchor and every "
+        "intermediate "
+        "described by facts of their own, so no single cue finds the answer (WebShaper/BrowseComp-like, for strong "
+        "models).",
     )
     verbalizer: Literal["template", "llm"] = Field(
         default="template",
         description="template: deterministic phrasing; llm: the generator model rephrases each template question, "
         "which stays whenever the rephrasing leaks, drops a cue or fails.",
     )
-    generator_model: str = Field(default="embedded", description="Declared model for the generator role (verbalizer=llm).")
+    generator_model: str = Field(
+        default="embedded", description="Declared model for the generator role (verbalizer=llm)."
+    )
     rephrase_judge_model: str | None = Field(
         default=None,
-        description="Declared model that confirms each rephrasing passing the textual checks asks the same as the template "
+        description="Declared model that confirms each rephrasing passing the textual checks asks the same as the "
+        "template "
         "(verbalizer=llm); a no keeps the template (judge_not_equivalent).",
     )
     max_attempts_per_item: int = Field(default=200, ge=1, description="Give up after n * this many candidates.")
@@ -96,8 +104,11 @@ class Config(FrozenConfig):
     consensus: ConsensusConfig = ConsensusConfig()
     distill: DistillConfig = DistillConfig()
     oversample: float = Field(
-        default=1.0, ge=1.0, le=10.0,
-        description="With the panel on, make n * oversample candidates, since consensus drops some; the surplus is dropped as over_quota.",
+        default=1.0,
+        ge=1.0,
+        le=10.0,
+        description="With the panel on, make n * oversample candidates, since consensus drops some; the surplus is "
+        "dropped as over_quota.",
     )
 
     @field_validator("hops", mode="before")
@@ -142,7 +153,9 @@ class Pipeline:
     def shard_models(self) -> list[str]:
         """The declared models a panel shard calls (for per-model concurrency limits)."""
         panel = self.config.panel
-        return [solver.model for solver in panel.solvers if solver.model] + ([panel.judge_model] if panel.judge_model else [])
+        return [solver.model for solver in panel.solvers if solver.model] + (
+            [panel.judge_model] if panel.judge_model else []
+        )
 
     @property
     def distills(self) -> bool:
@@ -154,7 +167,9 @@ class Pipeline:
     def construct(self) -> StageOutput:
         config, context, kg = self.config, self.context, self.kg
         try:
-            generator = MultihopGenerator(kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(self.full), style=config.style)
+            generator = MultihopGenerator(
+                kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(self.full), style=config.style
+            )
         except ValueError as error:
             raise ConfigError(str(error)) from None
         chain = FilterChain(_cheap_filters(config, context, kg, self.world))
@@ -166,7 +181,10 @@ class Pipeline:
         attempts = 0
         with context.progress.task("multihop candidates", total=target) as advance:
             while attempts < budget and any(len(accepted[hops]) < quota[hops] for hops in config.hops):
-                hops = min((hops for hops in config.hops if len(accepted[hops]) < quota[hops]), key=lambda h: (len(accepted[h]), h))
+                hops = min(
+                    (hops for hops in config.hops if len(accepted[hops]) < quota[hops]),
+                    key=lambda h: (len(accepted[h]), h),
+                )
                 attempts += 1
                 candidate = generator.attempt(hops)
                 if isinstance(candidate, Rejection):
@@ -185,26 +203,36 @@ class Pipeline:
             client = context.llm_session({"generator": config.generator_model}).client("generator")
             judge = None
             if config.rephrase_judge_model:
-                judge = RephraseJudge(context.llm_session({"rephrase_judge": config.rephrase_judge_model}).client("rephrase_judge"))
+                judge = RephraseJudge(
+                    context.llm_session({"rephrase_judge": config.rephrase_judge_model}).client("rephrase_judge")
+                )
                 models["rephrase_judge"] = judge.model
             verbalizer = LLMVerbalizer(client, kg.name, all_names=kg.names, judge=judge)
             context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
             items, report = asyncio.run(verbalizer.rephrase(items))
-            statistics.update(verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks))
+            statistics.update(
+                verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks)
+            )
             if judge is not None:
                 statistics["rephrasings_judged"] = report.judged
             models["generator"] = client.model_id
         funnel = _funnel(attempts, rejected, chain)
         return StageOutput(
             tables={"items": items, "verdicts": list(chain.verdicts)},
-            meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "statistics": statistics, "models": models},
+            meta={
+                "funnel": [stage.model_dump(mode="json") for stage in funnel],
+                "statistics": statistics,
+                "models": models,
+            },
         )
 
     def attempt(self, items: list[Item]) -> StageOutput:
         panel, solvers = build_panel(self.config.panel, self.context, self.world.tools, self.world.evidence)
         attempts, trajectories = attempt_items(items, panel, self.context)
-        return StageOutput(tables={"attempts": attempts, "trajectories": trajectories},
-                           meta={"solvers": solvers, "judge": panel.judge.model if panel.judge else None})
+        return StageOutput(
+            tables={"attempts": attempts, "trajectories": trajectories},
+            meta={"solvers": solvers, "judge": panel.judge.model if panel.judge else None},
+        )
 
     def finish(self, construction: StageOutput, shards: list[StageOutput]) -> RecipeResult:
         config = self.config
@@ -214,28 +242,56 @@ class Pipeline:
         tables: dict[str, list] = {}
         if shards:
             solvers = {name: model for shard in shards for name, model in shard.meta["solvers"].items()}
-            labeled = judge_items(items, [a for shard in shards for a in shard.tables["attempts"]],
-                                  [t for shard in shards for t in shard.tables["trajectories"]], solvers, config.consensus,
-                                  judge=shards[0].meta["judge"], supports=_graph_supports(self.full))
+            labeled = judge_items(
+                items,
+                [a for shard in shards for a in shard.tables["attempts"]],
+                [t for shard in shards for t in shard.tables["trajectories"]],
+                solvers,
+                config.consensus,
+                judge=shards[0].meta["judge"],
+                supports=_graph_supports(self.full),
+            )
             items, surplus = _select(labeled.items, config.n, config.hops)
-            verdicts += labeled.verdicts + [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus]
-            funnel += [labeled.stage, FunnelStage(stage="quota", input=len(labeled.items), kept=len(items), dropped={"over_quota": len(surplus)} if surplus else {})]
+            verdicts += labeled.verdicts + [
+                FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus
+            ]
+            funnel += [
+                labeled.stage,
+                FunnelStage(
+                    stage="quota",
+                    input=len(labeled.items),
+                    kept=len(items),
+                    dropped={"over_quota": len(surplus)} if surplus else {},
+                ),
+            ]
             kept_ids = {item.id for item in items}
-            tables.update(attempts=labeled.attempts, trajectories=labeled.trajectories,
-                          labels=[label for label in labeled.labels if label.item_id in kept_ids])
+            tables.update(
+                attempts=labeled.attempts,
+                trajectories=labeled.trajectories,
+                labels=[label for label in labeled.labels if label.item_id in kept_ids],
+            )
             models.update({f"solver:{name}": model for name, model in solvers.items()})
             statistics.update(_panel_statistics(labeled))
         statistics.update(_statistics(items))
         statistics["quality"] = quality_report(items, self.full.names)
         random.Random(config.seed).shuffle(items)
         kept_ids = {item.id for item in items}
-        tables.update(items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept])
-        return RecipeResult(tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models)
-
+        tables.update(
+            items=items, verdicts=[verdict for verdict in verdicts if verdict.item_id in kept_ids or not verdict.kept]
+        )
+        return RecipeResult(
+            tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models
+        )
 
     def distill(self, items: list[Item]) -> StageOutput:
-        return distill_items(items, self.config.distill, self.context, self.world.tools, self.config.panel.f1_threshold,
-                             guidance=lambda item: path_guidance(item, self.full.name))
+        return distill_items(
+            items,
+            self.config.distill,
+            self.context,
+            self.world.tools,
+            self.config.panel.f1_threshold,
+            guidance=lambda item: path_guidance(item, self.full.name),
+        )
 
     def add_distillation(self, result: RecipeResult, shards: list[StageOutput]) -> RecipeResult:
         return add_distillation(result, shards, self.config.distill)
@@ -255,8 +311,12 @@ class _World:
 
         self.context.progress.log(f"opening the {self.config.retriever} retriever of the corpus ...")
         corpus = Corpus.from_kg(self.full, corpus_store(self.context.settings), log=self.context.progress.log)
-        retriever = open_retriever(self.config.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log)
-        return SearchTools(corpus, retriever, default_k=self.config.panel.retrieval_k, contract=get_contract(self.config.contract))
+        retriever = open_retriever(
+            self.config.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log
+        )
+        return SearchTools(
+            corpus, retriever, default_k=self.config.panel.retrieval_k, contract=get_contract(self.config.contract)
+        )
 
     @property
     def lineage(self) -> dict:

@@ -17,11 +17,6 @@ from functools import cached_property
 from pathlib import Path
 
 from pydantic import Field, model_validator
-
-from synth.config import FrozenConfig
-from synth.contract import get_contract
-from synth.contract.contracts import ContractName
-from synth.errors import ConfigError
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain, add_stages
 from synth.filters.consensus import ConsensusConfig, search_success
@@ -33,14 +28,19 @@ from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.panel import PanelConfig, SolverSpec
 from synth.filters.proposer_searches import ProposerSearchFilter
 from synth.filters.rag_verify import RAGConfig, RAGVerifier
-from synth.generate import RecipeResult, RunContext
 from synth.generators.curriculum import CurriculumConfig, next_searches
 from synth.generators.distill import DistillConfig
 from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
-from synth.llm.types import is_model_failure
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+
+from synth.config import FrozenConfig
+from synth.contract import get_contract
+from synth.contract.contracts import ContractName
+from synth.errors import ConfigError
+from synth.generate import RecipeResult, RunContext
+from synth.llm.types import is_model_failure
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.retrieval import RetrieverChoice
 from synth.store.workdir import StageOutput
@@ -59,34 +59,63 @@ class SolverPanelConfig(PanelConfig):
     """The panel, with self-play's defaults: search attempts only (RAG verification already checked
     answerability from the evidence, and closed-book is rarely the question here)."""
 
-    solvers: list[SolverSpec] = Field(default_factory=_selfplay_solvers, description="Solvers that try each verified question with search.")
+    solvers: list[SolverSpec] = Field(
+        default_factory=_selfplay_solvers, description="Solvers that try each verified question with search."
+    )
 
 
 class SelfplayConsensus(ConsensusConfig):
-    drop_unanswerable: bool = Field(default=False, description="RAG verification already dropped questions their evidence does not answer.")
+    drop_unanswerable: bool = Field(
+        default=False, description="RAG verification already dropped questions their evidence does not answer."
+    )
 
 
 class Config(FrozenConfig):
     n: int = Field(default=20, ge=1, description="Items to publish (fewer if fewer survive every gate).")
     seed: int = Field(default=0, description="Same seed and config reproduce the same targets and requests.")
-    rounds: int = Field(default=3, ge=1, le=100, description="Self-play rounds; each adapts the requested searches to the last one's solver success.")
-    per_round: int | None = Field(default=None, ge=1, description="Targets proposed per round; default ceil(n * oversample / rounds).")
-    oversample: float = Field(default=3.0, ge=1.0, le=50.0, description="Proposals per published item: gates and the band drop many.")
-    corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus file ({\"id\", \"contents\"}); default: the corpus of `kg`.")
-    passage_words: int = Field(default=PASSAGE_WORDS, ge=0, description="Words per passage the `corpus` file's documents are cut into "
-                               "(Search-R1's 100); 0 keeps whole documents, as a remote retriever that indexes them has them.")
-    kg: str | None = Field(default=None, description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled one.")
+    rounds: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="Self-play rounds; each adapts the requested searches to the last one's solver success.",
+    )
+    per_round: int | None = Field(
+        default=None, ge=1, description="Targets proposed per round; default ceil(n * oversample / rounds)."
+    )
+    oversample: float = Field(
+        default=3.0, ge=1.0, le=50.0, description="Proposals per published item: gates and the band drop many."
+    )
+    corpus: str | None = Field(
+        default=None, description='A Search-R1 JSONL corpus file ({"id", "contents"}); default: the corpus of `kg`.'
+    )
+    passage_words: int = Field(
+        default=PASSAGE_WORDS,
+        ge=0,
+        description="Words per passage the `corpus` file's documents are cut into "
+        "(Search-R1's 100); 0 keeps whole documents, as a remote retriever that indexes them has them.",
+    )
+    kg: str | None = Field(
+        default=None,
+        description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled "
+        "one.",
+    )
     retriever: RetrieverChoice = Field(
         default="bm25",
-        description="The search of proposer and solvers: bm25, dense, hybrid, or the URL of a Search-R1-compatible /retrieve "
+        description="The search of proposer and solvers: bm25, dense, hybrid, or the URL of a Search-R1-compatible "
+        "/retrieve "
         "endpoint over the same corpus (e.g. an e5 + FAISS server on a GPU box).",
     )
-    retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents one search returns to proposer and solvers.")
+    retrieval_k: int = Field(
+        default=3, ge=1, le=20, description="Documents one search returns to proposer and solvers."
+    )
     contract: ContractName = Field(
         default="synth",
-        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see synth.contract).",
+        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see "
+        "synth.contract).",
     )
-    min_distinct_searches: int = Field(default=2, ge=1, description="Distinct searches a proposer must have made (SSP: more than one).")
+    min_distinct_searches: int = Field(
+        default=2, ge=1, description="Distinct searches a proposer must have made (SSP: more than one)."
+    )
     targets: TargetConfig = TargetConfig()
     proposer: ProposerConfig = ProposerConfig()
     curriculum: CurriculumConfig = CurriculumConfig()
@@ -102,7 +131,10 @@ class Config(FrozenConfig):
     @model_validator(mode="after")
     def _panel_on(self) -> "Config":
         if not self.panel.enabled:
-            raise ValueError("selfplay needs its solver panel (panel.enabled=true): the band and the curriculum are its success rates")
+            raise ValueError(
+                "selfplay needs its solver panel (panel.enabled=true): the band and the curriculum are its success "
+                "rates"
+            )
         return self
 
     @property
@@ -132,8 +164,12 @@ class Pipeline:
     def round_models(self) -> list[str]:
         """The declared models a round calls (for per-model concurrency limits)."""
         panel = self.config.panel
-        return [self.config.proposer.model, self.config.rag.judge_model, *(s.model for s in panel.solvers if s.model),
-                *([panel.judge_model] if panel.judge_model else [])]
+        return [
+            self.config.proposer.model,
+            self.config.rag.judge_model,
+            *(s.model for s in panel.solvers if s.model),
+            *([panel.judge_model] if panel.judge_model else []),
+        ]
 
     @property
     def distills(self) -> bool:
@@ -147,14 +183,24 @@ class Pipeline:
         config, context, world = self.config, self.context, self.world
         searches = earlier[-1].meta["round"]["next_searches"] if earlier else config.curriculum.start_searches
         targets = sample_targets(world.targets, config.seed, index * config.targets_per_round, config.targets_per_round)
-        short = f" (the corpus has {len(world.targets)} targets in all)" if len(targets) < config.targets_per_round else ""
-        context.progress.log(f"round {index + 1}/{config.rounds}: {len(targets)} targets{short}, {searches} searches requested")
+        short = (
+            f" (the corpus has {len(world.targets)} targets in all)" if len(targets) < config.targets_per_round else ""
+        )
+        context.progress.log(
+            f"round {index + 1}/{config.rounds}: {len(targets)} targets{short}, {searches} searches requested"
+        )
         proposer_client = context.llm_session({"proposer": config.proposer.model}).client("proposer")
-        proposer = Proposer(config.proposer, proposer_client, world.tools, config.seed, world.corpus.name, log=context.progress.log)
+        proposer = Proposer(
+            config.proposer, proposer_client, world.tools, config.seed, world.corpus.name, log=context.progress.log
+        )
         proposals = asyncio.run(proposer.propose(targets, searches, index)) if targets else []
         rejected = Counter(p.outcome.reason for p in proposals if not isinstance(p.outcome, Item))
         candidates = [p.outcome for p in proposals if isinstance(p.outcome, Item)]
-        funnel = [FunnelStage(stage="proposal", input=len(proposals), kept=len(candidates), dropped=dict(sorted(rejected.items())))]
+        funnel = [
+            FunnelStage(
+                stage="proposal", input=len(proposals), kept=len(candidates), dropped=dict(sorted(rejected.items()))
+            )
+        ]
 
         judge = context.llm_session({"rag_judge": config.rag.judge_model}).client("rag_judge")
         chain = FilterChain(self._gates([item for stage in earlier for item in stage.tables["items"]], judge))
@@ -165,15 +211,30 @@ class Pipeline:
         funnel += solved.funnel
         decision = next_searches(config.curriculum, searches, solved.mean_success)
         proposer_trajectories = _judged_proposals(proposals, verdicts, solved.attempts)
-        statistics = _round_statistics(index, searches, proposals, verified, solved.kept, solved.mean_success, decision, funnel)
-        context.progress.log(f"round {index + 1}: {len(candidates)} questions, {len(verified)} verified, {len(solved.kept)} in band; "
-                             f"next round: {decision.searches} searches ({decision.decision}: {decision.reason})")
+        statistics = _round_statistics(
+            index, searches, proposals, verified, solved.kept, solved.mean_success, decision, funnel
+        )
+        context.progress.log(
+            f"round {index + 1}: {len(candidates)} questions, {len(verified)} verified, {len(solved.kept)} in band; "
+            f"next round: {decision.searches} searches ({decision.decision}: {decision.reason})"
+        )
         return StageOutput(
-            tables={"items": solved.kept, "verdicts": verdicts, "attempts": solved.attempts, "labels": solved.labels,
-                    "trajectories": proposer_trajectories + solved.trajectories},
-            meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "round": statistics,
-                  "models": {"proposer": proposer_client.model_id, "rag_judge": judge.model_id,
-                             **{f"solver:{name}": model for name, model in solved.solvers.items()}}},
+            tables={
+                "items": solved.kept,
+                "verdicts": verdicts,
+                "attempts": solved.attempts,
+                "labels": solved.labels,
+                "trajectories": proposer_trajectories + solved.trajectories,
+            },
+            meta={
+                "funnel": [stage.model_dump(mode="json") for stage in funnel],
+                "round": statistics,
+                "models": {
+                    "proposer": proposer_client.model_id,
+                    "rag_judge": judge.model_id,
+                    **{f"solver:{name}": model for name, model in solved.solvers.items()},
+                },
+            },
         )
 
     def _solve(self, verified: list[Item]) -> "_Solved":
@@ -181,14 +242,28 @@ class Pipeline:
         config, context = self.config, self.context
         panel, solvers = build_panel(config.panel, context, self.world.tools, self.world.evidence)
         attempts, trajectories = attempt_items(verified, panel, context)
-        labeled = judge_items(verified, attempts, trajectories, solvers, config.consensus, judge=panel.judge.model if panel.judge else None)
+        labeled = judge_items(
+            verified,
+            attempts,
+            trajectories,
+            solvers,
+            config.consensus,
+            judge=panel.judge.model if panel.judge else None,
+        )
         band = FilterChain([BandFilter(config.band, {label.item_id: label for label in labeled.labels})])
         kept = band.run(labeled.items)
         kept_ids = {item.id for item in kept}
         rates = [search_success(label.pass_rates) or 0.0 for label in labeled.labels]
-        return _Solved(kept=kept, attempts=attempts, trajectories=trajectories, verdicts=labeled.verdicts + band.verdicts,
-                       labels=[label for label in labeled.labels if label.item_id in kept_ids], funnel=[labeled.stage, *band.stages.values()],
-                       mean_success=sum(rates) / len(rates) if rates else None, solvers=solvers)
+        return _Solved(
+            kept=kept,
+            attempts=attempts,
+            trajectories=trajectories,
+            verdicts=labeled.verdicts + band.verdicts,
+            labels=[label for label in labeled.labels if label.item_id in kept_ids],
+            funnel=[labeled.stage, *band.stages.values()],
+            mean_success=sum(rates) / len(rates) if rates else None,
+            solvers=solvers,
+        )
 
     def _gates(self, earlier_items: list[Item], judge) -> list:
         """Cheap gates first, then the judge: format, answer in the question, proposer searches,
@@ -197,8 +272,12 @@ class Pipeline:
         dedup = ExactDedupFilter()
         for item in earlier_items:
             dedup.check(item)
-        gates = [FormatFilter(config.format), LeakageFilter(lambda entity_id: entity_id),
-                 ProposerSearchFilter(config.min_distinct_searches), dedup]
+        gates = [
+            FormatFilter(config.format),
+            LeakageFilter(lambda entity_id: entity_id),
+            ProposerSearchFilter(config.min_distinct_searches),
+            dedup,
+        ]
         if config.near_dup.enabled:
             earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
             earlier += [(item.id, item.question, item.answers) for item in earlier_items]
@@ -211,32 +290,58 @@ class Pipeline:
     def construct(self, rounds: list[StageOutput]) -> StageOutput:
         """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""
         items = [item for stage in rounds for item in stage.tables["items"]]
-        chosen, surplus = items[:self.config.n], items[self.config.n:]
+        chosen, surplus = items[: self.config.n], items[self.config.n :]
         chosen_ids = {item.id for item in chosen}
         funnel = _merge_funnels([FunnelStage.model_validate(stage) for r in rounds for stage in r.meta["funnel"]])
-        funnel.append(FunnelStage(stage="quota", input=len(items), kept=len(chosen), dropped={"over_quota": len(surplus)} if surplus else {}))
+        funnel.append(
+            FunnelStage(
+                stage="quota",
+                input=len(items),
+                kept=len(chosen),
+                dropped={"over_quota": len(surplus)} if surplus else {},
+            )
+        )
         verdicts = [v for r in rounds for v in r.tables["verdicts"] if v.item_id in chosen_ids or not v.kept]
-        verdicts += [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus]
+        verdicts += [
+            FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus
+        ]
         models = {key: value for r in rounds for key, value in r.meta["models"].items() if value}
         statistics = {
-            "corpus": self.world.corpus.name, "corpus_documents": len(self.world.corpus), "eligible_targets": len(self.world.targets),
+            "corpus": self.world.corpus.name,
+            "corpus_documents": len(self.world.corpus),
+            "eligible_targets": len(self.world.targets),
             "retriever": self.world.lineage,
             "rounds": [r.meta["round"] for r in rounds],
             "difficulty": dict(Counter(item.difficulty for item in chosen)),
             "items_per_searches": dict(Counter(item.hops for item in chosen)),
         }
         return StageOutput(
-            tables={"items": chosen, "verdicts": verdicts,
-                    "labels": [label for r in rounds for label in r.tables["labels"] if label.item_id in chosen_ids],
-                    **{table: [record for r in rounds for record in r.tables[table]] for table in ("attempts", "trajectories")}},
-            meta={"funnel": [stage.model_dump(mode="json") for stage in funnel], "statistics": statistics, "models": models,
-                  "kg_snapshot": self.world.snapshot},
+            tables={
+                "items": chosen,
+                "verdicts": verdicts,
+                "labels": [label for r in rounds for label in r.tables["labels"] if label.item_id in chosen_ids],
+                **{
+                    table: [record for r in rounds for record in r.tables[table]]
+                    for table in ("attempts", "trajectories")
+                },
+            },
+            meta={
+                "funnel": [stage.model_dump(mode="json") for stage in funnel],
+                "statistics": statistics,
+                "models": models,
+                "kg_snapshot": self.world.snapshot,
+            },
         )
 
     def finish(self, construction: StageOutput, shards: list[StageOutput]) -> RecipeResult:
         meta = construction.meta
-        return RecipeResult(tables=dict(construction.tables), funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]],
-                            models=meta["models"], kg_snapshot=meta["kg_snapshot"], statistics=meta["statistics"])
+        return RecipeResult(
+            tables=dict(construction.tables),
+            funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]],
+            models=meta["models"],
+            kg_snapshot=meta["kg_snapshot"],
+            statistics=meta["statistics"],
+        )
 
     def distill(self, items: list[Item]) -> StageOutput:
         return distill_items(items, self.config.distill, self.context, self.world.tools, self.config.panel.f1_threshold)
@@ -275,10 +380,13 @@ class _World:
         if self.config.corpus is not None:
             path = Path(self.config.corpus).expanduser()
             if not path.is_file():
-                raise ConfigError(f"corpus file {path} not found; give a Search-R1 JSONL file "
-                                  '({"id": ..., "contents": "\\"Title\\"\\ntext"} per line) with --param corpus=PATH')
-            corpus = Corpus.from_jsonl(path, corpus_store(self.context.settings), self.config.passage_words,
-                                       log=self.context.progress.log)
+                raise ConfigError(
+                    f"corpus file {path} not found; give a Search-R1 JSONL file "
+                    '({"id": ..., "contents": "\\"Title\\"\\ntext"} per line) with --param corpus=PATH'
+                )
+            corpus = Corpus.from_jsonl(
+                path, corpus_store(self.context.settings), self.config.passage_words, log=self.context.progress.log
+            )
             return corpus, f"{corpus.name}@{corpus.fingerprint}"
         from synth.kg.snapshot import load_kg
 
@@ -300,9 +408,15 @@ class _World:
         from synth.search.tools import SearchTools
         from synth.search.world import search_cache
 
-        self.context.progress.log(f"opening the {self.config.retriever} retriever of {self.corpus.name} ({len(self.corpus)} documents) ...")
-        retriever = open_retriever(self.config.retriever, self.corpus, search_cache(self.context.settings), log=self.context.progress.log)
-        return SearchTools(self.corpus, retriever, default_k=self.config.retrieval_k, contract=get_contract(self.config.contract))
+        self.context.progress.log(
+            f"opening the {self.config.retriever} retriever of {self.corpus.name} ({len(self.corpus)} documents) ..."
+        )
+        retriever = open_retriever(
+            self.config.retriever, self.corpus, search_cache(self.context.settings), log=self.context.progress.log
+        )
+        return SearchTools(
+            self.corpus, retriever, default_k=self.config.retrieval_k, contract=get_contract(self.config.contract)
+        )
 
     @property
     def lineage(self) -> dict:
@@ -315,9 +429,12 @@ class _World:
     def targets(self):
         targets = eligible_targets(self.corpus, self.config.targets)
         if not targets:
-            raise ConfigError(f"corpus {self.corpus.name} has no usable target: no document with a title of at most "
-                              f"{self.config.targets.max_answer_words} words and at least {self.config.targets.min_document_words} words of text; "
-                              "lower targets.min_document_words or raise targets.max_answer_words")
+            raise ConfigError(
+                f"corpus {self.corpus.name} has no usable target: no document with a title of at most "
+                f"{self.config.targets.max_answer_words} words and at least "
+                f"{self.config.targets.min_document_words} words of text; "
+                "lower targets.min_document_words or raise targets.max_answer_words"
+            )
         return targets
 
     def evidence(self, item: Item):
@@ -343,10 +460,20 @@ def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], 
         reason = dropped.get(trajectory.item_id) if isinstance(proposal.outcome, Item) else proposal.outcome.reason
         solved = success.get(trajectory.item_id)
         rate = sum(solved) / len(solved) if solved else None
-        judged.append(trajectory.model_copy(update={
-            "reject_reason": reason, "correct": rate is not None, "selected": reason is None,
-            "metadata": {**trajectory.metadata, "solver_success": rate, "reward": round(1.0 - rate, 4) if rate is not None else 0.0},
-        }))
+        judged.append(
+            trajectory.model_copy(
+                update={
+                    "reject_reason": reason,
+                    "correct": rate is not None,
+                    "selected": reason is None,
+                    "metadata": {
+                        **trajectory.metadata,
+                        "solver_success": rate,
+                        "reward": round(1.0 - rate, 4) if rate is not None else 0.0,
+                    },
+                }
+            )
+        )
     return judged
 
 
@@ -354,13 +481,19 @@ def _round_statistics(index, searches, proposals, verified, kept, solved, decisi
     questions = [p.outcome for p in proposals if isinstance(p.outcome, Item)]
     made = [len(p.trajectory.metadata["queries"]) for p in proposals]
     return {
-        "round": index, "requested_searches": searches, "targets": len(proposals), "questions": len(questions),
+        "round": index,
+        "requested_searches": searches,
+        "targets": len(proposals),
+        "questions": len(questions),
         "mean_searches_made": round(sum(made) / len(made), 2) if made else None,
-        "rag_verified": len(verified), "in_band": len(kept),
+        "rag_verified": len(verified),
+        "in_band": len(kept),
         "solver_success": round(solved, 4) if solved is not None else None,
         "difficulty": dict(Counter(item.difficulty for item in kept)),
         "dropped": {f"{stage.stage}:{reason}": count for stage in funnel for reason, count in stage.dropped.items()},
-        "next_searches": decision.searches, "decision": decision.decision, "reason": decision.reason,
+        "next_searches": decision.searches,
+        "decision": decision.decision,
+        "reason": decision.reason,
     }
 
 

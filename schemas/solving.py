@@ -3,7 +3,6 @@
 from typing import Literal
 
 from pydantic import Field, model_validator
-
 from synth.schemas.base import JsonDict, NonBlank, Record, SnakeCase
 
 Condition = Literal["closed_book", "search", "gold_evidence"]

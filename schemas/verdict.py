@@ -1,7 +1,6 @@
 """What a filter decided about an item, and why."""
 
 from pydantic import model_validator
-
 from synth.schemas.base import JsonDict, NonBlank, Record, SnakeCase
 
 

@@ -78,226 +78,482 @@ FINISHED_SENTENCE = re.compile(r"[.!?][)\"'\u201d\u2019]*$")
 RELATION_PHRASES: dict[str, tuple[str, str, str, str, str, str]] = {
     # award -> the award family it belongs to ("Grammy Award for Song of the Year" -> "Grammy Awards");
     # 23 of the 181 triples are self-loops on standalone prizes ("Bancroft Prize" -> "Bancroft Prize").
-    "/award/award_category/category_of": (
-        "is a category of", "has the category", "award", "award", "category", ""),
+    "/award/award_category/category_of": ("is a category of", "has the category", "award", "award", "category", ""),
     "/award/award_category/disciplines_or_subjects": (
-        "honors work in", "is a field honored by", "award", "field", "", ""),
+        "honors work in",
+        "is a field honored by",
+        "award",
+        "field",
+        "",
+        "",
+    ),
     # Only one tail in the data: "Sovereign state".
     "/base/aareas/schema/administrative_area/administrative_area_type": (
-        "has the administrative area type", "is the administrative area type of", "", "", "", ""),
+        "has the administrative area type",
+        "is the administrative area type of",
+        "",
+        "",
+        "",
+        "",
+    ),
     # Countries point at "Earth" (188 triples); heads mix countries, states and counties.
     "/base/aareas/schema/administrative_area/administrative_parent": (
-        "is administratively part of", "has the administrative subdivision", "", "", "", ""),
+        "is administratively part of",
+        "has the administrative subdivision",
+        "",
+        "",
+        "",
+        "",
+    ),
     "/base/aareas/schema/administrative_area/capital": (
-        "has the capital", "is the capital of", "", "city", "", "capital"),
+        "has the capital",
+        "is the capital of",
+        "",
+        "city",
+        "",
+        "capital",
+    ),
     # Mostly Rich Little (100 of 150); tails include fictional characters ("Mickey Mouse").
     "/base/americancomedy/celebrity_impressionist/celebrities_impersonated": (
-        "has impersonated", "has been impersonated by", "person", "", "", ""),
+        "has impersonated",
+        "has been impersonated by",
+        "person",
+        "",
+        "",
+        "",
+    ),
     "/base/biblioness/bibs_location/country": (
-        "is located in the country", "is the country containing", "place", "country", "", ""),
+        "is located in the country",
+        "is the country containing",
+        "place",
+        "country",
+        "",
+        "",
+    ),
     # Tails are mostly US states, also provinces and English counties ("Harlow" -> "Essex").
     "/base/biblioness/bibs_location/state": (
-        "is located in the state or region", "is the state or region containing", "place", "", "", "state or region"),
+        "is located in the state or region",
+        "is the state or region containing",
+        "place",
+        "",
+        "",
+        "state or region",
+    ),
     # Wars and battles -> states, armies and people that took part.
-    "/base/culturalevent/event/entity_involved": (
-        "involved", "was involved in", "conflict", "", "", ""),
+    "/base/culturalevent/event/entity_involved": ("involved", "was involved in", "conflict", "", "", ""),
     # Only two tails: Vegetarianism, Veganism.
-    "/base/eating/practicer_of_diet/diet": (
-        "practices", "is practiced by", "person", "diet", "", ""),
+    "/base/eating/practicer_of_diet/diet": ("practices", "is practiced by", "person", "diet", "", ""),
     "/base/locations/continents/countries_within": (
-        "contains the country", "is a country in", "continent", "country", "", ""),
+        "contains the country",
+        "is a country in",
+        "continent",
+        "country",
+        "",
+        "",
+    ),
     # Heads are broadcasters (KYMX, MTV, MTV2, Liquid Metal) plus two stray genres.
-    "/broadcast/content/artist": (
-        "has played music by", "has had music played on", "", "musical artist", "", ""),
+    "/broadcast/content/artist": ("has played music by", "has had music played on", "", "musical artist", "", ""),
     "/business/business_operation/industry": (
-        "operates in the industry", "is an industry of", "company", "industry", "", "industry"),
+        "operates in the industry",
+        "is an industry of",
+        "company",
+        "industry",
+        "",
+        "industry",
+    ),
     # Freebase curation hint ("this topic was split into that one"), not a fact about the world: noisy pairs
     # such as "Red" -> "Black", "Ian Holm" -> "Ian Somerhalder"; 45 of 113 triples are self-loops.
     "/dataworld/gardening_hint/split_to": (
-        "was split in Freebase into the topic", "was split off in Freebase from", "", "", "", ""),
+        "was split in Freebase into the topic",
+        "was split off in Freebase from",
+        "",
+        "",
+        "",
+        "",
+    ),
     # Every triple is a self-loop (institution -> itself).
-    "/education/educational_institution/campuses": (
-        "has the campus", "is a campus of", "", "", "", ""),
+    "/education/educational_institution/campuses": ("has the campus", "is a campus of", "", "", "", ""),
     "/education/educational_institution/colors": (
-        "has the color", "is a school color of", "school", "color", "", "school color"),
+        "has the color",
+        "is a school color of",
+        "school",
+        "color",
+        "",
+        "school color",
+    ),
     "/education/educational_institution/school_type": (
-        "is a school of the type", "is the type of", "school", "school type", "", "type"),
+        "is a school of the type",
+        "is the type of",
+        "school",
+        "school type",
+        "",
+        "type",
+    ),
     # Every triple is a self-loop (campus -> its institution, the same entity).
     "/education/educational_institution_campus/educational_institution": (
-        "is a campus of", "has the campus", "", "", "", ""),
+        "is a campus of",
+        "has the campus",
+        "",
+        "",
+        "",
+        "",
+    ),
     # Only three tails: Alpha Delta Pi, Alpha Sigma Phi, Delta Delta Delta.
     "/education/university/fraternities_and_sororities": (
-        "has a chapter of", "has a chapter at", "university", "fraternity or sorority", "", ""),
-    "/film/director/film": (
-        "directed", "was directed by", "person", "film", "director", ""),
+        "has a chapter of",
+        "has a chapter at",
+        "university",
+        "fraternity or sorority",
+        "",
+        "",
+    ),
+    "/film/director/film": ("directed", "was directed by", "person", "film", "director", ""),
     "/film/film/cinematography": (
-        "was shot by the cinematographer", "shot the film", "film", "person", "", "cinematographer"),
+        "was shot by the cinematographer",
+        "shot the film",
+        "film",
+        "person",
+        "",
+        "cinematographer",
+    ),
     "/film/film/costume_design_by": (
-        "had costumes designed by", "designed the costumes for", "film", "person", "", "costume designer"),
-    "/film/film/country": (
-        "was made in", "is a country of origin of", "film", "country", "", "country of origin"),
-    "/film/film/edited_by": (
-        "was edited by", "edited", "film", "person", "", "editor"),
+        "had costumes designed by",
+        "designed the costumes for",
+        "film",
+        "person",
+        "",
+        "costume designer",
+    ),
+    "/film/film/country": ("was made in", "is a country of origin of", "film", "country", "", "country of origin"),
+    "/film/film/edited_by": ("was edited by", "edited", "film", "person", "", "editor"),
     "/film/film/executive_produced_by": (
-        "was executive produced by", "was an executive producer of", "film", "person", "", "executive producer"),
+        "was executive produced by",
+        "was an executive producer of",
+        "film",
+        "person",
+        "",
+        "executive producer",
+    ),
     "/film/film/featured_film_locations": (
-        "was filmed in", "was a filming location for", "film", "place", "", "filming location"),
+        "was filmed in",
+        "was a filming location for",
+        "film",
+        "place",
+        "",
+        "filming location",
+    ),
     "/film/film/film_art_direction_by": (
-        "had art direction by", "was an art director of", "film", "person", "", "art director"),
+        "had art direction by",
+        "was an art director of",
+        "film",
+        "person",
+        "",
+        "art director",
+    ),
     # Festival editions ("2009 Toronto International Film Festival"); about 1 head in 8 is a person
     # (Ken Loach, Jack Lemmon) or something else, hence the neutral phrasing.
-    "/film/film/film_festivals": (
-        "was featured at", "featured", "", "film festival", "", ""),
-    "/film/film/film_format": (
-        "was shot on", "was used to shoot", "film", "film format", "", ""),
+    "/film/film/film_festivals": ("was featured at", "featured", "", "film festival", "", ""),
+    "/film/film/film_format": ("was shot on", "was used to shoot", "film", "film format", "", ""),
     "/film/film/film_production_design_by": (
-        "had production design by", "did the production design for", "film", "person", "", "production designer"),
-    "/film/film/genre": (
-        "belongs to the genre", "is a genre of", "film", "genre", "", "genre"),
+        "had production design by",
+        "did the production design for",
+        "film",
+        "person",
+        "",
+        "production designer",
+    ),
+    "/film/film/genre": ("belongs to the genre", "is a genre of", "film", "genre", "", "genre"),
     # Tails are languages (one is "Silent film").
-    "/film/film/language": (
-        "is in the language", "is a language of the film", "film", "language", "", "language"),
-    "/film/film/music": (
-        "had music by", "composed the music for", "film", "person", "", "composer"),
+    "/film/film/language": ("is in the language", "is a language of the film", "film", "language", "", "language"),
+    "/film/film/music": ("had music by", "composed the music for", "film", "person", "", "composer"),
     # head = the later film, tail = the film before it ("Saw IV" -> "Saw III"); in story order, so
     # "Hannibal" -> "Hannibal Rising".
-    "/film/film/prequel": (
-        "has the prequel", "is a prequel to", "film", "film", "sequel", "prequel"),
-    "/film/film/produced_by": (
-        "was produced by", "produced", "film", "person", "", "producer"),
+    "/film/film/prequel": ("has the prequel", "is a prequel to", "film", "film", "sequel", "prequel"),
+    "/film/film/produced_by": ("was produced by", "produced", "film", "person", "", "producer"),
     "/film/film/production_companies": (
-        "was produced by the company", "produced the film", "film", "company", "", "production company"),
+        "was produced by the company",
+        "produced the film",
+        "film",
+        "company",
+        "",
+        "production company",
+    ),
     # "story by" credit: source authors (Jane Austen, Ian Fleming) and story writers (John Lasseter).
-    "/film/film/story_by": (
-        "has a story by", "wrote the story for", "film", "person", "", ""),
-    "/film/film/written_by": (
-        "was written by", "wrote", "film", "person", "", "screenwriter"),
+    "/film/film/story_by": ("has a story by", "wrote the story for", "film", "person", "", ""),
+    "/film/film/written_by": ("was written by", "wrote", "film", "person", "", "screenwriter"),
     "/film/film_set_designer/film_sets_designed": (
-        "designed the sets for", "had sets designed by", "person", "film", "set designer", ""),
+        "designed the sets for",
+        "had sets designed by",
+        "person",
+        "film",
+        "set designer",
+        "",
+    ),
     # Heads are topics of every kind (people, places, sports, events).
-    "/film/film_subject/films": (
-        "is a subject of the film", "is about", "", "film", "subject", ""),
+    "/film/film_subject/films": ("is a subject of the film", "is about", "", "film", "subject", ""),
     # head was influenced by tail ("Jorge Luis Borges" -> "Walt Whitman"); a few bands among the people.
-    "/influence/influence_node/influenced_by": (
-        "was influenced by", "influenced", "person", "person", "", ""),
-    "/language/human_language/countries_spoken_in": (
-        "is spoken in", "has speakers of", "language", "country", "", ""),
+    "/influence/influence_node/influenced_by": ("was influenced by", "influenced", "person", "person", "", ""),
+    "/language/human_language/countries_spoken_in": ("is spoken in", "has speakers of", "language", "country", "", ""),
     "/location/administrative_division/country": (
-        "is an administrative division of", "has the administrative division", "", "country", "", ""),
+        "is an administrative division of",
+        "has the administrative division",
+        "",
+        "country",
+        "",
+        "",
+    ),
     "/location/administrative_division/first_level_division_of": (
-        "is a first-level division of", "has the first-level division", "state or province", "country", "", ""),
+        "is a first-level division of",
+        "has the first-level division",
+        "state or province",
+        "country",
+        "",
+        "",
+    ),
     # Includes historical capitals ("British Raj" -> "Kolkata", "Union of South Africa" -> 4 cities).
     "/location/country/capital": (
-        "has had the capital", "has served as the capital of", "country", "city", "", "capital"),
+        "has had the capital",
+        "has served as the capital of",
+        "country",
+        "city",
+        "",
+        "capital",
+    ),
     "/location/country/form_of_government": (
-        "has the form of government", "is the form of government of", "country", "form of government", "",
-        "form of government"),
+        "has the form of government",
+        "is the form of government of",
+        "country",
+        "form of government",
+        "",
+        "form of government",
+    ),
     "/location/country/official_language": (
-        "has the official language", "is an official language of", "country", "language", "", "official language"),
+        "has the official language",
+        "is an official language of",
+        "country",
+        "language",
+        "",
+        "official language",
+    ),
     "/location/country/second_level_divisions": (
-        "has the second-level division", "is a second-level division of", "country", "", "", ""),
-    "/location/hud_county_place/county": (
-        "is located in", "includes", "place", "county", "", "county"),
+        "has the second-level division",
+        "is a second-level division of",
+        "country",
+        "",
+        "",
+        "",
+    ),
+    "/location/hud_county_place/county": ("is located in", "includes", "place", "county", "", "county"),
     # Every triple is a self-loop (place -> itself).
     "/location/hud_county_place/place": (
-        "is listed by HUD as the place", "is listed by HUD as the place", "", "", "", ""),
+        "is listed by HUD as the place",
+        "is listed by HUD as the place",
+        "",
+        "",
+        "",
+        "",
+    ),
     # Not inverted in the data: head contains tail ("India" -> "Patna").
-    "/location/location/contains": (
-        "contains", "is located in", "place", "place", "", ""),
+    "/location/location/contains": ("contains", "is located in", "place", "place", "", ""),
     # Regions -> rivers, mountain ranges and seas that cross them ("Iowa" -> "Mississippi River").
-    "/location/location/partially_contains": (
-        "partially contains", "lies partly in", "place", "", "", ""),
+    "/location/location/partially_contains": ("partially contains", "lies partly in", "place", "", "", ""),
     "/location/location/time_zones": (
-        "is in the time zone", "is a time zone of", "place", "time zone", "", "time zone"),
+        "is in the time zone",
+        "is a time zone of",
+        "place",
+        "time zone",
+        "",
+        "time zone",
+    ),
     "/location/us_county/county_seat": (
-        "has the county seat", "is the county seat of", "county", "place", "", "county seat"),
+        "has the county seat",
+        "is the county seat of",
+        "county",
+        "place",
+        "",
+        "county seat",
+    ),
     # Heads are Netflix browsing categories: genres, but also countries and channels ("United Kingdom").
-    "/media_common/netflix_genre/titles": (
-        "is a Netflix category for", "is listed on Netflix under", "", "", "", ""),
-    "/medicine/disease/notable_people_with_this_condition": (
-        "has affected", "has had", "disease", "person", "", ""),
+    "/media_common/netflix_genre/titles": ("is a Netflix category for", "is listed on Netflix under", "", "", "", ""),
+    "/medicine/disease/notable_people_with_this_condition": ("has affected", "has had", "disease", "person", "", ""),
     # Tails mix conditions, habits and demographics ("Old age", "Tobacco smoking", "Male").
     "/medicine/disease/risk_factors": (
-        "has the risk factor", "is a risk factor for", "disease", "", "", "risk factor for"),
-    "/medicine/symptom/symptom_of": (
-        "is a symptom of", "has the symptom", "symptom", "disease", "symptom", ""),
+        "has the risk factor",
+        "is a risk factor for",
+        "disease",
+        "",
+        "",
+        "risk factor for",
+    ),
+    "/medicine/symptom/symptom_of": ("is a symptom of", "has the symptom", "symptom", "disease", "symptom", ""),
     "/music/artist/origin": (
-        "originated in", "is the place of origin of", "musical artist", "place", "", "place of origin"),
+        "originated in",
+        "is the place of origin of",
+        "musical artist",
+        "place",
+        "",
+        "place of origin",
+    ),
     "/music/genre/artists": (
-        "is a genre performed by", "performs in the genre", "genre", "musical artist", "genre", ""),
-    "/music/genre/parent_genre": (
-        "derives from", "is a parent genre of", "genre", "genre", "", "parent genre"),
+        "is a genre performed by",
+        "performs in the genre",
+        "genre",
+        "musical artist",
+        "genre",
+        "",
+    ),
+    "/music/genre/parent_genre": ("derives from", "is a parent genre of", "genre", "genre", "", "parent genre"),
     "/music/instrument/family": (
-        "belongs to the instrument family", "is the instrument family of", "instrument", "instrument family", "", ""),
-    "/music/instrument/instrumentalists": (
-        "is played by", "plays", "instrument", "", "", ""),
-    "/music/record_label/artist": (
-        "has signed", "has been signed to", "record label", "musical artist", "", ""),
+        "belongs to the instrument family",
+        "is the instrument family of",
+        "instrument",
+        "instrument family",
+        "",
+        "",
+    ),
+    "/music/instrument/instrumentalists": ("is played by", "plays", "instrument", "", "", ""),
+    "/music/record_label/artist": ("has signed", "has been signed to", "record label", "musical artist", "", ""),
     "/olympics/olympic_games/participating_countries": (
-        "included athletes from", "competed in", "Olympic Games", "country", "", ""),
-    "/olympics/olympic_games/sports": (
-        "included the sport", "was contested at", "Olympic Games", "sport", "", ""),
+        "included athletes from",
+        "competed in",
+        "Olympic Games",
+        "country",
+        "",
+        "",
+    ),
+    "/olympics/olympic_games/sports": ("included the sport", "was contested at", "Olympic Games", "sport", "", ""),
     "/organization/organization/place_founded": (
-        "was founded in", "is the founding place of", "organization", "place", "", ""),
+        "was founded in",
+        "is the founding place of",
+        "organization",
+        "place",
+        "",
+        "",
+    ),
     # Founders are mostly people, a few countries ("Luxembourg" -> "Council of Europe").
     "/organization/organization_founder/organizations_founded": (
-        "founded", "was founded by", "", "organization", "founder", ""),
+        "founded",
+        "was founded by",
+        "",
+        "organization",
+        "founder",
+        "",
+    ),
     # head = the cause, tail = the person ("Pneumonia" -> "Leonard Bernstein").
     "/people/cause_of_death/people": (
-        "caused the death of", "died of", "cause of death", "person", "cause of death", ""),
+        "caused the death of",
+        "died of",
+        "cause of death",
+        "person",
+        "cause of death",
+        "",
+    ),
     "/people/deceased_person/place_of_burial": (
-        "was buried at", "is the burial place of", "person", "place", "", "burial place"),
+        "was buried at",
+        "is the burial place of",
+        "person",
+        "place",
+        "",
+        "burial place",
+    ),
     "/people/deceased_person/place_of_death": (
-        "died in", "is the place of death of", "person", "place", "", "place of death"),
-    "/people/ethnicity/geographic_distribution": (
-        "is found in", "is home to", "ethnic group", "place", "", ""),
-    "/people/ethnicity/languages_spoken": (
-        "speaks", "is spoken by", "ethnic group", "language", "", ""),
+        "died in",
+        "is the place of death of",
+        "person",
+        "place",
+        "",
+        "place of death",
+    ),
+    "/people/ethnicity/geographic_distribution": ("is found in", "is home to", "ethnic group", "place", "", ""),
+    "/people/ethnicity/languages_spoken": ("speaks", "is spoken by", "ethnic group", "language", "", ""),
     # head = the ethnicity, tail = the person ("Jewish people" -> "Samuel Fuller").
-    "/people/ethnicity/people": (
-        "is an ethnicity of", "has the ethnicity", "ethnic group", "person", "ethnicity", ""),
-    "/people/person/gender": (
-        "has the gender", "is the gender of", "person", "gender", "", "gender"),
-    "/people/person/languages": (
-        "speaks", "is spoken by", "person", "language", "", ""),
+    "/people/ethnicity/people": ("is an ethnicity of", "has the ethnicity", "ethnic group", "person", "ethnicity", ""),
+    "/people/person/gender": ("has the gender", "is the gender of", "person", "gender", "", "gender"),
+    "/people/person/languages": ("speaks", "is spoken by", "person", "language", "", ""),
     # person -> country of citizenship; tails include England, Scotland, Czechoslovakia.
-    "/people/person/nationality": (
-        "is a citizen of", "is the country of citizenship of", "person", "country", "", ""),
-    "/people/person/place_of_birth": (
-        "was born in", "is the birthplace of", "person", "place", "", "birthplace"),
+    "/people/person/nationality": ("is a citizen of", "is the country of citizenship of", "person", "country", "", ""),
+    "/people/person/place_of_birth": ("was born in", "is the birthplace of", "person", "place", "", "birthplace"),
     "/people/person/profession": (
-        "has the profession", "is the profession of", "person", "profession", "", "profession"),
+        "has the profession",
+        "is the profession of",
+        "person",
+        "profession",
+        "",
+        "profession",
+    ),
     # Tails include Atheism.
     "/people/person/religion": (
-        "has the religion or belief", "is the religion or belief of", "person", "religion", "", ""),
+        "has the religion or belief",
+        "is the religion or belief of",
+        "person",
+        "religion",
+        "",
+        "",
+    ),
     "/people/profession/specialization_of": (
-        "is a specialization of", "has the specialization", "profession", "profession", "specialization", ""),
-    "/sports/sports_team/colors": (
-        "plays in the color", "is a color of", "sports team", "color", "", "team color"),
-    "/sports/sports_team/sport": (
-        "plays", "is played by", "sports team", "sport", "", "sport"),
-    "/sports/sports_team_location/teams": (
-        "is home to the team", "is based in", "place", "sports team", "home", ""),
+        "is a specialization of",
+        "has the specialization",
+        "profession",
+        "profession",
+        "specialization",
+        "",
+    ),
+    "/sports/sports_team/colors": ("plays in the color", "is a color of", "sports team", "color", "", "team color"),
+    "/sports/sports_team/sport": ("plays", "is played by", "sports team", "sport", "", "sport"),
+    "/sports/sports_team_location/teams": ("is home to the team", "is based in", "place", "sports team", "home", ""),
     "/time/event/instance_of_recurring_event": (
-        "was an edition of", "had the edition", "event", "event", "edition", ""),
-    "/time/event/locations": (
-        "took place in", "was a location of", "event", "place", "", "location"),
+        "was an edition of",
+        "had the edition",
+        "event",
+        "event",
+        "edition",
+        "",
+    ),
+    "/time/event/locations": ("took place in", "was a location of", "event", "place", "", "location"),
     "/tv/tv_program/country_of_origin": (
-        "was made in", "is the country of origin of", "television program", "country", "", "country of origin"),
-    "/tv/tv_program/genre": (
-        "belongs to the genre", "is a genre of", "television program", "genre", "", "genre"),
+        "was made in",
+        "is the country of origin of",
+        "television program",
+        "country",
+        "",
+        "country of origin",
+    ),
+    "/tv/tv_program/genre": ("belongs to the genre", "is a genre of", "television program", "genre", "", "genre"),
     "/tv/tv_program/languages": (
-        "is broadcast in", "is a broadcast language of", "television program", "language", "", ""),
-    "/tv/tv_program/program_creator": (
-        "was created by", "created", "television program", "person", "", "creator"),
+        "is broadcast in",
+        "is a broadcast language of",
+        "television program",
+        "language",
+        "",
+        "",
+    ),
+    "/tv/tv_program/program_creator": ("was created by", "created", "television program", "person", "", "creator"),
     "/user/alexander/philosophy/philosopher/interests": (
-        "has worked on", "is a field studied by", "person", "field", "", ""),
+        "has worked on",
+        "is a field studied by",
+        "person",
+        "field",
+        "",
+        "",
+    ),
     # Same meaning as /olympics/olympic_games/sports (a user-contributed duplicate).
     "/user/jg/default_domain/olympic_games/sports": (
-        "included the sport", "was contested at", "Olympic Games", "sport", "", ""),
+        "included the sport",
+        "was contested at",
+        "Olympic Games",
+        "sport",
+        "",
+        "",
+    ),
     # Heads: WTO, EU, OECD, NATO.
     "/user/ktrueman/default_domain/international_organization/member_states": (
-        "has the member state", "is a member of", "organization", "country", "", ""),
+        "has the member state",
+        "is a member of",
+        "organization",
+        "country",
+        "",
+        "",
+    ),
 }
 
 
@@ -342,9 +598,12 @@ def clean_description(text: str) -> str:
 
 # The subject a Wikipedia lead sentence opens with ("Jeremy John Irons is an English actor."), before its verb.
 LEAD_SUBJECT = re.compile(r"^(.{2,80}?),? (?:\([^)]*\) )?(?:is|was|are|were) ")
-# What splits a lead subject into several names ("Citigroup Inc. or Citi", "Slovenia, officially the Republic of Slovenia").
+# What splits a lead subject into several names ("Citigroup Inc. or Citi", "Slovenia, officially the Republic of
+# Slovenia").
 NAME_SEPARATORS = re.compile(
-    r",? (?:or|officially(?: known as| called)?|(?:formerly |)(?:also |commonly |often |better |)(?:known as|called)|formerly) ")
+    r",? (?:or|officially(?: known as| called)?|(?:formerly |)(?:also |commonly |often |better |)(?:known "
+    r"as|called)|formerly) "
+)
 ARTICLE = re.compile(r"^(?:the|a|an) ", re.IGNORECASE)
 # "The city of Orange is located in ...": a description of the place, not another name of it.
 PLACE_OF = re.compile(r"^(?:the )?(?:city|town|village|borough|township) of ", re.IGNORECASE)
@@ -357,7 +616,7 @@ def _plain_words(text: str) -> list[str]:
 
 
 def _bare_name(text: str) -> str:
-    """"simply EMI" -> "EMI", "romanized as Chungking" -> "Chungking", "the Republic of Yemen" -> "Republic of Yemen"."""
+    """ "simply EMI" -> "EMI", "romanized as Chungking" -> "Chungking", "the Republic of Yemen" -> "Republic of Yemen"."""
     words = ARTICLE.sub("", text.strip()).split()
     capitalised = next((index for index, word in enumerate(words) if word[:1].isupper() or word[:1].isdigit()), None)
     if capitalised:  # lowercase words before a name are the description's, not the name's
@@ -383,9 +642,14 @@ def lead_aliases(name: str, description: str) -> list[str]:
     aliases: list[str] = []
     for candidate in candidates:
         words = _plain_words(candidate)
-        if (words and len(candidate.split()) <= 6 and words != _plain_words(name) and "|" not in candidate
-                and not PLACE_OF.match(candidate)
-                and all(words != _plain_words(alias) for alias in aliases)):
+        if (
+            words
+            and len(candidate.split()) <= 6
+            and words != _plain_words(name)
+            and "|" not in candidate
+            and not PLACE_OF.match(candidate)
+            and all(words != _plain_words(alias) for alias in aliases)
+        ):
             aliases.append(candidate)
     return aliases
 
@@ -456,8 +720,7 @@ def check_phrases(plain_relations: set[str]) -> None:
     if stale:
         problems.append("RELATION_PHRASES entries for relations not in the data:\n  " + "\n  ".join(stale))
     for relation, values in sorted(RELATION_PHRASES.items()):
-        if (len(values) != 6 or not all(isinstance(v, str) and v.strip() == v for v in values)
-                or not all(values[:2])):
+        if len(values) != 6 or not all(isinstance(v, str) and v.strip() == v for v in values) or not all(values[:2]):
             problems.append(f"{relation}: need 6 trimmed strings (forward and inverse non-empty), got {values!r}")
     if problems:
         raise BuildError("\n".join(problems))
@@ -509,8 +772,9 @@ def build(source: Path, out: Path) -> dict:
     descriptions = {e: d.lower() for e, _, d, _ in entities}
     not_loops = [(h, t) for h, _, t in kept if h != t]
     for head, tail in not_loops:
-        neighbour_named += (entity_names[tail].lower() in descriptions[head]
-                            or entity_names[head].lower() in descriptions[tail])
+        neighbour_named += (
+            entity_names[tail].lower() in descriptions[head] or entity_names[head].lower() in descriptions[tail]
+        )
 
     out.mkdir(parents=True, exist_ok=True)
     payloads = {
@@ -556,8 +820,13 @@ def build(source: Path, out: Path) -> dict:
     return manifest
 
 
-def render_readme(manifest: dict, per_relation: Counter[str], self_loops: Counter[str],
-                  hubs: list[tuple[str, int]], neighbour_share: float) -> str:
+def render_readme(
+    manifest: dict,
+    per_relation: Counter[str],
+    self_loops: Counter[str],
+    hubs: list[tuple[str, int]],
+    neighbour_share: float,
+) -> str:
     c = manifest["counts"]
     hub_list = ", ".join(f"{name} {n:,}" for name, n in hubs)
     top = ", ".join(f"`{r}` {n:,}" for r, n in per_relation.most_common(5))
@@ -570,9 +839,9 @@ phrases for every relation.
 
 | entities | relations | triples | CVT triples left out | entities without a description |
 |---:|---:|---:|---:|---:|
-| {c['entities']:,} | {c['relations']} | {c['triples']:,} | {c['dropped_cvt_triples']:,} | {c['entities_missing_descriptions']} |
+| {c["entities"]:,} | {c["relations"]} | {c["triples"]:,} | {c["dropped_cvt_triples"]:,} | {c["entities_missing_descriptions"]} |
 
-Snapshot `{manifest['snapshot_id']}` (see `manifest.json`).
+Snapshot `{manifest["snapshot_id"]}` (see `manifest.json`).
 
 | file | content |
 |---|---|
@@ -601,21 +870,21 @@ From the project's copy of the FB15k-237 release with entity texts (`FB15k-237.t
 
 (both arguments shown are the defaults). Standard library only; re-running gives byte-identical files.
 
-- Triples: train + valid + test ({c['source_unique_triples']:,} unique triples, {c['source_relations']}
-  relations), keeping the {c['relations']} plain relations: {c['triples']:,} triples.
+- Triples: train + valid + test ({c["source_unique_triples"]:,} unique triples, {c["source_relations"]}
+  relations), keeping the {c["relations"]} plain relations: {c["triples"]:,} triples.
   Largest: {top}.
 - Names: `entity2text_names.tsv`, with the locale tag the source glues onto some names removed
-  (`Actor-GB` -> `Actor`, `Yemen-US` -> `Yemen`; {c['names_locale_suffix_removed']} entities).
+  (`Actor-GB` -> `Actor`, `Yemen-US` -> `Yemen`; {c["names_locale_suffix_removed"]} entities).
 - Descriptions: the text after ` -- ` in `entity2text_short.tsv`, first line only, escaped quotes undone,
-  tabs and newlines removed. {c['entities_missing_descriptions']} entities have none (empty string).
+  tabs and newlines removed. {c["entities_missing_descriptions"]} entities have none (empty string).
 - Aliases: other names the description's lead sentence gives, so scorers accept them as answers: the
   full name when it holds every word of the name (`Jeremy Irons`: `Jeremy John Irons`, post-nominal
   letters dropped) and names joined by "or" / "officially" (`Citigroup`: `Citigroup Inc.`, `Citi`;
-  `Slovenia`: `Republic of Slovenia`); at most six words each. {c['entities_with_aliases']:,} entities have some.
+  `Slovenia`: `Republic of Slovenia`); at most six words each. {c["entities_with_aliases"]:,} entities have some.
 
 ## What was left out
 
-The {c['dropped_cvt_relations']} CVT relations and their {c['dropped_cvt_triples']:,} triples: this version keeps
+The {c["dropped_cvt_relations"]} CVT relations and their {c["dropped_cvt_triples"]:,} triples: this version keeps
 plain relations only. A CVT relation passes through an intermediate Freebase node (a "compound value
 type": an award nomination, a film performance, a team roster entry) and is written as two paths joined
 by a dot, e.g. `/award/award_nominee/award_nominations./award/award_nomination/award`. FB15k-237 collapses
@@ -635,10 +904,10 @@ They may be added in a later version.
   aside) does either end's description contain the other end's name (under 1% for `/film/film/language`, 2% for
   `/people/person/place_of_birth`). Evidence for a hop has to be generated from the triples.
 - **Descriptions are sometimes cut short** by the source's sentence splitter (`Thomas Daniel "Tim"`,
-  `Star Trek:`, `Jerry`): {c['descriptions_without_final_punctuation']} descriptions do not end with a
+  `Star Trek:`, `Jerry`): {c["descriptions_without_final_punctuation"]} descriptions do not end with a
   full stop, question or exclamation mark. A few are review blurbs or describe a different entity. Names are not
   unique (several `Comedy` genres, towns called `Albany`): always key on the id.
-- **Self-loops.** {c['self_loop_triples']:,} triples have head == tail. Three relations consist only of
+- **Self-loops.** {c["self_loop_triples"]:,} triples have head == tail. Three relations consist only of
   self-loops (campuses, HUD places), others have some: {loops}. Walkers should skip them.
 - **`/dataworld/gardening_hint/split_to`** is a Freebase curation hint (a topic split into others), not a fact
   about the world, and its pairs are noisy. `/user/jg/default_domain/olympic_games/sports` duplicates
@@ -666,10 +935,15 @@ CC BY-SA 4.0 as part of these files.
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
-                        help="folder with the raw FB15k-237 files (default: ../shared/data/fb15k237 from the repo root)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help="output folder (default: data/fb15k237 in the repo)")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=DEFAULT_SOURCE,
+        help="folder with the raw FB15k-237 files (default: ../shared/data/fb15k237 from the repo root)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="output folder (default: data/fb15k237 in the repo)"
+    )
     args = parser.parse_args(argv)
     try:
         manifest = build(args.source.resolve(), args.out)
@@ -677,8 +951,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_bundled_kg: error: {error}", file=sys.stderr)
         return 1
     counts = manifest["counts"]
-    print(f"{manifest['snapshot_id']}: {counts['entities']} entities, {counts['relations']} relations, "
-          f"{counts['triples']} triples ({counts['dropped_cvt_triples']} CVT triples left out) -> {args.out}")
+    print(
+        f"{manifest['snapshot_id']}: {counts['entities']} entities, {counts['relations']} relations, "
+        f"{counts['triples']} triples ({counts['dropped_cvt_triples']} CVT triples left out) -> {args.out}"
+    )
     return 0
 
 

@@ -26,7 +26,9 @@ def parse_param(text: str) -> tuple[list[str], Any]:
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"malformed --param {text!r}: expected key=value, e.g. --param hops=3 or --param walk.max_degree=200")
+        raise ConfigError(
+            f"malformed --param {text!r}: expected key=value, e.g. --param hops=3 or --param walk.max_degree=200"
+        )
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:

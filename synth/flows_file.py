@@ -23,10 +23,16 @@ from synth.textfiles import decode_utf8
 
 class TaskRunnerSpec(FrozenConfig):
     kind: Literal["local", "dask"] = Field(
-        default="local", description="local: the shards one after another in the flow's process; dask: a Dask cluster (the `dask` extra)."
+        default="local",
+        description="local: the shards one after another in the flow's process; dask: a Dask cluster (the `dask` "
+        "extra).",
     )
-    workers: int = Field(default=2, ge=1, description="Workers of the local Dask cluster synth starts (kind dask, no address).")
-    address: str | None = Field(default=None, description="Scheduler of an existing Dask cluster, e.g. tcp://10.0.0.5:8786.")
+    workers: int = Field(
+        default=2, ge=1, description="Workers of the local Dask cluster synth starts (kind dask, no address)."
+    )
+    address: str | None = Field(
+        default=None, description="Scheduler of an existing Dask cluster, e.g. tcp://10.0.0.5:8786."
+    )
 
 
 class FlowEntry(FrozenConfig):
@@ -34,14 +40,22 @@ class FlowEntry(FrozenConfig):
     dataset: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
-    schedule: str | None = Field(default=None, description="Cron expression (five fields) for `synth flows serve|deploy`.")
+    schedule: str | None = Field(
+        default=None, description="Cron expression (five fields) for `synth flows serve|deploy`."
+    )
     timezone: str = Field(default="UTC", description="Time zone the cron schedule is read in.")
     deployment: str | None = Field(default=None, description="Deployment name; default: the entry's name.")
     work_pool: str | None = Field(default=None, description="Prefect work pool for `synth flows deploy`.")
-    shard_size: int = Field(default=64, ge=1, description="Items per panel shard: the unit of resumption and distribution.")
+    shard_size: int = Field(
+        default=64, ge=1, description="Items per panel shard: the unit of resumption and distribution."
+    )
     task_runner: TaskRunnerSpec = TaskRunnerSpec()
-    budget: Budget = Field(default_factory=Budget, description="max_tokens / max_cost_usd: stop the run, resumable, before it spends more.")
-    failures: FailurePolicy = Field(default_factory=FailurePolicy, description="max_rate: the share of a stage's model calls that may fail.")
+    budget: Budget = Field(
+        default_factory=Budget, description="max_tokens / max_cost_usd: stop the run, resumable, before it spends more."
+    )
+    failures: FailurePolicy = Field(
+        default_factory=FailurePolicy, description="max_rate: the share of a stage's model calls that may fail."
+    )
 
     def limits(self) -> RunLimits:
         return RunLimits(budget=self.budget, failures=self.failures)
@@ -111,7 +125,9 @@ def load_flows(path: Path, check: bool = False) -> FlowsFile:
     """Parse and validate `path`. `check`: also validate each flow's recipe, parameters and model
     references (imports the recipes; `synth flows validate` and the flow commands do it)."""
     if not path.is_file():
-        raise NotFoundError(f"flows file {path} not found; pass --flows-file PATH or run from the folder holding flows.yaml")
+        raise NotFoundError(
+            f"flows file {path} not found; pass --flows-file PATH or run from the folder holding flows.yaml"
+        )
     text = decode_utf8(path, path.read_bytes())
     try:
         root = yaml.compose(text)
@@ -139,11 +155,15 @@ def _refuse_recursion(path: Path, root: yaml.Node | None) -> None:
 
     def walk(node: yaml.Node) -> None:
         if id(node) in on_path:
-            raise ConfigError(f"{path}: line {node.start_mark.line + 1}: an alias refers to a value that contains it "
-                              "(a recursive alias); write the value out instead")
+            raise ConfigError(
+                f"{path}: line {node.start_mark.line + 1}: an alias refers to a value that contains it "
+                "(a recursive alias); write the value out instead"
+            )
         if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
             on_path.add(id(node))
-            children = [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
+            children = (
+                [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
+            )
             for child in children:
                 walk(child)
             on_path.discard(id(node))
@@ -157,19 +177,27 @@ def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry
     from synth.recipes import RECIPES
 
     if entry.recipe not in RECIPES:
-        raise _fail(path, root, ("flows", name, "recipe"), f"unknown recipe {entry.recipe!r}; available: {', '.join(RECIPES)}")
+        raise _fail(
+            path, root, ("flows", name, "recipe"), f"unknown recipe {entry.recipe!r}; available: {', '.join(RECIPES)}"
+        )
     model = RECIPES[entry.recipe].load().Config
     try:
         config = model.model_validate(apply_params({}, flow_params(entry)))
     except ValidationError as error:
         first = error.errors()[0]
-        message = "unknown parameter; see `synth recipes --params`" if first["type"] == "extra_forbidden" else first["msg"]
+        message = (
+            "unknown parameter; see `synth recipes --params`" if first["type"] == "extra_forbidden" else first["msg"]
+        )
         raise _fail(path, root, ("flows", name, "params", *first["loc"]), message) from None
     declared = {**BUILTIN_MODELS, **flows.models}
     for location, model_name in model_references(config.model_dump(mode="json")):
         if model_name not in declared:
-            raise _fail(path, root, ("flows", name, "params", *location),
-                        f"unknown model {model_name!r}; declared: {', '.join(declared)} (declare it under `models:`)")
+            raise _fail(
+                path,
+                root,
+                ("flows", name, "params", *location),
+                f"unknown model {model_name!r}; declared: {', '.join(declared)} (declare it under `models:`)",
+            )
 
 
 def model_references(values: Any, location: tuple = ()) -> list[tuple[tuple, str]]:
@@ -189,12 +217,14 @@ def model_references(values: Any, location: tuple = ()) -> list[tuple[tuple, str
 
 def flow_params(entry: FlowEntry) -> list[str]:
     """The entry's parameters as `key=value` overrides (nested dicts flattened to dotted keys)."""
+
     def flatten(values: dict[str, Any], prefix: str = ""):
         for key, value in values.items():
             if isinstance(value, dict):
                 yield from flatten(value, f"{prefix}{key}.")
             else:
-                yield f"{prefix}{key}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}"
+                flow = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+                yield f"{prefix}{key}={flow}"
 
     return list(flatten(entry.params))
 
@@ -206,7 +236,9 @@ def get_flow(path: Path, flow: str, check: bool = True) -> tuple[FlowsFile, Flow
     return flows, flows.flows[flow]
 
 
-def resolve_flow(path: Path, flow: str, recipe: str | None, name: str | None) -> tuple[str, str | None, list[str], RunLimits]:
+def resolve_flow(
+    path: Path, flow: str, recipe: str | None, name: str | None
+) -> tuple[str, str | None, list[str], RunLimits]:
     """(recipe, dataset name, overrides, limits) of flow `flow`; an explicit `recipe` must agree, `name` wins."""
     _, entry = get_flow(path, flow, check=False)
     if recipe and recipe != entry.recipe:

@@ -37,12 +37,13 @@ class RunContext:
         if self.dataset is None:
             return []
         from synth.store.catalog import Catalog
+        from synth.store.health import healthy
         from synth.store.reader import read_columns
 
-        from synth.store.health import healthy
-
         with Catalog.open(self.settings, read_only=True) as catalog:
-            versions = healthy(self.settings.home.absolute(), catalog.versions(self.dataset))  # a damaged one is warned about
+            versions = healthy(
+                self.settings.home.absolute(), catalog.versions(self.dataset)
+            )  # a damaged one is warned about
         return [row for version in versions for row in read_columns(self.settings, version, "items", columns)]
 
     def earlier_questions(self) -> list[tuple[str, str, list[str]]]:
@@ -58,8 +59,13 @@ class RunContext:
             from synth.llm.models import declared_models
             from synth.llm.session import LLMSession
 
-            self.session = LLMSession(self.settings, declared_models(self.flows_file), roles=resolved, log=self.progress.log,
-                                      ledger=self.ledger)
+            self.session = LLMSession(
+                self.settings,
+                declared_models(self.flows_file),
+                roles=resolved,
+                log=self.progress.log,
+                ledger=self.ledger,
+            )
         else:
             self.session.roles.update(resolved)  # a later stage may bring roles of its own
         return self.session
@@ -100,7 +106,14 @@ def generate(
     from synth.runner import DEFAULT_SHARD_SIZE, RunRequest, run_locally
 
     started = time.monotonic()
-    request = RunRequest(recipe_name, tuple(params), name, llm, str(flows_file) if flows_file else None,
-                         shard_size or DEFAULT_SHARD_SIZE, limits.model_dump(mode="json") if limits else None)
+    request = RunRequest(
+        recipe_name,
+        tuple(params),
+        name,
+        llm,
+        str(flows_file) if flows_file else None,
+        shard_size or DEFAULT_SHARD_SIZE,
+        limits.model_dump(mode="json") if limits else None,
+    )
     version = run_locally(settings, request, progress)
     return GenerateResult(version, time.monotonic() - started)

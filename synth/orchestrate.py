@@ -40,7 +40,11 @@ def apply_shard_limits(path: Path) -> dict[str, int]:
     `max_parallel_shards`: shard tasks carry that tag, so the server holds back the rest."""
     from prefect.client.orchestration import get_client
 
-    limits = {f"model:{name}": spec.max_parallel_shards for name, spec in load_flows(path).models.items() if spec.max_parallel_shards}
+    limits = {
+        f"model:{name}": spec.max_parallel_shards
+        for name, spec in load_flows(path).models.items()
+        if spec.max_parallel_shards
+    }
     if limits:
         with get_client(sync_client=True) as client:
             for tag, limit in limits.items():
@@ -74,7 +78,10 @@ def _scheduled(path: Path, names: tuple[str, ...]) -> list[tuple[str, FlowEntry]
         raise ConfigError(f"no flow {unknown[0]!r} in {path}; it defines: {', '.join(flows) or 'none'}")
     chosen = [(name, flows[name]) for name in (names or flows)]
     if not any(entry.schedule for _, entry in chosen):
-        raise ConfigError(f"no `schedule:` on {'these flows' if names else f'any flow in {path}'}; add a cron expression, e.g. schedule: '0 3 * * *'")
+        raise ConfigError(
+            f"no `schedule:` on {'these flows' if names else f'any flow in {path}'}; add a cron expression, e.g. "
+            "schedule: '0 3 * * *'"
+        )
     return chosen
 
 
@@ -83,8 +90,10 @@ def _deployment_options(settings: Settings, path: Path, name: str, entry: FlowEn
     from prefect.schedules import Cron
 
     return {
-        "name": entry.deployment or name, "schedule": Cron(entry.schedule, timezone=entry.timezone),
-        "parameters": flow_parameters(settings, path, name, entry), "description": entry.description or None,
+        "name": entry.deployment or name,
+        "schedule": Cron(entry.schedule, timezone=entry.timezone),
+        "parameters": flow_parameters(settings, path, name, entry),
+        "description": entry.description or None,
         "tags": ["synth", f"recipe:{entry.recipe}"],
     }
 
@@ -93,7 +102,8 @@ def deployments(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> 
     """A Prefect deployment (not yet registered) for each chosen entry with a schedule."""
     return [
         _recipe_flow(entry.recipe).to_deployment(**_deployment_options(settings, path, name, entry))
-        for name, entry in _scheduled(path, names) if entry.schedule
+        for name, entry in _scheduled(path, names)
+        if entry.schedule
     ]
 
 
@@ -121,9 +131,22 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
         if not entry.schedule:
             continue
         if not entry.work_pool:
-            raise ConfigError(f"{path}: flows.{name}.work_pool is not set; `synth flows deploy` needs the work pool that runs it")
+            raise ConfigError(
+                f"{path}: flows.{name}.work_pool is not set; `synth flows deploy` needs the work pool that runs it"
+            )
         flow = _recipe_flow(entry.recipe)
-        source = flow.from_source(source=str(Path(flows_module.__file__).parent), entrypoint=f"flows.py:{flow.fn.__name__}")
-        ids.append(str(source.deploy(**_deployment_options(settings, path, name, entry), work_pool_name=entry.work_pool,
-                                     build=False, push=False, print_next_steps=False)))
+        source = flow.from_source(
+            source=str(Path(flows_module.__file__).parent), entrypoint=f"flows.py:{flow.fn.__name__}"
+        )
+        ids.append(
+            str(
+                source.deploy(
+                    **_deployment_options(settings, path, name, entry),
+                    work_pool_name=entry.work_pool,
+                    build=False,
+                    push=False,
+                    print_next_steps=False,
+                )
+            )
+        )
     return ids

@@ -18,8 +18,8 @@ from functools import cached_property
 from pathlib import Path
 
 from synth.config import apply_params, build_config
-from synth.generate import RecipeResult
 from synth.errors import BudgetExhausted
+from synth.generate import RecipeResult
 from synth.limits import RunLimits
 from synth.llm.accounting import Ledger, Price
 from synth.llm.gate import check_stage
@@ -49,16 +49,26 @@ def distill_stage(index: int) -> str:
 
 
 def _result_stage(result: RecipeResult) -> StageOutput:
-    return StageOutput(tables=result.tables, meta={
-        "funnel": [stage.model_dump(mode="json") for stage in result.funnel], "models": result.models,
-        "kg_snapshot": result.kg_snapshot, "statistics": result.statistics,
-    })
+    return StageOutput(
+        tables=result.tables,
+        meta={
+            "funnel": [stage.model_dump(mode="json") for stage in result.funnel],
+            "models": result.models,
+            "kg_snapshot": result.kg_snapshot,
+            "statistics": result.statistics,
+        },
+    )
 
 
 def _stage_result(stage: StageOutput) -> RecipeResult:
     meta = stage.meta
-    return RecipeResult(tables=stage.tables, funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]], models=meta["models"],
-                        kg_snapshot=meta["kg_snapshot"], statistics=meta["statistics"])
+    return RecipeResult(
+        tables=stage.tables,
+        funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]],
+        models=meta["models"],
+        kg_snapshot=meta["kg_snapshot"],
+        statistics=meta["statistics"],
+    )
 
 
 @dataclass(frozen=True)
@@ -91,13 +101,22 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
     declared = declared_models(flows_file)
     check_models(config.model_dump(mode="json"), declared, request.llm, request.recipe)
     models = {name: spec.model_dump(mode="json") for name, spec in declared.items()}
-    run = RunDir.open(settings, request.recipe, dataset, config.model_dump(mode="json"), {"models": models, "llm": request.llm})
+    run = RunDir.open(
+        settings, request.recipe, dataset, config.model_dump(mode="json"), {"models": models, "llm": request.llm}
+    )
     limits = RunLimits.model_validate(request.limits) if request.limits is not None else None
     saved = run.info.get("request")
     if saved is None or limits is not None:  # a rerun may bring a larger budget
         limits = limits or RunLimits()
-        run.update(request={**(saved or {}), "llm": request.llm, "flows_file": request.flows_file,
-                            "shard_size": request.shard_size, "limits": limits.model_dump(mode="json")})
+        run.update(
+            request={
+                **(saved or {}),
+                "llm": request.llm,
+                "flows_file": request.flows_file,
+                "shard_size": request.shard_size,
+                "limits": limits.model_dump(mode="json"),
+            }
+        )
     return run
 
 
@@ -107,11 +126,17 @@ def check_models(config: dict, declared: dict, llm: str | None, recipe: str) -> 
     from synth.errors import ConfigError
     from synth.flows_file import model_references
 
-    named = [("--llm", llm)] if llm else [(".".join(map(str, location)), name) for location, name in model_references(config)]
+    named = (
+        [("--llm", llm)]
+        if llm
+        else [(".".join(map(str, location)), name) for location, name in model_references(config)]
+    )
     for where, name in named:
         if name not in declared:
-            raise ConfigError(f"{where} of recipe {recipe} names model {name!r}, which is not declared; declared models: "
-                              f"{', '.join(declared)} (declare more under `models:` in flows.yaml; see `synth models list`)")
+            raise ConfigError(
+                f"{where} of recipe {recipe} names model {name!r}, which is not declared; declared models: "
+                f"{', '.join(declared)} (declare more under `models:` in flows.yaml; see `synth models list`)"
+            )
 
 
 class Run:
@@ -129,9 +154,13 @@ class Run:
         self.shard_size = request.get("shard_size", DEFAULT_SHARD_SIZE)
         self.limits = RunLimits.model_validate(request.get("limits") or {})
         self.resumed = run_dir.stages()
-        self.context = RunContext(settings, progress or Progress(enabled=False), llm=request.get("llm"),
-                                  flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
-                                  dataset=info["dataset"])
+        self.context = RunContext(
+            settings,
+            progress or Progress(enabled=False),
+            llm=request.get("llm"),
+            flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
+            dataset=info["dataset"],
+        )
         self.context.ledger.budget = self.limits.budget
         for stage in self.resumed:  # the budget covers what earlier attempts spent
             self.context.ledger.absorb(run_dir.meta(stage).get("llm", []))
@@ -152,9 +181,12 @@ class Run:
         if ledger.exhausted:
             raise BudgetExhausted(self._budget_message(name))
         check_stage(name, calls, ledger, self.limits.failures)
-        output.meta.update(seconds=round(time.monotonic() - started, 2), llm=calls,
-                           prices={model: price.model_dump() for model, price in self.context.ledger.prices.items()},
-                           worker=f"{os.getpid()}@{socket.gethostname()}")
+        output.meta.update(
+            seconds=round(time.monotonic() - started, 2),
+            llm=calls,
+            prices={model: price.model_dump() for model, price in self.context.ledger.prices.items()},
+            worker=f"{os.getpid()}@{socket.gethostname()}",
+        )
         self.dir.save(name, output)
 
     def _budget_message(self, stage: str) -> str:
@@ -166,10 +198,13 @@ class Run:
         spent = f"{ledger.spent_tokens()} tokens" + (f", ${ledger.spent_cost():.4f}" if ledger.prices else "")
         done = ", ".join(self.dir.stages()) or "none"
         refused = summary["llm_failures"].get("budget_exceeded", 0)
-        return (f"stopped by the budget ({limit}): {spent} spent on {summary['llm_sent']} calls sent "
-                f"({summary['llm_cache_hits']} answered from the cache, {refused} refused); stages done: {done}; stage {stage} was not finished "
-                "and nothing was published. Rerun the same command with a larger budget (--max-tokens, --max-cost or "
-                "budget: in flows.yaml) to resume: finished stages and answered calls are reused")
+        return (
+            f"stopped by the budget ({limit}): {spent} spent on {summary['llm_sent']} calls sent "
+            f"({summary['llm_cache_hits']} answered from the cache, {refused} refused); stages done: {done}; stage "
+            f"{stage} was not finished "
+            "and nothing was published. Rerun the same command with a larger budget (--max-tokens, --max-cost or "
+            "budget: in flows.yaml) to resume: finished stages and answered calls are reused"
+        )
 
     def round_count(self) -> int:
         """Rounds of a recipe that plays them (`Pipeline.rounds`; each depends on the one before)."""
@@ -187,7 +222,10 @@ class Run:
         for index in range(rounds):
             self.play_round(index)
         if rounds:
-            self._stage(CONSTRUCT, lambda: self.pipeline.construct([self.dir.load(round_stage(index)) for index in range(rounds)]))
+            self._stage(
+                CONSTRUCT,
+                lambda: self.pipeline.construct([self.dir.load(round_stage(index)) for index in range(rounds)]),
+            )
         else:
             self._stage(CONSTRUCT, self.pipeline.construct)
         return self.shard_count()
@@ -204,7 +242,7 @@ class Run:
 
     def attempt(self, index: int) -> None:
         def work() -> StageOutput:
-            shard = self.candidates[index * self.shard_size:(index + 1) * self.shard_size]
+            shard = self.candidates[index * self.shard_size : (index + 1) * self.shard_size]
             self.context.progress.log(f"panel shard {index + 1}/{self.shard_count()}: {len(shard)} items")
             return self.pipeline.attempt(shard)
 
@@ -213,6 +251,7 @@ class Run:
     def label(self) -> int:
         """Consensus over every panel shard, quotas and statistics, saved as one stage; returns the
         number of distillation shards."""
+
         def work() -> StageOutput:
             construction = self.dir.load(CONSTRUCT)
             shards = [self.dir.load(shard_stage(index)) for index in range(self.shard_count())]
@@ -233,13 +272,15 @@ class Run:
 
     def distill(self, index: int) -> None:
         def work() -> StageOutput:
-            items = self.labeled[index * self.shard_size:(index + 1) * self.shard_size]
+            items = self.labeled[index * self.shard_size : (index + 1) * self.shard_size]
             self.context.progress.log(f"distill shard {index + 1}/{self.distill_count()}: {len(items)} items")
             return self.pipeline.distill(items)
 
         self._stage(distill_stage(index), work)
 
-    def publish(self, flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> DatasetVersion:
+    def publish(
+        self, flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None
+    ) -> DatasetVersion:
         """Consensus over every shard, then one atomic dataset version; the run is recorded in the
         catalog. `resumed`: the stages found done when the run (re)started, if not when this object was made."""
         labeled = self.dir.load(LABEL)
@@ -255,15 +296,27 @@ class Run:
         ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
         for stage in stages:
             ledger.absorb(stage.meta.get("llm", []))
-            ledger.prices.update({model: Price.model_validate(price) for model, price in stage.meta.get("prices", {}).items()})
+            ledger.prices.update(
+                {model: Price.model_validate(price) for model, price in stage.meta.get("prices", {}).items()}
+            )
         seconds = sum(stage.meta.get("seconds", 0.0) for stage in stages) + time.monotonic() - started
         llm_summary = {"llm": ledger.summary()} if ledger.totals or self.context.session is not None else {}
         info = self.dir.info
         spec = VersionSpec(
-            name=info["dataset"], recipe=info["recipe"], config=info["config"], models=result.models,
-            kg_snapshot=result.kg_snapshot, seed=getattr(self.config, "seed", None), funnel=result.funnel,
-            summary={"seconds": round(seconds, 2), "items_per_second": round(len(result.tables.get("items", [])) / seconds, 3) if seconds else None,
-                     "run_id": self.dir.id, **result.statistics, **llm_summary},
+            name=info["dataset"],
+            recipe=info["recipe"],
+            config=info["config"],
+            models=result.models,
+            kg_snapshot=result.kg_snapshot,
+            seed=getattr(self.config, "seed", None),
+            funnel=result.funnel,
+            summary={
+                "seconds": round(seconds, 2),
+                "items_per_second": round(len(result.tables.get("items", [])) / seconds, 3) if seconds else None,
+                "run_id": self.dir.id,
+                **result.statistics,
+                **llm_summary,
+            },
         )
         version = publish_version(self.settings, spec, result.tables)
         self.dir.update(status="published", version=version.version)
@@ -287,24 +340,43 @@ class Run:
                 recorded = catalog.run(self.dir.id).status == "published"
             except NotFoundError:
                 recorded = False
-        self.context.progress.log(f"this run ({self.dir.id}) already published {version.ref}; change --seed or a parameter for new items")
+        self.context.progress.log(
+            f"this run ({self.dir.id}) already published {version.ref}; change --seed or a parameter for new items"
+        )
         if not recorded:
             self.record(status="published", version=version)
         return version
 
-    def record(self, status: str, version: DatasetVersion | None = None, error: BaseException | None = None,
-               flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None) -> None:
+    def record(
+        self,
+        status: str,
+        version: DatasetVersion | None = None,
+        error: BaseException | None = None,
+        flow_run_id: str | None = None,
+        ui_url: str | None = None,
+        resumed: list[str] | None = None,
+    ) -> None:
         """Write this run's row to the catalog (`synth runs list`); `error`: why it failed."""
         from synth.store.catalog import Catalog
 
         info = self.dir.info
         run = RunRecord(
-            run_id=self.dir.id, dataset=info["dataset"], recipe=info["recipe"], status=status,
-            started_at=datetime.fromisoformat(info["started_at"]), finished_at=datetime.now(UTC),
-            version=version.version if version else None, runner=self.runner, flow_run_id=flow_run_id, ui_url=ui_url,
-            stages=self.dir.stages(), resumed_stages=self.resumed if resumed is None else resumed,
+            run_id=self.dir.id,
+            dataset=info["dataset"],
+            recipe=info["recipe"],
+            status=status,
+            started_at=datetime.fromisoformat(info["started_at"]),
+            finished_at=datetime.now(UTC),
+            version=version.version if version else None,
+            runner=self.runner,
+            flow_run_id=flow_run_id,
+            ui_url=ui_url,
+            stages=self.dir.stages(),
+            resumed_stages=self.resumed if resumed is None else resumed,
             funnel=version.funnel if version else [],
-            summary=version.summary if version else ({"llm": self.context.ledger.summary()} if self.context.ledger.totals else {}),
+            summary=version.summary
+            if version
+            else ({"llm": self.context.ledger.summary()} if self.context.ledger.totals else {}),
             error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
         )
         with Catalog.open(self.settings) as catalog:

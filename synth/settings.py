@@ -20,7 +20,8 @@ class Settings(BaseSettings):
     lock_timeout_s: float = Field(default=30.0, ge=0, description="How long to wait for a busy catalog.")
     models_dir: Path | None = Field(default=None, description="Converted model folders; default <home>/models.")
     api_key: SecretStr | None = Field(
-        default=None, description="Key for OpenAI-compatible endpoints (SYNTH_API_KEY); a model's api_key_env overrides it."
+        default=None,
+        description="Key for OpenAI-compatible endpoints (SYNTH_API_KEY); a model's api_key_env overrides it.",
     )
 
     @property

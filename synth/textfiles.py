@@ -10,9 +10,10 @@ one-line file is refused at its first line, without reading it whole into memory
 import gzip
 import json
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from synth.errors import InputFileError, NotFoundError
 
@@ -32,9 +33,11 @@ def decode_utf8(path: Path, raw: bytes, first_line: int = 1) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = first_line + raw[:error.start].count(b"\n")
-        raise InputFileError(f"{path} line {line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); "
-                             "is it a binary file? save or convert it as UTF-8 text") from None
+        line = first_line + raw[: error.start].count(b"\n")
+        raise InputFileError(
+            f"{path} line {line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); "
+            "is it a binary file? save or convert it as UTF-8 text"
+        ) from None
 
 
 def _open_binary(path: Path):
@@ -42,7 +45,9 @@ def _open_binary(path: Path):
     if path.suffix.lower() == ".gz":
         with open(path, "rb") as probe:
             if probe.read(2) != GZIP_MAGIC:
-                raise InputFileError(f"{path}: named .gz but not gzip-compressed; drop the .gz suffix or compress it with gzip")
+                raise InputFileError(
+                    f"{path}: named .gz but not gzip-compressed; drop the .gz suffix or compress it with gzip"
+                )
         return gzip.open(path, "rb")
     return open(path, "rb")
 
@@ -55,12 +60,16 @@ def _lines(path: Path) -> Iterator[str]:
             try:
                 raw = handle.readline(MAX_LINE_BYTES + 1)
             except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as error:
-                raise InputFileError(f"{path}: the gzip data is damaged near line {number} ({error}); recompress the file") from None
+                raise InputFileError(
+                    f"{path}: the gzip data is damaged near line {number} ({error}); recompress the file"
+                ) from None
             if not raw:
                 return
             if len(raw) > MAX_LINE_BYTES:
-                raise InputFileError(f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB; this reader "
-                                     "takes one record per line (is it a single-line JSON file? convert it to JSON Lines)")
+                raise InputFileError(
+                    f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB; this reader "
+                    "takes one record per line (is it a single-line JSON file? convert it to JSON Lines)"
+                )
             yield decode_utf8(path, raw, number)
 
 
@@ -78,12 +87,16 @@ def read_json_document(path: Path, max_bytes: int = 1024 * 2**20) -> Any:
     """A whole JSON file (not JSON Lines), with damage named in one line."""
     require_file(path)
     if path.stat().st_size > max_bytes:
-        raise InputFileError(f"{path}: {path.stat().st_size // 2**20} MiB is too large to read as one JSON document; "
-                             "convert it to JSON Lines (.jsonl)")
+        raise InputFileError(
+            f"{path}: {path.stat().st_size // 2**20} MiB is too large to read as one JSON document; "
+            "convert it to JSON Lines (.jsonl)"
+        )
     text = decode_utf8(path, path.read_bytes())
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputFileError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}); JSON Lines files need the .jsonl suffix") from None
+        raise InputFileError(
+            f"{path}: not valid JSON ({error.msg} at line {error.lineno}); JSON Lines files need the .jsonl suffix"
+        ) from None
     except RecursionError:
         raise InputFileError(f"{path}: JSON nested too deeply to read") from None

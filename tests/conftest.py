@@ -24,7 +24,9 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 # a non-loopback address; the session fails if there was one.
 _NETGUARD = os.path.join(os.path.dirname(__file__), "netguard")
 os.environ["SYNTH_TEST_NETGUARD_LOG"] = os.path.join(tempfile.mkdtemp(prefix="synth-tests-netguard-"), "contacts.log")
-os.environ["PYTHONPATH"] = os.pathsep.join([_NETGUARD, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_NETGUARD, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
 sys.path.insert(0, _NETGUARD)
 import netguard  # noqa: E402
 
@@ -32,6 +34,7 @@ netguard.install()
 
 
 from synth.schemas import Constraint, Hop, Item, Provenance, Step  # noqa: E402
+
 from synth.settings import Settings  # noqa: E402
 
 
@@ -71,7 +74,12 @@ def _make_item(index: int = 0, **changes) -> Item:
         hops=2,
         answer_entity_id=f"/m/film{index}",
         path=[
-            Hop(head=f"/m/person{index}", relation="/people/person/place_of_birth", tail=f"/m/town{index}", direction="inverse"),
+            Hop(
+                head=f"/m/person{index}",
+                relation="/people/person/place_of_birth",
+                tail=f"/m/town{index}",
+                direction="inverse",
+            ),
             Hop(head=f"/m/person{index}", relation="/film/director/film", tail=f"/m/film{index}"),
         ],
         constraints=[

@@ -1,5 +1,5 @@
 import pytest
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from synth.config import FrozenConfig, apply_params, build_config, parse_param
 from synth.errors import ConfigError
@@ -24,7 +24,7 @@ def test_values_are_parsed_as_yaml_scalars():
 def test_overrides_build_a_frozen_config():
     config = build_config(Recipe, apply_params({}, ["n=5", "walk.max_degree=20"]), "recipe test")
     assert (config.n, config.walk.max_degree) == (5, 20)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         config.n = 6
 
 

@@ -8,7 +8,8 @@ import sys
 CHILD = """
 import socket, sys
 def block(event, args):
-    outside = event == "socket.connect" and "127.0.0.1" not in str(args) or event == "socket.getaddrinfo" and args[0] == "example.com"
+    connect = event == "socket.connect" and "127.0.0.1" not in str(args)
+    outside = connect or event == "socket.getaddrinfo" and args[0] == "example.com"
     if outside:
         raise PermissionError("blocked by the test")
 sys.addaudithook(block)

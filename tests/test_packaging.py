@@ -9,8 +9,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_python_package_folder_is_declared_in_pyproject():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     declared = set(config["packages"])
-    folders = {"synth": ROOT / "synth", **{f"synth.{name}": ROOT / path for name, path in
-               ((key.removeprefix("synth."), value) for key, value in config["package-dir"].items())}}
+    folders = {
+        "synth": ROOT / "synth",
+        **{
+            f"synth.{name}": ROOT / path
+            for name, path in ((key.removeprefix("synth."), value) for key, value in config["package-dir"].items())
+        },
+    }
     found = set()
     for package, folder in folders.items():
         for init in folder.rglob("__init__.py"):

@@ -29,12 +29,21 @@ def list_versions(include_all: bool, as_json: bool) -> None:
         print_json([version.model_dump(mode="json") for version in versions])
         return
     if not versions:
-        click.echo(f"no dataset versions yet in {settings.catalog_path}; make one with `synth generate --recipe multihop`")
+        click.echo(
+            f"no dataset versions yet in {settings.catalog_path}; make one with `synth generate --recipe multihop`"
+        )
         return
     rows = [
         (
-            version.ref, version.status, version.created_at.strftime("%Y-%m-%d %H:%M"), version.recipe,
-            version.row_counts.get("items", ""), version.seed, version.kg_snapshot, version.parent, version.config_hash,
+            version.ref,
+            version.status,
+            version.created_at.strftime("%Y-%m-%d %H:%M"),
+            version.recipe,
+            version.row_counts.get("items", ""),
+            version.seed,
+            version.kg_snapshot,
+            version.parent,
+            version.config_hash,
         )
         for version in versions
     ]
@@ -71,7 +80,12 @@ def show(ref: str, examples: int, as_json: bool) -> None:
     ]
     print_table(["field", "value"], lineage, title="lineage")
     funnel = [
-        (stage["stage"], stage["input"], stage["kept"], ", ".join(f"{reason}: {count}" for reason, count in stage["dropped"].items()))
+        (
+            stage["stage"],
+            stage["input"],
+            stage["kept"],
+            ", ".join(f"{reason}: {count}" for reason, count in stage["dropped"].items()),
+        )
         for stage in version.get("funnel", [])
     ]
     print_table(["stage", "in", "kept", "dropped (reason: count)"], funnel, title="funnel")
@@ -90,9 +104,11 @@ def show(ref: str, examples: int, as_json: bool) -> None:
     print_rounds(rounds)
     if distill:
         print_table(["figure", "value"], list(distill.items()), title="distillation (teacher trajectories)")
-    print_table(["question", "answer", "hops", "difficulty"],
-                [(row["question"], row["answer"], row["hops"], row["difficulty"]) for row in described["examples"]],
-                title="examples")
+    print_table(
+        ["question", "answer", "hops", "difficulty"],
+        [(row["question"], row["answer"], row["hops"], row["difficulty"]) for row in described["examples"]],
+        title="examples",
+    )
 
 
 @datasets.command("reindex")
@@ -110,8 +126,11 @@ def reindex_command(as_json: bool) -> None:
         print_json(asdict(report))
         return
     found = report.found
-    click.echo(f"registered {len(found)} version(s)" + (f": {', '.join(found)}" if found else "")
-               + f"; runs restored: {report.runs_kept} from the old catalog, {report.runs_rebuilt} from run folders")
+    click.echo(
+        f"registered {len(found)} version(s)"
+        + (f": {', '.join(found)}" if found else "")
+        + f"; runs restored: {report.runs_kept} from the old catalog, {report.runs_rebuilt} from run folders"
+    )
     for problem in report.unreadable:
         click.echo(f"unreadable manifest, left out: {problem}")
 
@@ -140,20 +159,29 @@ def verify_command(ref: str | None, as_json: bool) -> None:
     if as_json:
         print_json(report)
     else:
-        print_table(["version", "state", "problems"],
-                    [(name, "damaged" if found else "ok", "; ".join(found)) for name, found in report.items()],
-                    title=f"{len(report)} version(s) checked")
+        print_table(
+            ["version", "state", "problems"],
+            [(name, "damaged" if found else "ok", "; ".join(found)) for name, found in report.items()],
+            title=f"{len(report)} version(s) checked",
+        )
     if damaged:
-        raise SynthError(f"{len(damaged)} damaged version(s): {', '.join(damaged)}; the rest are whole and keep working. "
-                         "Restore the named files from a copy, or republish the run")
+        raise SynthError(
+            f"{len(damaged)} damaged version(s): {', '.join(damaged)}; the rest are whole and keep working. "
+            "Restore the named files from a copy, or republish the run"
+        )
 
 
 @datasets.command("import")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(IMPORT_FORMATS), required=True, help="Shape of the rows (see the list above).")
+@click.option(
+    "--format", "fmt", type=click.Choice(IMPORT_FORMATS), required=True, help="Shape of the rows (see the list above)."
+)
 @click.option("--name", required=True, help="Dataset to publish the rows as (the next version of it).")
-@click.option("--answer-field", help="Row field with the reference answer(s), dotted for nested ones (e.g. reward_model.ground_truth); "
-              "default: golden_answers, answer or reward_model.ground_truth, else the trajectory's final answer.")
+@click.option(
+    "--answer-field",
+    help="Row field with the reference answer(s), dotted for nested ones (e.g. reward_model.ground_truth); "
+    "default: golden_answers, answer or reward_model.ground_truth, else the trajectory's final answer.",
+)
 @json_option
 def import_command(file: Path, fmt: str, name: str, answer_field: str | None, as_json: bool) -> None:
     """Publish a file of trajectories (.jsonl, .json or .parquet) as a dataset version.
@@ -169,9 +197,19 @@ def import_command(file: Path, fmt: str, name: str, answer_field: str | None, as
 
     result = import_file(load_settings(), file, fmt, name, answer_field)
     if as_json:
-        print_json({"version": result.version.ref, "rows": result.rows, "items": result.items,
-                    "trajectories": result.trajectories, "notes": result.notes})
+        print_json(
+            {
+                "version": result.version.ref,
+                "rows": result.rows,
+                "items": result.items,
+                "trajectories": result.trajectories,
+                "notes": result.notes,
+            }
+        )
         return
-    click.echo(f"imported {result.rows} rows from {file} as {result.version.ref}: {result.items} items, {result.trajectories} trajectories")
+    click.echo(
+        f"imported {result.rows} rows from {file} as {result.version.ref}: {result.items} items, "
+        f"{result.trajectories} trajectories"
+    )
     for note in result.notes:
         click.echo(f"note: {note}")

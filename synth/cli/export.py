@@ -13,23 +13,49 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
 @click.command()
 @click.argument("ref", metavar="NAME[@VERSION]")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), required=True, help="Output format (listed below).")
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="Output file (.parquet/.jsonl) or folder (hf).")
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Output file (.parquet/.jsonl) or folder (hf)."
+)
 @click.option("--split", default="train", show_default=True, help="Split name written into the rows.")
 @click.option("--where", help="SQL filter on the exported table, e.g. \"difficulty in ('medium','hard')\".")
 @click.option("--data-source", help="Override data_source in verl/searchr1 rows (it selects the trainer's scorer).")
-@click.option("--prompt-template", type=click.Path(path_type=Path), help="Prompt file with a {question} placeholder: the question turn of every format (the same file for SFT and RL keeps them alike).")
-@click.option("--role", type=click.Choice(["teacher", "proposer"]), default="teacher", show_default=True,
-              help="sft/sft-chatml/sharegpt: teacher rollouts, or self-play proposals whose question passed every gate.")
-@click.option("--contract", type=click.Choice(list(CONTRACTS)),
-              help="Agent contract (tools, observations, finishing) to render under; default: each trajectory's own "
-                   "(synth), searchr1 for the Search-R1 formats. The same choice gives the same conversation in every format.")
-@click.option("--arguments", type=click.Choice(["object", "string"]), default="object", show_default=True,
-              help="Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings.")
-@click.option("--retrieval-url", default="http://127.0.0.1:8000", show_default=True,
-              help="verl: where the exported tools reach `synth search serve`.")
+@click.option(
+    "--prompt-template",
+    type=click.Path(path_type=Path),
+    help="Prompt file with a {question} placeholder: the question turn of every format (the same file for SFT and "
+    "RL keeps them alike).",
+)
+@click.option(
+    "--role",
+    type=click.Choice(["teacher", "proposer"]),
+    default="teacher",
+    show_default=True,
+    help="sft/sft-chatml/sharegpt: teacher rollouts, or self-play proposals whose question passed every gate.",
+)
+@click.option(
+    "--contract",
+    type=click.Choice(list(CONTRACTS)),
+    help="Agent contract (tools, observations, finishing) to render under; default: each trajectory's own "
+    "(synth), searchr1 for the Search-R1 formats. The same choice gives the same conversation in every format.",
+)
+@click.option(
+    "--arguments",
+    type=click.Choice(["object", "string"]),
+    default="object",
+    show_default=True,
+    help="Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings.",
+)
+@click.option(
+    "--retrieval-url",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="verl: where the exported tools reach `synth search serve`.",
+)
 @click.option("--force", is_flag=True, help="Replace --out (and the verl helper files) if they exist.")
 @json_option
-def export(ref, fmt, out, split, where, data_source, prompt_template, role, contract, arguments, retrieval_url, force, as_json) -> None:
+def export(
+    ref, fmt, out, split, where, data_source, prompt_template, role, contract, arguments, retrieval_url, force, as_json
+) -> None:
     """Export dataset NAME (latest version) or NAME@VERSION to a training format.
 
     \b
@@ -48,9 +74,19 @@ def export(ref, fmt, out, split, where, data_source, prompt_template, role, cont
     from synth.store.export import export_version
 
     result = export_version(
-        load_settings(), ref, fmt, out,
-        split=split, where=where, data_source=data_source, prompt_template=prompt_template, force=force, role=role,
-        contract=contract, arguments=arguments, retrieval_url=retrieval_url,
+        load_settings(),
+        ref,
+        fmt,
+        out,
+        split=split,
+        where=where,
+        data_source=data_source,
+        prompt_template=prompt_template,
+        force=force,
+        role=role,
+        contract=contract,
+        arguments=arguments,
+        retrieval_url=retrieval_url,
     )
     if as_json:
         print_json({"path": str(result.path), "rows": result.rows, "notes": result.notes})

@@ -22,7 +22,9 @@ def validate(flows_file: Path) -> None:
 
     loaded = load_flows(flows_file, check=True)
     scheduled = sum(1 for entry in loaded.flows.values() if entry.schedule)
-    click.echo(f"{flows_file}: ok ({len(loaded.flows)} flows, {scheduled} scheduled, {len(loaded.models)} models declared)")
+    click.echo(
+        f"{flows_file}: ok ({len(loaded.flows)} flows, {scheduled} scheduled, {len(loaded.models)} models declared)"
+    )
 
 
 @flows.command("run")
@@ -41,7 +43,10 @@ def run(name: str, flows_file: Path, as_json: bool) -> None:
     if as_json:
         print_json(result)
     else:
-        click.echo(f"published {result['ref']}: {result['items']} items (run {result['run_id']}; `synth runs show {result['run_id']}`)")
+        click.echo(
+            f"published {result['ref']}: {result['items']} items (run {result['run_id']}; `synth runs show "
+            f"{result['run_id']}`)"
+        )
 
 
 @flows.command("serve")

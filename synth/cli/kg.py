@@ -15,12 +15,32 @@ def kg() -> None:
 
 @kg.command("import")
 @click.argument("name")
-@click.option("--triples", type=click.Path(path_type=Path), help="Triples file: head, relation, tail per line (TSV, CSV, other delimiters, JSONL; .gz ok).")
+@click.option(
+    "--triples",
+    type=click.Path(path_type=Path),
+    help="Triples file: head, relation, tail per line (TSV, CSV, other delimiters, JSONL; .gz ok).",
+)
 @click.option("--entities", type=click.Path(path_type=Path), help="Optional entity table: id, name[, description].")
-@click.option("--relations", type=click.Path(path_type=Path), help="Optional relation table: id, forward, inverse[, head_type, tail_type, literal] (+ head_role, tail_role by header).")
-@click.option("--folder", type=click.Path(path_type=Path), help="A folder in synth's layout (triples.tsv[.gz], entities.tsv[.gz], relations.tsv) instead of the three options.")
-@click.option("--format", "file_format", type=click.Choice(["auto", "tsv", "csv", "jsonl", "sniff"]), default="auto", show_default=True,
-              help="File format; auto goes by the extension and sniffs the delimiter of anything else.")
+@click.option(
+    "--relations",
+    type=click.Path(path_type=Path),
+    help="Optional relation table: id, forward, inverse[, head_type, tail_type, literal] (+ head_role, tail_role by "
+    "header).",
+)
+@click.option(
+    "--folder",
+    type=click.Path(path_type=Path),
+    help="A folder in synth's layout (triples.tsv[.gz], entities.tsv[.gz], relations.tsv) instead of the three "
+    "options.",
+)
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(["auto", "tsv", "csv", "jsonl", "sniff"]),
+    default="auto",
+    show_default=True,
+    help="File format; auto goes by the extension and sniffs the delimiter of anything else.",
+)
 @click.option("--delimiter", help="Field delimiter of delimited files, e.g. '|' (overrides the format's).")
 @click.option("--columns", help="Order of the triple fields in files without a header, e.g. head,tail,relation.")
 @click.option("--replace", is_flag=True, help="Overwrite an imported graph of the same name.")
@@ -66,7 +86,10 @@ def import_(name, triples, entities, relations, folder, file_format, delimiter, 
     if report.literal_relations:
         click.echo(f"  literal relations (values, used as cues, never walked): {', '.join(report.literal_relations)}")
     if report.auto_phrased_relations:
-        click.echo(f"  {report.auto_phrased_relations} relations got phrases read from their ids (give --relations for better questions)")
+        click.echo(
+            f"  {report.auto_phrased_relations} relations got phrases read from their ids (give --relations for "
+            "better questions)"
+        )
     for (kind, reason), count in sorted(report.problems.items()):
         click.echo(f"  skipped {count:,} {kind} lines: {reason}")
     for problem in report.examples:
@@ -78,7 +101,9 @@ def _columns(text: str | None) -> tuple[str, ...] | None:
         return None
     order = tuple(part.strip() for part in text.split(","))
     if sorted(order) != ["head", "relation", "tail"]:
-        raise click.BadParameter("must name head, relation and tail once each, e.g. head,tail,relation", param_hint="--columns")
+        raise click.BadParameter(
+            "must name head, relation and tail once each, e.g. head,tail,relation", param_hint="--columns"
+        )
     return order
 
 
@@ -104,16 +129,30 @@ def list_graphs(as_json) -> None:
         return
     print_table(
         ["name", "snapshot_id", "imported_at", "triples", "entities", "relations", "problems"],
-        [[row["name"], row["snapshot_id"], row["imported_at"], row["counts"]["triples"], row["counts"]["entities"],
-          row["counts"]["relations"], sum(row["counts"]["problems"].values())] for row in rows],
+        [
+            [
+                row["name"],
+                row["snapshot_id"],
+                row["imported_at"],
+                row["counts"]["triples"],
+                row["counts"]["entities"],
+                row["counts"]["relations"],
+                sum(row["counts"]["problems"].values()),
+            ]
+            for row in rows
+        ],
     )
     if not rows:
-        click.echo("no imported graphs; `synth kg import NAME --triples FILE` adds one (the bundled FB15k-237 is the default)")
+        click.echo(
+            "no imported graphs; `synth kg import NAME --triples FILE` adds one (the bundled FB15k-237 is the default)"
+        )
 
 
 @kg.command()
 @click.argument("graph", required=False)
-@click.option("--top", type=click.IntRange(min=1), default=15, show_default=True, help="How many relations and hubs to list.")
+@click.option(
+    "--top", type=click.IntRange(min=1), default=15, show_default=True, help="How many relations and hubs to list."
+)
 @json_option
 def info(graph, top, as_json) -> None:
     """Sizes, degree distribution, relation counts and hub entities of GRAPH (default: the bundled one).
@@ -134,7 +173,18 @@ def info(graph, top, as_json) -> None:
         f"{facts['triples']:,} triples, {facts['relations']} relations; adjacency {facts['adjacency_mib']} MiB"
     )
     click.echo("degree: " + ", ".join(f"{key} {value:g}" for key, value in degree.items()))
-    print_table(["degree", "entities"], [[row["degree"], row["entities"]] for row in facts["degree_histogram"]], title="degree histogram")
-    print_table(["relation", "triples", "forward phrase"], [[row["relation"], row["triples"], row["forward"]] for row in facts["top_relations"]],
-                title=f"top {top} relations")
-    print_table(["id", "name", "degree"], [[row["id"], row["name"], row["degree"]] for row in facts["hubs"]], title=f"top {top} hubs")
+    print_table(
+        ["degree", "entities"],
+        [[row["degree"], row["entities"]] for row in facts["degree_histogram"]],
+        title="degree histogram",
+    )
+    print_table(
+        ["relation", "triples", "forward phrase"],
+        [[row["relation"], row["triples"], row["forward"]] for row in facts["top_relations"]],
+        title=f"top {top} relations",
+    )
+    print_table(
+        ["id", "name", "degree"],
+        [[row["id"], row["name"], row["degree"]] for row in facts["hubs"]],
+        title=f"top {top} hubs",
+    )

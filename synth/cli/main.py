@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> None:
     except SynthError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(error.exit_code)
-    except OSError as error:  # the file system refused (full disk, permissions, a vanished path): say which, in one line
+    except (
+        OSError
+    ) as error:  # the file system refused (full disk, permissions, a vanished path): say which, in one line
         where = f": {error.filename}" if error.filename else ""
         click.echo(f"error: {error.strerror or error}{where}; check the path, its permissions and free space", err=True)
         sys.exit(1)

@@ -7,7 +7,9 @@ import click
 
 from synth.cli.options import flows_file_option, json_option, load_settings
 
-models_file_option = flows_file_option("The flows file whose `models:` section declares models (built-ins are always there).")
+models_file_option = flows_file_option(
+    "The flows file whose `models:` section declares models (built-ins are always there)."
+)
 
 
 @click.group()
@@ -46,13 +48,21 @@ def prepare() -> None:
 
 @models.command()
 @click.argument("prompt")
-@click.option("--model", "model_name", default="embedded", show_default=True, help="A declared model (see `synth models list`).")
+@click.option(
+    "--model", "model_name", default="embedded", show_default=True, help="A declared model (see `synth models list`)."
+)
 @click.option("--system", help="A system message to put first.")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most tokens to generate.")
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most tokens to generate."
+)
 @click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="0 is greedy.")
 @click.option("--seed", type=int, help="Sampling seed (part of the cache key).")
-@click.option("--json-schema", "schema_text", metavar="SCHEMA",
-              help="Constrain the reply to a JSON schema: inline JSON or a path to a .json file.")
+@click.option(
+    "--json-schema",
+    "schema_text",
+    metavar="SCHEMA",
+    help="Constrain the reply to a JSON schema: inline JSON or a path to a .json file.",
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
 @models_file_option
 @json_option
@@ -75,8 +85,12 @@ def ask(prompt, model_name, system, max_tokens, temperature, seed, schema_text, 
         json_schema=_load_schema(schema_text) if schema_text else None,
         stage="ask",
     )
-    session = LLMSession(load_settings(), declared_models(flows_file), use_cache=not no_cache,
-                         log=lambda line: click.echo(line, err=True))
+    session = LLMSession(
+        load_settings(),
+        declared_models(flows_file),
+        use_cache=not no_cache,
+        log=lambda line: click.echo(line, err=True),
+    )
 
     async def run():
         try:
@@ -113,8 +127,10 @@ def _load_schema(text: str) -> dict:
         try:
             schema = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ConfigError(f"--json-schema is neither a JSON object nor a readable .json file ({error.msg}); pass e.g. '{{\"type\": \"object\"}}'") from None
+            raise ConfigError(
+                f"--json-schema is neither a JSON object nor a readable .json file ({error.msg}); pass e.g. "
+                f'\'{{"type": "object"}}\''
+            ) from None
     if not isinstance(schema, dict):
-        raise ConfigError("--json-schema must be a JSON object (a schema), e.g. '{\"type\": \"object\"}'")
+        raise ConfigError('--json-schema must be a JSON object (a schema), e.g. \'{"type": "object"}\'')
     return schema
-

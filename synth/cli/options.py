@@ -15,4 +15,6 @@ def load_settings():
 
 def flows_file_option(help: str):
     """`--flows-file PATH` (default ./flows.yaml), with what the command reads from it."""
-    return click.option("--flows-file", type=click.Path(path_type=Path), default=Path("flows.yaml"), show_default=True, help=help)
+    return click.option(
+        "--flows-file", type=click.Path(path_type=Path), default=Path("flows.yaml"), show_default=True, help=help
+    )

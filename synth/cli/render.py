@@ -4,8 +4,9 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Any, Sequence
+from typing import Any
 
 
 def to_jsonable(value: Any) -> Any:

@@ -31,12 +31,23 @@ def list_runs(dataset: str | None, limit: int, as_json: bool) -> None:
         click.echo("no runs yet; `synth generate --recipe multihop` or `synth flows run NAME` makes one")
         return
     rows = [
-        (run.run_id, run.status, run.started_at.strftime("%Y-%m-%d %H:%M"), run.recipe,
-         f"{run.dataset}@{run.version}" if run.version else run.dataset, run.runner,
-         (run.summary.get("llm") or {}).get("completion_tokens", ""), run.summary.get("seconds", ""), len(run.resumed_stages))
+        (
+            run.run_id,
+            run.status,
+            run.started_at.strftime("%Y-%m-%d %H:%M"),
+            run.recipe,
+            f"{run.dataset}@{run.version}" if run.version else run.dataset,
+            run.runner,
+            (run.summary.get("llm") or {}).get("completion_tokens", ""),
+            run.summary.get("seconds", ""),
+            len(run.resumed_stages),
+        )
         for run in found
     ]
-    print_table(["run", "status", "started", "recipe", "version", "runner", "completion tokens", "seconds", "resumed stages"], rows)
+    print_table(
+        ["run", "status", "started", "recipe", "version", "runner", "completion tokens", "seconds", "resumed stages"],
+        rows,
+    )
 
 
 @runs.command("show")
@@ -52,17 +63,27 @@ def show(run_id: str, as_json: bool) -> None:
     if as_json:
         print_json(run.model_dump(mode="json"))
         return
-    click.echo(f"run {run.run_id}: {run.status}, recipe {run.recipe}, "
-               f"{f'published {run.dataset}@{run.version}' if run.version else f'dataset {run.dataset}'}, runner {run.runner}")
+    click.echo(
+        f"run {run.run_id}: {run.status}, recipe {run.recipe}, "
+        f"{f'published {run.dataset}@{run.version}' if run.version else f'dataset {run.dataset}'}, runner {run.runner}"
+    )
     if run.ui_url:
         click.echo(f"Prefect UI: {run.ui_url}")
     if run.error:
         click.echo(f"error: {run.error}")
-    click.echo(f"stages: {', '.join(run.stages)}" + (f" (found done: {', '.join(run.resumed_stages)})" if run.resumed_stages else ""))
+    click.echo(
+        f"stages: {', '.join(run.stages)}"
+        + (f" (found done: {', '.join(run.resumed_stages)})" if run.resumed_stages else "")
+    )
     if run.funnel:
-        print_table(["stage", "in", "kept", "dropped"],
-                    [(stage.stage, stage.input, stage.kept, ", ".join(f"{k}: {v}" for k, v in stage.dropped.items())) for stage in run.funnel],
-                    title="funnel")
+        print_table(
+            ["stage", "in", "kept", "dropped"],
+            [
+                (stage.stage, stage.input, stage.kept, ", ".join(f"{k}: {v}" for k, v in stage.dropped.items()))
+                for stage in run.funnel
+            ],
+            title="funnel",
+        )
     summary = {key: value for key, value in run.summary.items() if key != "llm"}
     llm = run.summary.get("llm") or {}
     figures = [(key, json.dumps(value) if isinstance(value, (dict, list)) else value) for key, value in summary.items()]

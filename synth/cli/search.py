@@ -11,18 +11,34 @@ RETRIEVER_CHOICES = ["bm25", "dense", "hybrid"]
 
 
 def world_options(function):
-    function = click.option("--corpus", "corpus_file", type=click.Path(path_type=Path),
-                            help="A Search-R1 corpus JSONL ({\"id\", \"contents\"}) instead of a graph's corpus.")(function)
-    function = click.option("--kg", help="Graph whose corpus to use: an imported name, folder or .duckdb (default: bundled).")(function)
-    function = click.option("--passage-words", type=click.IntRange(0), default=PASSAGE_WORDS, show_default=True,
-                            help="Cut --corpus documents into passages of this many words (Search-R1's 100); 0 keeps "
-                                 "whole documents (as a remote server that indexes whole documents has them).")(function)
+    function = click.option(
+        "--corpus",
+        "corpus_file",
+        type=click.Path(path_type=Path),
+        help='A Search-R1 corpus JSONL ({"id", "contents"}) instead of a graph\'s corpus.',
+    )(function)
+    function = click.option(
+        "--kg", help="Graph whose corpus to use: an imported name, folder or .duckdb (default: bundled)."
+    )(function)
+    function = click.option(
+        "--passage-words",
+        type=click.IntRange(0),
+        default=PASSAGE_WORDS,
+        show_default=True,
+        help="Cut --corpus documents into passages of this many words (Search-R1's 100); 0 keeps "
+        "whole documents (as a remote server that indexes whole documents has them).",
+    )(function)
     return function
 
 
 def retriever_option(function):
-    return click.option("--retriever", type=click.Choice(RETRIEVER_CHOICES), default="bm25", show_default=True,
-                        help="BM25 (bm25s), dense (sentence-transformers) or their reciprocal-rank fusion.")(function)
+    return click.option(
+        "--retriever",
+        type=click.Choice(RETRIEVER_CHOICES),
+        default="bm25",
+        show_default=True,
+        help="BM25 (bm25s), dense (sentence-transformers) or their reciprocal-rank fusion.",
+    )(function)
 
 
 def _check_retriever(context, parameter, value: str) -> str:
@@ -35,9 +51,14 @@ def _check_retriever(context, parameter, value: str) -> str:
 
 
 def searching_retriever_option(function):
-    return click.option("--retriever", default="bm25", show_default=True, callback=_check_retriever,
-                        help="BM25 (bm25s), dense (sentence-transformers), their reciprocal-rank fusion, or the URL of a "
-                             "Search-R1-compatible /retrieve endpoint over the same corpus.")(function)
+    return click.option(
+        "--retriever",
+        default="bm25",
+        show_default=True,
+        callback=_check_retriever,
+        help="BM25 (bm25s), dense (sentence-transformers), their reciprocal-rank fusion, or the URL of a "
+        "Search-R1-compatible /retrieve endpoint over the same corpus.",
+    )(function)
 
 
 def _open(settings, kg, corpus_file, passage_words, retriever):
@@ -88,10 +109,20 @@ def query(query, k, kg, corpus_file, passage_words, retriever, as_json) -> None:
 
 @search.command()
 @world_options
-@click.option("--retriever", "retrievers", type=click.Choice(RETRIEVER_CHOICES), multiple=True,
-              help="Which indexes to build (repeatable; default: bm25 and dense).")
-@click.option("--checkpoint-every", type=click.IntRange(1), default=4096, show_default=True,
-              help="Documents embedded between checkpoints of the dense index: a killed build resumes from the last one.")
+@click.option(
+    "--retriever",
+    "retrievers",
+    type=click.Choice(RETRIEVER_CHOICES),
+    multiple=True,
+    help="Which indexes to build (repeatable; default: bm25 and dense).",
+)
+@click.option(
+    "--checkpoint-every",
+    type=click.IntRange(1),
+    default=4096,
+    show_default=True,
+    help="Documents embedded between checkpoints of the dense index: a killed build resumes from the last one.",
+)
 def index(kg, corpus_file, passage_words, retrievers, checkpoint_every) -> None:
     """Build (or find cached) the corpus indexes now, and print how long each took.
 
@@ -111,14 +142,25 @@ def index(kg, corpus_file, passage_words, retrievers, checkpoint_every) -> None:
         else:
             built = _retriever(settings, corpus, name)
         parts = [built, getattr(built, "sparse", None), getattr(built, "dense", None)]  # hybrid: both of its indexes
-        folders = {path for part in parts for path in (getattr(part, "folder", None), getattr(getattr(part, "ann", None), "path", None))}
+        folders = {
+            path
+            for part in parts
+            for path in (getattr(part, "folder", None), getattr(getattr(part, "ann", None), "path", None))
+        }
         on_disk = sum(_size(folder) for folder in folders if folder is not None) / 2**20
-        click.echo(f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} passages, corpus {corpus.fingerprint}); "
-                   f"{on_disk:,.0f} MiB on disk, peak memory of this command so far {_peak_mib():,.0f} MiB")
+        click.echo(
+            f"{name}: ready in {time.perf_counter() - started:.1f} s ({len(corpus):,} passages, corpus "
+            f"{corpus.fingerprint}); "
+            f"{on_disk:,.0f} MiB on disk, peak memory of this command so far {_peak_mib():,.0f} MiB"
+        )
 
 
 def _size(path: Path) -> int:
-    return path.stat().st_size if path.is_file() else sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+    return (
+        path.stat().st_size
+        if path.is_file()
+        else sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+    )
 
 
 def _peak_mib() -> float:
@@ -129,7 +171,9 @@ def _peak_mib() -> float:
 
 @search.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (loopback by default).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0 picks a free one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0 picks a free one)."
+)
 @world_options
 @retriever_option
 def serve(host, port, kg, corpus_file, passage_words, retriever) -> None:
@@ -148,7 +192,8 @@ def serve(host, port, kg, corpus_file, passage_words, retriever) -> None:
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output .jsonl file.")
 @world_options
 def export(out, kg, corpus_file, passage_words) -> None:
-    """Write the corpus as Search-R1 JSONL ({"id", "contents": "\\"Title\\"\\ntext"}), one passage a line, for other retrievers."""
+    """Write the corpus as Search-R1 JSONL ({"id", "contents": "\\"Title\\"\\ntext"}), one passage a line, for
+    other retrievers."""
     from synth.search.world import load_corpus
 
     corpus = load_corpus(load_settings(), kg, corpus_file, passage_words, log=_stderr)

@@ -8,7 +8,11 @@ from synth.cli.options import load_settings
 @click.command()
 @click.argument("query")
 @click.option(
-    "--format", "output_format", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
     help="How to print the result.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")

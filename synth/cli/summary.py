@@ -14,11 +14,19 @@ def print_summary(result) -> None:
         for reason, count in stage.dropped.items():
             dropped[f"{stage.stage}: {reason}"] = dropped.get(f"{stage.stage}: {reason}", 0) + count
     if dropped:
-        print_table(["dropped at stage: reason", "items"], sorted(dropped.items(), key=lambda pair: -pair[1]), title="dropped")
-    summary = {key: value for key, value in version.summary.items() if key not in ("seconds", "llm", "distill", "rounds", "quality")}
+        print_table(
+            ["dropped at stage: reason", "items"], sorted(dropped.items(), key=lambda pair: -pair[1]), title="dropped"
+        )
+    summary = {
+        key: value
+        for key, value in version.summary.items()
+        if key not in ("seconds", "llm", "distill", "rounds", "quality")
+    }
     llm = version.summary.get("llm")
     if llm:  # model calls: one row per figure, the per-stage breakdown stays in `datasets show --json`
-        summary.update({key: value for key, value in llm.items() if key != "by_stage_model" and value not in (None, {})})
+        summary.update(
+            {key: value for key, value in llm.items() if key != "by_stage_model" and value not in (None, {})}
+        )
     if summary:
         print_table(["figure", "value"], list(summary.items()), title="summary")
     print_rounds(version.summary.get("rounds"))
@@ -26,7 +34,10 @@ def print_summary(result) -> None:
     distill = version.summary.get("distill")
     if distill:
         print_table(["figure", "value"], list(distill.items()), title="distillation (teacher trajectories)")
-    click.echo(f"browse: synth datasets show {version.ref}    export: synth export {version.ref} --format verl --out {version.name}.parquet")
+    click.echo(
+        f"browse: synth datasets show {version.ref}    export: synth export {version.ref} --format verl --out "
+        f"{version.name}.parquet"
+    )
     if distill and distill.get("items_with_trajectory"):
         click.echo(f"SFT data: synth export {version.ref} --format sft --out {version.name}-sft.jsonl")
 
@@ -45,7 +56,31 @@ def print_rounds(rounds: list[dict] | None) -> None:
 
     if not rounds:
         return
-    columns = ["round", "searches asked", "made (mean)", "targets", "questions", "rag verified", "solver success", "in band", "next", "why"]
-    rows = [(r["round"] + 1, r["requested_searches"], r["mean_searches_made"], r["targets"], r["questions"], r["rag_verified"],
-             r["solver_success"], r["in_band"], r["next_searches"], f"{r['decision']}: {r['reason']}") for r in rounds]
+    columns = [
+        "round",
+        "searches asked",
+        "made (mean)",
+        "targets",
+        "questions",
+        "rag verified",
+        "solver success",
+        "in band",
+        "next",
+        "why",
+    ]
+    rows = [
+        (
+            r["round"] + 1,
+            r["requested_searches"],
+            r["mean_searches_made"],
+            r["targets"],
+            r["questions"],
+            r["rag_verified"],
+            r["solver_success"],
+            r["in_band"],
+            r["next_searches"],
+            f"{r['decision']}: {r['reason']}",
+        )
+        for r in rounds
+    ]
     print_table(columns, rows, title="self-play rounds (curriculum)")

@@ -20,6 +20,7 @@ from typing import Literal, get_args
 from synth.contract import portable
 from synth.errors import ConfigError
 
+
 def _function_tool(name: str, description: str, parameter: str, schema: dict) -> dict:
     """An OpenAI function-tool declaration with one required parameter."""
     return {
@@ -33,20 +34,31 @@ def _function_tool(name: str, description: str, parameter: str, schema: dict) ->
 
 
 SEARCH_TOOL = _function_tool(
-    "search", "Search the document collection. Returns the top passages, each with its document id.",
-    "query", {"type": "string", "description": "What to look for, in words."},
+    "search",
+    "Search the document collection. Returns the top passages, each with its document id.",
+    "query",
+    {"type": "string", "description": "What to look for, in words."},
 )
 SEARCH_LIST_TOOL = _function_tool(
-    "search", "Searches for relevant information based on the given queries.",
-    "query_list", {"type": "array", "description": "A list of fully-formed semantic queries. The tool returns search results for each query."},
+    "search",
+    "Searches for relevant information based on the given queries.",
+    "query_list",
+    {
+        "type": "array",
+        "description": "A list of fully-formed semantic queries. The tool returns search results for each query.",
+    },
 )
 OPEN_TOOL = _function_tool(
-    "open", "Read one document in full by its id (as shown in search results).",
-    "doc_id", {"type": "string", "description": "A document id from a search result."},
+    "open",
+    "Read one document in full by its id (as shown in search results).",
+    "doc_id",
+    {"type": "string", "description": "A document id from a search result."},
 )
 ANSWER_TOOL = _function_tool(
-    "answer", "Give the final answer and stop. Only the answer itself (usually a name), no explanation.",
-    "answer", {"type": "string", "description": "The final answer."},
+    "answer",
+    "Give the final answer and stop. Only the answer itself (usually a name), no explanation.",
+    "answer",
+    {"type": "string", "description": "The final answer."},
 )
 
 Finish = Literal["tag", "call"]
@@ -94,7 +106,10 @@ class AgentContract:
         return portable.render_search(self.observation, results)
 
 
-_ANSWER_IN_TAGS = "When you know the answer, reply with only the answer between <answer> and </answer>, for example <answer> Paris </answer>."
+_ANSWER_IN_TAGS = (
+    "When you know the answer, reply with only the answer between <answer> and </answer>, "
+    "for example <answer> Paris </answer>."
+)
 
 SYNTH = AgentContract(
     name="synth",
@@ -116,27 +131,33 @@ SYNTH_ANSWER_TOOL = AgentContract(
     system_prompt=(
         "You answer questions by searching a collection of documents with the tools you are given. "
         "Call `search` as often as you need and `open` to read a document in full. When you know the answer, "
-        "call `answer` with only the answer (usually a name); once it is recorded, repeat it between <answer> and </answer>."
+        "call `answer` with only the answer (usually a name); once it is recorded, repeat it between <answer> and "
+        "</answer>."
     ),
 )
 SEARCHR1 = AgentContract(
     name="searchr1",
-    summary="Search-R1: search(query) only, results as Search-R1 renders /retrieve (Doc i(Title: \"T\") text), <answer> tags",
+    summary='Search-R1: search(query) only, results as Search-R1 renders /retrieve (Doc i(Title: "T") text), '
+    "<answer> tags",
     tools=(SEARCH_TOOL,),
     observation="searchr1",
     finish="tag",
-    system_prompt="You answer questions by searching a collection of documents with the search tool. " + _ANSWER_IN_TAGS,
+    system_prompt="You answer questions by searching a collection of documents with the search tool. "
+    + _ANSWER_IN_TAGS,
 )
 VERL_SEARCH = AgentContract(
     name="verl-search",
-    summary="verl's Search-R1-like tool: search(query_list), results as its JSON {\"result\": ...}, <answer> tags",
+    summary='verl\'s Search-R1-like tool: search(query_list), results as its JSON {"result": ...}, <answer> tags',
     tools=(SEARCH_LIST_TOOL,),
     observation="verl",
     finish="tag",
-    system_prompt="You answer questions by searching a collection of documents with the search tool. " + _ANSWER_IN_TAGS,
+    system_prompt="You answer questions by searching a collection of documents with the search tool. "
+    + _ANSWER_IN_TAGS,
 )
 
-CONTRACTS: dict[str, AgentContract] = {contract.name: contract for contract in (SYNTH, SYNTH_ANSWER_TOOL, SEARCHR1, VERL_SEARCH)}
+CONTRACTS: dict[str, AgentContract] = {
+    contract.name: contract for contract in (SYNTH, SYNTH_ANSWER_TOOL, SEARCHR1, VERL_SEARCH)
+}
 DEFAULT = SYNTH
 ContractName = Literal["synth", "synth-answer-tool", "searchr1", "verl-search"]
 """The names, as a type recipe configs validate against."""

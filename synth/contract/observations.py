@@ -26,7 +26,7 @@ def _numbered(pattern: re.Pattern, text: str, separator: str) -> list[tuple[re.M
         if int(match.group(1)) != expected:
             return None
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
-        body = text[match.end():end]
+        body = text[match.end() : end]
         if index + 1 < len(matches):
             if not body.endswith(separator):
                 return None

@@ -26,7 +26,8 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 ANSWER_RECORDED = "Answer recorded."
 """What the `answer` tool says back, in synth's agents and in the exported verl tool alike."""
@@ -56,7 +57,9 @@ def token_f1(prediction: str, reference: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def match_answer(prediction: str | None, answers: Iterable[str], f1_threshold: float | None = None) -> tuple[str, float]:
+def match_answer(
+    prediction: str | None, answers: Iterable[str], f1_threshold: float | None = None
+) -> tuple[str, float]:
     """How `prediction` matches the accepted answers (first = canonical, rest = aliases): "exact",
     "alias", "f1" (best token F1 >= `f1_threshold`, when given) or "none"; and its best F1."""
     answers = list(answers)
@@ -120,8 +123,14 @@ def ground_truth_answers(ground_truth: Any) -> list[str]:
     return [str(answer) for answer in ground_truth]
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None,
-                  format_score: float = 0.0, **kwargs: Any) -> float:
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: dict | None = None,
+    format_score: float = 0.0,
+    **kwargs: Any,
+) -> float:
     """verl's custom reward signature; any `data_source`. 1.0 when the final answer (tag or call)
     matches the ground truth or an alias after normalization; `format_score` for a wrong answer
     in a well-formed tag or call; 0.0 without one."""
@@ -139,7 +148,10 @@ def render_search(style: str, results: list[list[dict]]) -> str:
     """What one search call shows the agent: `results` holds one list of documents per query."""
     if style == "synth":
         documents = [document for hits in results for document in hits]
-        lines = [f"Doc {number}(Title: {d['title']}) [id: {d['id']}] {d['text']}" for number, d in enumerate(documents, start=1)]
+        lines = [
+            f"Doc {number}(Title: {d['title']}) [id: {d['id']}] {d['text']}"
+            for number, d in enumerate(documents, start=1)
+        ]
         return "\n".join(lines) if lines else NO_RESULTS
     if style == "searchr1":
         return "\n".join(
@@ -148,7 +160,9 @@ def render_search(style: str, results: list[list[dict]]) -> str:
         ).strip()
     if style == "verl":
         blocks = [
-            "\n\n".join(f'Doc {number} (Title: "{d["title"]}")\n{d["text"]}' for number, d in enumerate(hits, start=1)).strip()
+            "\n\n".join(
+                f'Doc {number} (Title: "{d["title"]}")\n{d["text"]}' for number, d in enumerate(hits, start=1)
+            ).strip()
             for hits in results
         ]
         return json.dumps({"result": "\n---\n".join(blocks)}, ensure_ascii=False)
@@ -169,7 +183,11 @@ def argument_error(name: str, arguments: Any, search_argument: str = "query") ->
     if name == "search":
         if search_argument == "query_list":
             queries = arguments.get("query_list")
-            if not isinstance(queries, list) or not queries or not all(isinstance(q, str) and q.strip() for q in queries):
+            if (
+                not isinstance(queries, list)
+                or not queries
+                or not all(isinstance(q, str) and q.strip() for q in queries)
+            ):
                 return "error: search needs `query_list`, a non-empty list of non-empty strings"
         else:
             query = arguments.get("query")

@@ -21,8 +21,8 @@ as recorded (their own prompt, tools and observations), still refused if they en
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from synth.contract.contracts import ANSWER_TOOL, DEFAULT, AgentContract, get_contract
 from synth.contract.observations import parse_search
@@ -68,9 +68,13 @@ def recorded_contract(trajectory: Trajectory) -> AgentContract | None:
     return DEFAULT  # made by synth before contracts were recorded, with synth's tools and observations
 
 
-def render(trajectory: Trajectory, contract: AgentContract | None, question: str,
-           user_prompt: Callable[[str], str] | None = None,
-           proposer_system: Callable[[AgentContract], str] | None = None) -> Conversation:
+def render(
+    trajectory: Trajectory,
+    contract: AgentContract | None,
+    question: str,
+    user_prompt: Callable[[str], str] | None = None,
+    proposer_system: Callable[[AgentContract], str] | None = None,
+) -> Conversation:
     """`trajectory` under `contract` (None: the contract it was recorded under); `user_prompt` turns
     the question into the user turn (default: the contract's "Question: ..."). A self-play proposal
     keeps its task as the user turn, under the system prompt `proposer_system` gives for the contract."""
@@ -85,8 +89,10 @@ def render(trajectory: Trajectory, contract: AgentContract | None, question: str
         final_schema = next((tool for tool in trajectory.tools if tool["function"]["name"] == PROPOSAL.tool), None)
         prompt = [ChatMessage(role="system", content=proposer_system(target)), task]
         return _Renderer(target, source, PROPOSAL).conversation(trajectory, prompt, final_schema)
-    prompt = [ChatMessage(role="system", content=target.system_prompt),
-              ChatMessage(role="user", content=(user_prompt or target.user_prompt)(question))]
+    prompt = [
+        ChatMessage(role="system", content=target.system_prompt),
+        ChatMessage(role="user", content=(user_prompt or target.user_prompt)(question)),
+    ]
     return _Renderer(target, source, ANSWER).conversation(trajectory, prompt, ANSWER_TOOL)
 
 
@@ -110,7 +116,9 @@ class _Renderer:
         self.source_argument = source.search_argument if source else "query"  # imported: the common shape
         self.final = final
 
-    def conversation(self, trajectory: Trajectory, prompt: list[ChatMessage], final_schema: dict | None) -> Conversation:
+    def conversation(
+        self, trajectory: Trajectory, prompt: list[ChatMessage], final_schema: dict | None
+    ) -> Conversation:
         if self.target.finish == "call" and final_schema is None:
             raise Unrenderable(f"no {self.final.tool} tool to finish with")
         messages = list(prompt)
@@ -141,14 +149,18 @@ class _Renderer:
             # a text answer becomes the contract's final call
             content = _without_tag(content, final.tag)
             arguments = json.dumps({final.argument: answer}, ensure_ascii=False)
-            call = ToolCall(id=f"call_{final.tool}_{len(out)}", function=FunctionCall(name=final.tool, arguments=arguments))
+            call = ToolCall(
+                id=f"call_{final.tool}_{len(out)}", function=FunctionCall(name=final.tool, arguments=arguments)
+            )
             calls.append((call, answer))
             answers.append(answer)
         if answers and len(calls) > 1:
             raise Unrenderable("answers in the same turn as another call")
         if answers and self.target.finish == "tag":
             text = f"<{final.tag}>{answers[0]}</{final.tag}>"
-            out.append(message.model_copy(update={"content": f"{content}\n{text}" if content else text, "tool_calls": None}))
+            out.append(
+                message.model_copy(update={"content": f"{content}\n{text}" if content else text, "tool_calls": None})
+            )
             return recorded  # the stored acknowledgement of an answer call is dropped
         out.append(message.model_copy(update={"content": content, "tool_calls": [call for call, _ in calls] or None}))
         if answers:  # finish == "call": the acknowledgement and the closing turn
@@ -180,10 +192,14 @@ class _Renderer:
             mapped = {"query": arguments["query_list"][0]}
         else:
             raise Unrenderable(f"search arguments the {self.target.name} contract cannot express")
-        return call.model_copy(update={"function": FunctionCall(name="search", arguments=json.dumps(mapped, ensure_ascii=False))})
+        return call.model_copy(
+            update={"function": FunctionCall(name="search", arguments=json.dumps(mapped, ensure_ascii=False))}
+        )
 
     def _tool(self, message: ChatMessage, pending: list[tuple[ToolCall, str | None]], out: list[ChatMessage]) -> None:
-        index = next((i for i, (call, _) in enumerate(pending) if call.id == message.tool_call_id), 0 if pending else None)
+        index = next(
+            (i for i, (call, _) in enumerate(pending) if call.id == message.tool_call_id), 0 if pending else None
+        )
         if index is None:
             raise Unrenderable("a tool result without a call")
         call, answer = pending.pop(index)
@@ -204,7 +220,9 @@ class _Renderer:
         if style == self.target.observation:
             return text
         if self.target.observation == "synth" and any(document["id"] is None for hits in results for document in hits):
-            raise Unrenderable(f"{style} search results carry no document ids, which the {self.target.name} contract shows")
+            raise Unrenderable(
+                f"{style} search results carry no document ids, which the {self.target.name} contract shows"
+            )
         return self.target.render_search(results)
 
 
@@ -213,7 +231,7 @@ def _body(messages: list[ChatMessage]) -> list[ChatMessage]:
     first_user = next((index for index, message in enumerate(messages) if message.role == "user"), None)
     if first_user is None:
         raise Unrenderable("no question")
-    return messages[first_user + 1:]
+    return messages[first_user + 1 :]
 
 
 def _string_argument(call: ToolCall, name: str) -> str:

@@ -22,7 +22,9 @@ from verl.tools.schemas import ToolResponse
 
 
 def _post(url: str, payload: dict, timeout: float) -> dict:
-    request = urllib.request.Request(url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())
 
@@ -62,7 +64,11 @@ class SearchTool(_ServerTool):
         except (OSError, ValueError) as failure:
             return ToolResponse(text=f"error: the search service failed ({failure})"), 0.0, {"error": str(failure)}
         results = [[_document(hit) for hit in hits] for hits in body["result"]]
-        return ToolResponse(text=synth_contract.render_search(self.observation, results)), 0.0, {"queries": len(queries)}
+        return (
+            ToolResponse(text=synth_contract.render_search(self.observation, results)),
+            0.0,
+            {"queries": len(queries)},
+        )
 
 
 class OpenTool(_ServerTool):

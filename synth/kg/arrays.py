@@ -40,8 +40,12 @@ class EntityTable(Mapping):
         node = self._node_index.get(entity_id)
         if node is None or not self._names[node].is_valid:
             return self._extra[entity_id]
-        return Entity.model_construct(id=entity_id, name=self._names[node].as_py(), description=self._descriptions[node].as_py() or "",
-                                      aliases=self._aliases[node].as_py() or [])
+        return Entity.model_construct(
+            id=entity_id,
+            name=self._names[node].as_py(),
+            description=self._descriptions[node].as_py() or "",
+            aliases=self._aliases[node].as_py() or [],
+        )
 
     def __contains__(self, entity_id: object) -> bool:
         node = self._node_index.get(entity_id)  # type: ignore[arg-type]
@@ -73,17 +77,31 @@ def save_arrays(kg: KnowledgeGraph, folder: Path) -> None:
         for name in _ADJACENCY_FIELDS:
             np.save(staging / f"{direction}_{name}.npy", np.ascontiguousarray(getattr(index, name)))
     rows = [kg.entities.get(node) for node in kg.node_ids]
-    _write(staging / "nodes.arrow", pa.table({
-        "id": pa.array(kg.node_ids, type=pa.string()),
-        "name": pa.array([row.name if row else None for row in rows], type=pa.string()),
-        "description": pa.array([row.description if row else None for row in rows], type=pa.string()),
-        "aliases": pa.array([row.aliases if row else None for row in rows], type=pa.list_(pa.string())),
-    }))
+    _write(
+        staging / "nodes.arrow",
+        pa.table(
+            {
+                "id": pa.array(kg.node_ids, type=pa.string()),
+                "name": pa.array([row.name if row else None for row in rows], type=pa.string()),
+                "description": pa.array([row.description if row else None for row in rows], type=pa.string()),
+                "aliases": pa.array([row.aliases if row else None for row in rows], type=pa.list_(pa.string())),
+            }
+        ),
+    )
     nodes = set(kg.node_ids)
     extra = [entity.model_dump(mode="json") for entity_id, entity in kg.entities.items() if entity_id not in nodes]
     relations = [relation.model_dump(mode="json") for relation in kg.relations.values()]
-    (staging / "meta.json").write_text(json.dumps({"format": FORMAT, "snapshot": kg.snapshot, "relation_ids": kg.relation_ids,
-                                                   "relations": relations, "extra_entities": extra}))
+    (staging / "meta.json").write_text(
+        json.dumps(
+            {
+                "format": FORMAT,
+                "snapshot": kg.snapshot,
+                "relation_ids": kg.relation_ids,
+                "relations": relations,
+                "extra_entities": extra,
+            }
+        )
+    )
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)
 
@@ -96,14 +114,23 @@ def load_arrays(folder: Path, snapshot: str) -> KnowledgeGraph | None:
     meta = json.loads(meta_path.read_text())
     if meta.get("format") != FORMAT or meta.get("snapshot") != snapshot:
         return None
-    indexes = {direction: Adjacency(*(np.load(folder / f"{direction}_{name}.npy", mmap_mode="r") for name in _ADJACENCY_FIELDS))
-               for direction in ("out", "in")}
+    indexes = {
+        direction: Adjacency(
+            *(np.load(folder / f"{direction}_{name}.npy", mmap_mode="r") for name in _ADJACENCY_FIELDS)
+        )
+        for direction in ("out", "in")
+    }
     with pa.memory_map(str(folder / "nodes.arrow")) as source:
         columns = ipc.open_file(source).read_all()
     node_ids = columns.column("id").to_pylist()
     kg = KnowledgeGraph(
-        entities={}, relations={row["id"]: Relation.model_construct(**row) for row in meta["relations"]}, snapshot=snapshot,
-        node_ids=node_ids, relation_ids=meta["relation_ids"], out_index=indexes["out"], in_index=indexes["in"],
+        entities={},
+        relations={row["id"]: Relation.model_construct(**row) for row in meta["relations"]},
+        snapshot=snapshot,
+        node_ids=node_ids,
+        relation_ids=meta["relation_ids"],
+        out_index=indexes["out"],
+        in_index=indexes["in"],
     )
     extra = {row["id"]: Entity.model_construct(**row) for row in meta["extra_entities"]}
     kg.entities = EntityTable(kg.node_index, node_ids, columns, extra)

@@ -8,9 +8,9 @@ relations are numbered in sorted id order, so every listing below is in a stable
 `kg.graph` builds the networkx MultiDiGraph the first time someone asks for it.
 """
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Iterable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -59,7 +59,7 @@ class Adjacency:
         return self.run_rel[lo:hi].tolist(), lo
 
     def run_neighbors(self, run: int) -> np.ndarray:
-        return self.neighbors[self.run_start[run]:self.run_start[run + 1]]
+        return self.neighbors[self.run_start[run] : self.run_start[run + 1]]
 
     def lookup(self, node: int, relation: int) -> np.ndarray:
         lo, hi = int(self.run_ptr[node]), int(self.run_ptr[node + 1])
@@ -100,15 +100,22 @@ class KnowledgeGraph:
 
     @classmethod
     def from_arrays(
-        cls, heads: Sequence[str], relations_of_triples: Sequence[str], tails: Sequence[str],
-        entities: dict[str, Entity], relations: dict[str, Relation], snapshot: str,
+        cls,
+        heads: Sequence[str],
+        relations_of_triples: Sequence[str],
+        tails: Sequence[str],
+        entities: dict[str, Entity],
+        relations: dict[str, Relation],
+        snapshot: str,
     ) -> "KnowledgeGraph":
         """Build from parallel columns of ids (lists or pyarrow string arrays); a repeated triple counts once."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        heads, rels, tails = (pa.array(column, type=pa.string()) if not isinstance(column, (pa.Array, pa.ChunkedArray)) else column
-                              for column in (heads, relations_of_triples, tails))
+        heads, rels, tails = (
+            pa.array(column, type=pa.string()) if not isinstance(column, (pa.Array, pa.ChunkedArray)) else column
+            for column in (heads, relations_of_triples, tails)
+        )
         nodes = pc.unique(pa.chunked_array([*_chunks(heads), *_chunks(tails)], type=pa.string()))
         nodes = nodes.take(pc.sort_indices(nodes))
         relation_values = pc.unique(pa.chunked_array(_chunks(rels), type=pa.string()))
@@ -133,8 +140,12 @@ class KnowledgeGraph:
     ) -> "KnowledgeGraph":
         triples = list(triples)
         return cls.from_arrays(
-            [triple.head for triple in triples], [triple.relation for triple in triples], [triple.tail for triple in triples],
-            entities, relations, snapshot,
+            [triple.head for triple in triples],
+            [triple.relation for triple in triples],
+            [triple.tail for triple in triples],
+            entities,
+            relations,
+            snapshot,
         )
 
     def without_relations(self, excluded: Iterable[str]) -> "KnowledgeGraph":
@@ -149,8 +160,11 @@ class KnowledgeGraph:
         keep = ~np.isin(relations, drop)
         heads, relations, tails = heads[keep], relations[keep], index.neighbors[keep]
         return KnowledgeGraph(
-            entities=self.entities, relations=self.relations, snapshot=self.snapshot,
-            node_ids=self.node_ids, relation_ids=self.relation_ids,
+            entities=self.entities,
+            relations=self.relations,
+            snapshot=self.snapshot,
+            node_ids=self.node_ids,
+            relation_ids=self.relation_ids,
             out_index=Adjacency.build(heads, relations, tails, self.num_nodes),
             in_index=Adjacency.build(tails, relations, heads, self.num_nodes),
         )
@@ -238,7 +252,9 @@ class KnowledgeGraph:
         for step in steps:
             frontier = self.step_nodes(frontier, step.relation, step.direction)
             for fact in step.where:
-                frontier = np.intersect1d(frontier, self.fact_nodes(fact.anchor, fact.relation, fact.direction), assume_unique=True)
+                frontier = np.intersect1d(
+                    frontier, self.fact_nodes(fact.anchor, fact.relation, fact.direction), assume_unique=True
+                )
         return frontier
 
     def fact_nodes(self, anchor: str, relation: str, direction: str) -> np.ndarray:
@@ -314,4 +330,3 @@ def _numbers(column, values) -> np.ndarray:
     import pyarrow.compute as pc
 
     return pc.index_in(column, value_set=values).to_numpy(zero_copy_only=False).astype(np.int32)
-

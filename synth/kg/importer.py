@@ -10,12 +10,11 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from synth.errors import ConfigError
-from synth.kg.phrases import auto_phrases
-from synth.kg.phrases import humanize
+from synth.kg.phrases import auto_phrases, humanize
 from synth.kg.readers import ENTITIES, RELATIONS, TRIPLES, Problem, parse_flag, read_rows
 from synth.kg.store import SUFFIX, snapshot_path
 
@@ -43,6 +42,7 @@ class ImportSource:
     @classmethod
     def from_folder(cls, folder: Path, **options) -> "ImportSource":
         """A folder in synth's own layout (triples.tsv[.gz], entities.tsv[.gz], relations.tsv[.gz])."""
+
         def find(stem: str) -> Path | None:
             return next((folder / name for name in (f"{stem}.tsv", f"{stem}.tsv.gz") if (folder / name).exists()), None)
 
@@ -75,14 +75,21 @@ class ImportReport:
 
     def as_dict(self) -> dict:
         return {
-            "name": self.name, "snapshot_id": self.snapshot_id, "path": self.path,
-            "triples": self.triples, "duplicate_triples": self.duplicate_triples,
-            "entities": self.entities, "unnamed_entities": self.unnamed_entities,
-            "relations": self.relations, "auto_phrased_relations": self.auto_phrased_relations,
+            "name": self.name,
+            "snapshot_id": self.snapshot_id,
+            "path": self.path,
+            "triples": self.triples,
+            "duplicate_triples": self.duplicate_triples,
+            "entities": self.entities,
+            "unnamed_entities": self.unnamed_entities,
+            "relations": self.relations,
+            "auto_phrased_relations": self.auto_phrased_relations,
             "literal_relations": self.literal_relations,
             "lines_read": dict(self.lines),
             "problems": {f"{kind}/{reason}": count for (kind, reason), count in sorted(self.problems.items())},
-            "problem_examples": [{"file": p.file, "line": p.line, "reason": p.reason, "text": p.text} for p in self.examples],
+            "problem_examples": [
+                {"file": p.file, "line": p.line, "reason": p.reason, "text": p.text} for p in self.examples
+            ],
             "seconds": round(self.seconds, 2),
         }
 
@@ -94,7 +101,9 @@ def import_graph(name: str, source: ImportSource, kg_dir: Path, replace: bool = 
     _check_name(name)
     target = snapshot_path(kg_dir, name)
     if target.exists() and not replace:
-        raise ConfigError(f"a knowledge graph named {name!r} is already imported ({target}); pass --replace to overwrite it")
+        raise ConfigError(
+            f"a knowledge graph named {name!r} is already imported ({target}); pass --replace to overwrite it"
+        )
     kg_dir.mkdir(parents=True, exist_ok=True)
     staging = kg_dir / f".{name}.{os.getpid()}{SUFFIX}.partial"
     staging.unlink(missing_ok=True)
@@ -126,14 +135,19 @@ def _is_literal(relation: str, flag: str | None, numeric_share: float) -> bool:
 
 def _check_name(name: str) -> None:
     if not name or not all(character.isalnum() or character in "-_." for character in name) or name.startswith("."):
-        raise ConfigError(f"knowledge-graph name {name!r} must be letters, digits, '-', '_' or '.', e.g. wikidata-small")
+        raise ConfigError(
+            f"knowledge-graph name {name!r} must be letters, digits, '-', '_' or '.', e.g. wikidata-small"
+        )
 
 
 def _create_tables(connection) -> None:
     connection.execute("create table raw_triples (head varchar, relation varchar, tail varchar)")
-    connection.execute("create table raw_entities (id varchar, name varchar, description varchar, aliases varchar, line integer)")
     connection.execute(
-        "create table raw_relations (id varchar, forward varchar, inverse varchar, head_type varchar, tail_type varchar, "
+        "create table raw_entities (id varchar, name varchar, description varchar, aliases varchar, line integer)"
+    )
+    connection.execute(
+        "create table raw_relations (id varchar, forward varchar, inverse varchar, head_type varchar, tail_type "
+        "varchar, "
         "literal varchar, head_role varchar, tail_role varchar, line integer)"
     )
 
@@ -192,29 +206,40 @@ def _load_table(connection, table: str, path: Path, layout, source: ImportSource
         for name in fields:
             rows[name].append(row.get(name) or None)
         rows["line"].append(number)
-    batch = pa.table({name: pa.array(values, type=pa.int32() if name == "line" else pa.string()) for name, values in rows.items()})
+    batch = pa.table(
+        {name: pa.array(values, type=pa.int32() if name == "line" else pa.string()) for name, values in rows.items()}
+    )
     connection.from_arrow(batch).insert_into(f"raw_{table}")
 
 
 def _finish(connection, name: str, source: ImportSource, report: ImportReport) -> None:
     given = {
-        row[0]: row[1:] for row in connection.execute(
+        row[0]: row[1:]
+        for row in connection.execute(
             "select id, forward, inverse, head_type, tail_type, literal, head_role, tail_role from "
             "(select *, row_number() over (partition by id order by line) as n from raw_relations) where n = 1"
         ).fetchall()
     }
     # Every relation with the share of its tails that are numbers, in one pass over the triples.
-    numeric_shares = dict(connection.execute(
-        "select relation, avg((try_cast(tail as double) is not null)::double) from raw_triples group by relation order by relation"
-    ).fetchall())
+    numeric_shares = dict(
+        connection.execute(
+            "select relation, avg((try_cast(tail as double) is not null)::double) from raw_triples group by "
+            "relation order by relation"
+        ).fetchall()
+    )
     used = list(numeric_shares)
-    literal = {relation for relation in used if _is_literal(relation, given.get(relation, (None,) * 7)[4], numeric_shares[relation])}
+    literal = {
+        relation
+        for relation in used
+        if _is_literal(relation, given.get(relation, (None,) * 7)[4], numeric_shares[relation])
+    }
     report.literal_relations = sorted(literal)
     # Literal tails (years, ratings, tags) are values, not entities: their own ids, so the year 1981
     # is never the film titled "1981".
     connection.execute(
         "create table triples as select distinct head, relation, "
-        "case when relation in (select unnest(?::varchar[])) then ? || tail else tail end as tail from raw_triples order by all",
+        "case when relation in (select unnest(?::varchar[])) then ? || tail else tail end as tail from raw_triples "
+        "order by all",
         [sorted(literal), VALUE_PREFIX],
     )
     report.triples = connection.execute("select count(*) from triples").fetchone()[0]
@@ -222,12 +247,14 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
 
     # Entities: the first row for an id wins; later ones are reported as duplicates.
     duplicates = connection.execute(
-        "select id, line from (select id, line, row_number() over (partition by id order by line) as n from raw_entities) where n > 1"
+        "select id, line from (select id, line, row_number() over (partition by id order by line) as n from "
+        "raw_entities) where n > 1"
     ).fetchall()
     for entity_id, line in duplicates:
         _note(report, "entities", Problem(str(source.entities), line, "duplicate_id", entity_id))
     connection.execute(
-        "create table named as select id, name, coalesce(description, '') as description, coalesce(aliases, '') as aliases "
+        "create table named as select id, name, coalesce(description, '') as description, coalesce(aliases, '') as "
+        "aliases "
         "from (select *, row_number() over (partition by id order by line) as n from raw_entities) where n = 1"
     )
     report.entities = connection.execute("select count(*) from named").fetchone()[0]
@@ -250,15 +277,23 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
         auto = auto_phrases(relation)
         source_kind = "table" if forward and inverse else ("partial" if forward or inverse else "auto")
         report.auto_phrased_relations += source_kind != "table"
-        relation_rows.append((
-            relation, forward or auto.forward, inverse or ("" if forward else auto.inverse),
-            head_type or "", tail_type or "", source_kind, relation in literal,
-            head_role if head_role is not None else ("" if forward else auto.head_role),
-            tail_role if tail_role is not None else ("" if forward else auto.tail_role),
-        ))
+        relation_rows.append(
+            (
+                relation,
+                forward or auto.forward,
+                inverse or ("" if forward else auto.inverse),
+                head_type or "",
+                tail_type or "",
+                source_kind,
+                relation in literal,
+                head_role if head_role is not None else ("" if forward else auto.head_role),
+                tail_role if tail_role is not None else ("" if forward else auto.tail_role),
+            )
+        )
     connection.execute(
         "create table relations (id varchar primary key, forward varchar not null, inverse varchar not null, "
-        "head_type varchar, tail_type varchar, phrase_source varchar, literal boolean, head_role varchar, tail_role varchar)"
+        "head_type varchar, tail_type varchar, phrase_source varchar, literal boolean, head_role varchar, tail_role "
+        "varchar)"
     )
     connection.executemany("insert into relations values (?, ?, ?, ?, ?, ?, ?, ?, ?)", relation_rows)
     report.relations = len(relation_rows)
@@ -274,15 +309,27 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
     from synth.hashing import content_hash
 
     report.snapshot_id = f"{name}-{content_hash([str(part) for part in digest], length=16)}"
-    counts = {"triples": report.triples, "entities": report.entities, "relations": report.relations,
-              "duplicate_triples": report.duplicate_triples, "unnamed_entities": report.unnamed_entities,
-              "auto_phrased_relations": report.auto_phrased_relations, "literal_relations": report.literal_relations,
-              "problems": {f"{kind}/{reason}": count for (kind, reason), count in report.problems.items()}}
-    sources = {"triples": str(source.triples), "entities": str(source.entities) if source.entities else None,
-               "relations": str(source.relations) if source.relations else None}
+    counts = {
+        "triples": report.triples,
+        "entities": report.entities,
+        "relations": report.relations,
+        "duplicate_triples": report.duplicate_triples,
+        "unnamed_entities": report.unnamed_entities,
+        "auto_phrased_relations": report.auto_phrased_relations,
+        "literal_relations": report.literal_relations,
+        "problems": {f"{kind}/{reason}": count for (kind, reason), count in report.problems.items()},
+    }
+    sources = {
+        "triples": str(source.triples),
+        "entities": str(source.entities) if source.entities else None,
+        "relations": str(source.relations) if source.relations else None,
+    }
     connection.execute(
-        "create table snapshot (name varchar, snapshot_id varchar, imported_at timestamptz, sources varchar, counts varchar)"
+        "create table snapshot (name varchar, snapshot_id varchar, imported_at timestamptz, sources varchar, counts "
+        "varchar)"
     )
-    connection.execute("insert into snapshot values (?, ?, ?, ?, ?)",
-                       [name, report.snapshot_id, datetime.now(timezone.utc), json.dumps(sources), json.dumps(counts)])
+    connection.execute(
+        "insert into snapshot values (?, ?, ?, ?, ?)",
+        [name, report.snapshot_id, datetime.now(UTC), json.dumps(sources), json.dumps(counts)],
+    )
     connection.execute("checkpoint")

@@ -7,14 +7,14 @@ ignored), so "Washington" is inside "University of Washington" but "Paris" is no
 """
 
 import re
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Callable, Iterable
 
 from synth.matching import normalize_answer
 
 
 def token_sequence(name: str) -> str:
-    """" university of washington " style: normalized words with a space on each side."""
+    """ " university of washington " style: normalized words with a space on each side."""
     words = normalize_answer(re.sub(r"[^\w\s]", " ", name)).split()  # "Austria-Hungary" holds "Austria"
     return f" {' '.join(words)} " if words else ""
 
@@ -24,7 +24,9 @@ def token_sequences(name: str) -> tuple[str, ...]:
     is inside "BC Lions" as the leakage filter's matching (punctuation dropped) sees it, and
     "Austria" inside "Austria-Hungary" as a reader sees it."""
     joined = normalize_answer(name)
-    return tuple(dict.fromkeys(sequence for sequence in (token_sequence(name), f" {joined} " if joined else "") if sequence))
+    return tuple(
+        dict.fromkeys(sequence for sequence in (token_sequence(name), f" {joined} " if joined else "") if sequence)
+    )
 
 
 def sequences_of(names: Iterable[str]) -> tuple[str, ...]:

@@ -13,9 +13,24 @@ import re
 from dataclasses import dataclass
 
 _PAST_OF_PARTICIPLE = {
-    "written": "wrote", "spoken": "spoke", "sung": "sang", "drawn": "drew", "taken": "took", "given": "gave",
-    "shown": "showed", "known": "knew", "made": "made", "shot": "shot", "held": "held", "led": "led",
-    "begun": "began", "chosen": "chose", "driven": "drove", "seen": "saw", "won": "won", "built": "built",
+    "written": "wrote",
+    "spoken": "spoke",
+    "sung": "sang",
+    "drawn": "drew",
+    "taken": "took",
+    "given": "gave",
+    "shown": "showed",
+    "known": "knew",
+    "made": "made",
+    "shot": "shot",
+    "held": "held",
+    "led": "led",
+    "begun": "began",
+    "chosen": "chose",
+    "driven": "drove",
+    "seen": "saw",
+    "won": "won",
+    "built": "built",
 }
 
 
@@ -47,7 +62,9 @@ def _singular(words: str) -> str:
 
 
 def _is_verb(word: str) -> bool:
-    return word.endswith(("ed", "es", "ts", "ns", "ains")) or word in _PAST_OF_PARTICIPLE or word in ("is", "has", "was")
+    return (
+        word.endswith(("ed", "es", "ts", "ns", "ains")) or word in _PAST_OF_PARTICIPLE or word in ("is", "has", "was")
+    )
 
 
 def auto_phrases(relation_id: str) -> AutoPhrases:
@@ -56,7 +73,7 @@ def auto_phrases(relation_id: str) -> AutoPhrases:
     if words.endswith(" by"):
         participle = words[:-3]
         verb = participle.split()[0]
-        past = _PAST_OF_PARTICIPLE.get(verb, verb) + participle[len(verb):]
+        past = _PAST_OF_PARTICIPLE.get(verb, verb) + participle[len(verb) :]
         return AutoPhrases(f"was {participle} by", past)
     if words.endswith(" of"):
         noun = words[:-3]

@@ -8,9 +8,9 @@ number and reason does. Nothing is dropped silently.
 import csv
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from synth.errors import ConfigError
 from synth.textfiles import MAX_LINE_BYTES, text_lines
@@ -47,23 +47,38 @@ class Layout:
 
 
 TRIPLES = Layout(
-    ("head", "relation", "tail"), 3,
-    {"head": ("head", "h", "subject", "s", "source"), "relation": ("relation", "r", "predicate", "p", "rel", "edge"),
-     "tail": ("tail", "t", "object", "o", "target")},
+    ("head", "relation", "tail"),
+    3,
+    {
+        "head": ("head", "h", "subject", "s", "source"),
+        "relation": ("relation", "r", "predicate", "p", "rel", "edge"),
+        "tail": ("tail", "t", "object", "o", "target"),
+    },
 )
 ENTITIES = Layout(
-    ("id", "name", "description", "aliases"), 2,
-    {"id": ("id", "entity", "entity_id", "mid", "qid"), "name": ("name", "label", "title"),
-     "description": ("description", "desc", "text", "abstract"),
-     "aliases": ("aliases", "alias", "also_known_as", "alt_labels", "altlabels")},
+    ("id", "name", "description", "aliases"),
+    2,
+    {
+        "id": ("id", "entity", "entity_id", "mid", "qid"),
+        "name": ("name", "label", "title"),
+        "description": ("description", "desc", "text", "abstract"),
+        "aliases": ("aliases", "alias", "also_known_as", "alt_labels", "altlabels"),
+    },
     named_only=("aliases",),
 )
 RELATIONS = Layout(
-    ("id", "forward", "inverse", "head_type", "tail_type", "literal", "head_role", "tail_role"), 1,
-    {"id": ("id", "relation", "relation_id"), "forward": ("forward", "phrase", "label", "name"),
-     "inverse": ("inverse", "inverse_phrase", "inverse_label"), "head_type": ("head_type", "domain"),
-     "tail_type": ("tail_type", "range"), "literal": ("literal", "tail_literal", "value", "is_literal"),
-     "head_role": ("head_role",), "tail_role": ("tail_role",)},
+    ("id", "forward", "inverse", "head_type", "tail_type", "literal", "head_role", "tail_role"),
+    1,
+    {
+        "id": ("id", "relation", "relation_id"),
+        "forward": ("forward", "phrase", "label", "name"),
+        "inverse": ("inverse", "inverse_phrase", "inverse_label"),
+        "head_type": ("head_type", "domain"),
+        "tail_type": ("tail_type", "range"),
+        "literal": ("literal", "tail_literal", "value", "is_literal"),
+        "head_role": ("head_role",),
+        "tail_role": ("tail_role",),
+    },
     named_only=("head_role", "tail_role"),
 )
 
@@ -121,8 +136,13 @@ def sniff_delimiter(path: Path, minimum_fields: int) -> str:
     return best
 
 
-def read_rows(path: Path, layout: Layout, requested_format: str = "auto", delimiter: str | None = None,
-              columns: tuple[str, ...] | None = None) -> Iterator[tuple[int, dict[str, str]] | Problem]:
+def read_rows(
+    path: Path,
+    layout: Layout,
+    requested_format: str = "auto",
+    delimiter: str | None = None,
+    columns: tuple[str, ...] | None = None,
+) -> Iterator[tuple[int, dict[str, str]] | Problem]:
     """(line number, {field: value}) for each good row, a Problem for each bad line."""
     kind = file_format(path, requested_format)
     if kind == "jsonl":
@@ -135,7 +155,9 @@ def read_rows(path: Path, layout: Layout, requested_format: str = "auto", delimi
 def _read_delimited(path: Path, layout: Layout, delimiter: str, columns: tuple[str, ...] | None):
     csv.field_size_limit(MAX_LINE_BYTES)  # a field may be as long as a line may
     with text_lines(path) as handle:
-        reader = csv.reader(handle, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL)
+        reader = csv.reader(
+            handle, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+        )
         fields = list(columns or layout.positional)
         for number, row in enumerate(reader, start=1):
             if not row or (len(row) == 1 and not row[0].strip()):
@@ -152,16 +174,16 @@ def _header(row: list[str], layout: Layout) -> list[str] | None:
     """The row read as a header (field names, unknown columns as None), or None if it is data."""
     names = {synonym: field for field, synonyms in layout.synonyms.items() for synonym in synonyms}
     mapped = [names.get(cell.strip().lower()) for cell in row]
-    required = layout.fields[:layout.required]
+    required = layout.fields[: layout.required]
     return mapped if all(field in mapped for field in required) else None  # type: ignore[return-value]
 
 
 def _row(path: Path, number: int, delimiter: str, fields: list[str | None], values: list[str], layout: Layout):
-    required = layout.fields[:layout.required]
+    required = layout.fields[: layout.required]
     needed = max(fields.index(field) for field in required) + 1
     if len(values) > len(fields) and fields[-1] == "description":
         # A description may contain the delimiter itself; nothing else may.
-        values = values[:len(fields) - 1] + [delimiter.join(values[len(fields) - 1:])]
+        values = values[: len(fields) - 1] + [delimiter.join(values[len(fields) - 1 :])]
     if len(values) < needed or len(values) > len(fields):
         return Problem(str(path), number, "wrong_field_count", delimiter.join(values)[:200])
     row = {field: value.strip() for field, value in zip(fields, values) if field is not None}
@@ -171,7 +193,7 @@ def _row(path: Path, number: int, delimiter: str, fields: list[str | None], valu
 
 
 def _read_jsonl(path: Path, layout: Layout):
-    required = layout.fields[:layout.required]
+    required = layout.fields[: layout.required]
     for number, line in numbered_lines(path):
         try:
             value = json.loads(line)

@@ -1,22 +1,23 @@
 """Read a knowledge-graph snapshot folder: the format of the bundled default and of `synth kg import`.
 
-    triples.tsv[.gz]    head<TAB>relation<TAB>tail (header row)
-    entities.tsv[.gz]   id<TAB>name<TAB>description[<TAB>aliases, "|"-separated] (header row)
-    relations.tsv       id<TAB>forward<TAB>inverse<TAB>head_type<TAB>tail_type[<TAB>head_role<TAB>tail_role<TAB>literal ...] (header row)
-    manifest.json       {"snapshot_id": ..., ...}
+triples.tsv[.gz]    head<TAB>relation<TAB>tail (header row)
+entities.tsv[.gz]   id<TAB>name<TAB>description[<TAB>aliases, "|"-separated] (header row)
+relations.tsv       id<TAB>forward<TAB>inverse<TAB>head_type<TAB>tail_type[<TAB>head_role<TAB>tail_role<TAB>literal
+...] (header row)
+manifest.json       {"snapshot_id": ..., ...}
 """
 
 import csv
 import json
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
 
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.readers import parse_flag, split_aliases
-from synth.textfiles import text_lines
 from synth.schemas import Entity, Relation
+from synth.textfiles import text_lines
 
 BUNDLED = "fb15k237"
 
@@ -45,20 +46,31 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
     (`kg.without_relations(...)` drops relations afterwards)."""
     folder = Path(folder) if folder is not None else bundled_path()
     if not folder.is_dir():
-        raise NotFoundError(f"knowledge-graph folder {folder} does not exist; pass a snapshot folder or omit it for the bundled default")
+        raise NotFoundError(
+            f"knowledge-graph folder {folder} does not exist; pass a snapshot folder or omit it for the bundled default"
+        )
     manifest_path = folder / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     relations = {
         row["id"]: Relation(
-            id=row["id"], forward=row["forward"], inverse=row["inverse"],
-            head_type=row.get("head_type") or "", tail_type=row.get("tail_type") or "",
-            head_role=row.get("head_role") or "", tail_role=row.get("tail_role") or "",
+            id=row["id"],
+            forward=row["forward"],
+            inverse=row["inverse"],
+            head_type=row.get("head_type") or "",
+            tail_type=row.get("tail_type") or "",
+            head_role=row.get("head_role") or "",
+            tail_role=row.get("tail_role") or "",
             literal=parse_flag(row.get("literal")),
         )
         for row in _rows(folder, "relations.tsv")
     }
     entities = {
-        row["id"]: Entity(id=row["id"], name=row["name"], description=row.get("description") or "", aliases=split_aliases(row.get("aliases")))
+        row["id"]: Entity(
+            id=row["id"],
+            name=row["name"],
+            description=row.get("description") or "",
+            aliases=split_aliases(row.get("aliases")),
+        )
         for row in _rows(folder, "entities.tsv")
     }
     heads, relation_column, tails = [], [], []
@@ -68,7 +80,9 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
         tails.append(row["tail"])
     unknown = sorted(set(relation_column) - set(relations))
     if unknown:
-        raise ConfigError(f"{folder}: relations without phrases in relations.tsv: {', '.join(unknown[:5])}; add a row for each")
+        raise ConfigError(
+            f"{folder}: relations without phrases in relations.tsv: {', '.join(unknown[:5])}; add a row for each"
+        )
     snapshot = manifest.get("snapshot_id") or folder.name
     return KnowledgeGraph.from_arrays(heads, relation_column, tails, entities, relations, snapshot)
 

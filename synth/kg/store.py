@@ -1,7 +1,8 @@
 """Imported knowledge graphs: one DuckDB file per snapshot under `$SYNTH_HOME/kg/`.
 
 Tables `triples(head, relation, tail)`, `entities(id, name, description, aliases)` (aliases "|"-separated),
-`relations(id, forward, inverse, head_type, tail_type, phrase_source, literal, head_role, tail_role)` and a one-row `snapshot`
+`relations(id, forward, inverse, head_type, tail_type, phrase_source, literal, head_role, tail_role)` and a one-row
+`snapshot`
 (name, snapshot id, import time, sources, counts). One file per snapshot, not tables in the
 catalog, because DuckDB allows one writer per file: importing a graph never blocks a run that
 publishes, and any number of runs may read a graph at once. A file is written under a temporary
@@ -43,8 +44,14 @@ def read_meta(path: Path) -> dict:
         name, snapshot_id, imported_at, sources, counts = connection.execute(
             "select name, snapshot_id, imported_at, sources, counts from snapshot"
         ).fetchone()
-    return {"name": name, "snapshot_id": snapshot_id, "imported_at": imported_at,
-            "sources": json.loads(sources), "counts": json.loads(counts), "path": str(path)}
+    return {
+        "name": name,
+        "snapshot_id": snapshot_id,
+        "imported_at": imported_at,
+        "sources": json.loads(sources),
+        "counts": json.loads(counts),
+        "path": str(path),
+    }
 
 
 def load_graph(path: Path, log: Callable[[str], None] = print) -> KnowledgeGraph:
@@ -53,7 +60,9 @@ def load_graph(path: Path, log: Callable[[str], None] = print) -> KnowledgeGraph
     import duckdb
 
     if not path.is_file():
-        raise NotFoundError(f"no imported knowledge graph at {path}; see `synth kg list`, or import one with `synth kg import`")
+        raise NotFoundError(
+            f"no imported knowledge graph at {path}; see `synth kg list`, or import one with `synth kg import`"
+        )
     with duckdb.connect(str(path), read_only=True) as connection:
         snapshot_id = connection.execute("select snapshot_id from snapshot").fetchall()[0][0]
     folder = arrays_folder(path)
@@ -84,13 +93,25 @@ def _load_from_duckdb(path: Path) -> KnowledgeGraph:
         entity_rows = connection.execute(f"select id, name, description, {aliases} from entities").fetchall()
         relation_columns = {row[0] for row in connection.execute("describe relations").fetchall()}
         extra = "literal, head_role, tail_role" if "literal" in relation_columns else "false, '', ''"  # older imports
-        relation_rows = connection.execute(f"select id, forward, inverse, head_type, tail_type, {extra} from relations").fetchall()
+        relation_rows = connection.execute(
+            f"select id, forward, inverse, head_type, tail_type, {extra} from relations"
+        ).fetchall()
     # Rows were validated on import; model_construct skips re-validating millions of them.
-    entities = {row[0]: Entity.model_construct(id=row[0], name=row[1], description=row[2] or "", aliases=split_aliases(row[3]))
-                for row in entity_rows}
+    entities = {
+        row[0]: Entity.model_construct(id=row[0], name=row[1], description=row[2] or "", aliases=split_aliases(row[3]))
+        for row in entity_rows
+    }
     relations = {
-        row[0]: Relation.model_construct(id=row[0], forward=row[1], inverse=row[2] or "", head_type=row[3] or "", tail_type=row[4] or "",
-                                         literal=bool(row[5]), head_role=row[6] or "", tail_role=row[7] or "")
+        row[0]: Relation.model_construct(
+            id=row[0],
+            forward=row[1],
+            inverse=row[2] or "",
+            head_type=row[3] or "",
+            tail_type=row[4] or "",
+            literal=bool(row[5]),
+            head_role=row[6] or "",
+            tail_role=row[7] or "",
+        )
         for row in relation_rows
     }
     return KnowledgeGraph.from_arrays(

@@ -47,7 +47,9 @@ def estimate_tokens(request: ChatRequest) -> tuple[int, int]:
     """Upper-bound guess of (prompt, completion) tokens for a request not yet sent."""
     characters = sum(len(str(message.get("content") or "")) for message in request.messages)
     characters += sum(len(str(tool)) for tool in request.tools or [])
-    return int(characters / CHARS_PER_TOKEN) + 8 * len(request.messages), request.sampling.max_tokens * request.sampling.n
+    return int(characters / CHARS_PER_TOKEN) + 8 * len(
+        request.messages
+    ), request.sampling.max_tokens * request.sampling.n
 
 
 @dataclass
@@ -90,9 +92,18 @@ class Ledger:
     def export(self) -> list[dict]:
         """The totals as JSON rows, for a stage's saved state."""
         return [
-            {"stage": stage, "model": model, "requests": entry.requests, "cache_hits": entry.cache_hits,
-             "sent": entry.sent, "retries": dict(entry.retries), "failures": dict(entry.failures), "prompt_tokens": entry.prompt_tokens,
-             "completion_tokens": entry.completion_tokens, "latency_s": entry.latency_s}
+            {
+                "stage": stage,
+                "model": model,
+                "requests": entry.requests,
+                "cache_hits": entry.cache_hits,
+                "sent": entry.sent,
+                "retries": dict(entry.retries),
+                "failures": dict(entry.failures),
+                "prompt_tokens": entry.prompt_tokens,
+                "completion_tokens": entry.completion_tokens,
+                "latency_s": entry.latency_s,
+            }
             for (stage, model), entry in sorted(self.totals.items())
         ]
 
@@ -117,9 +128,15 @@ class Ledger:
         for row in self.export():
             old = before.get((row["stage"], row["model"]))
             if old is not None:
-                row = {**row, **{key: row[key] - old[key] for key in ("requests", "cache_hits", "sent", "prompt_tokens", "completion_tokens", "latency_s")},
-                       "failures": dict(Counter(row["failures"]) - Counter(old["failures"])),
-                       "retries": dict(Counter(row["retries"]) - Counter(old["retries"]))}
+                row = {
+                    **row,
+                    **{
+                        key: row[key] - old[key]
+                        for key in ("requests", "cache_hits", "sent", "prompt_tokens", "completion_tokens", "latency_s")
+                    },
+                    "failures": dict(Counter(row["failures"]) - Counter(old["failures"])),
+                    "retries": dict(Counter(row["retries"]) - Counter(old["retries"])),
+                }
             if row["requests"]:
                 rows.append(row)
         return rows
@@ -179,10 +196,16 @@ class Ledger:
             "budget_exhausted": self.exhausted,
             "by_stage_model": {
                 f"{stage}/{model}": {
-                    "requests": entry.requests, "cache_hits": entry.cache_hits, "sent": entry.sent,
-                    "retries": dict(entry.retries), "failures": dict(entry.failures),
-                    "prompt_tokens": entry.prompt_tokens, "completion_tokens": entry.completion_tokens,
-                    "mean_latency_s": round(entry.latency_s / answered, 3) if (answered := entry.requests - entry.cache_hits - sum(entry.failures.values())) else None,
+                    "requests": entry.requests,
+                    "cache_hits": entry.cache_hits,
+                    "sent": entry.sent,
+                    "retries": dict(entry.retries),
+                    "failures": dict(entry.failures),
+                    "prompt_tokens": entry.prompt_tokens,
+                    "completion_tokens": entry.completion_tokens,
+                    "mean_latency_s": round(entry.latency_s / answered, 3)
+                    if (answered := entry.requests - entry.cache_hits - sum(entry.failures.values()))
+                    else None,
                 }
                 for (stage, model), entry in sorted(self.totals.items())
             },

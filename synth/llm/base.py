@@ -1,7 +1,7 @@
 """The one protocol every backend implements."""
 
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 from synth.llm.types import ChatRequest, ChatResponse, LLMFailure
 
@@ -26,5 +26,5 @@ class LLMBackend(ABC):
         fall back to describing the tools in text when not."""
         return False
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 (optional: most backends hold nothing to close)
         """Release engines, connections and threads."""

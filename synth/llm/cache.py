@@ -8,8 +8,8 @@ stored and a kill loses at most the calls still in flight.
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from synth.hashing import content_hash
 from synth.llm.types import ChatRequest, ChatResponse
@@ -52,7 +52,7 @@ class ResponseCache:
         found: dict[str, ChatResponse] = {}
         connection = self._connection()
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             rows = connection.execute(
                 f"select key, response from responses where key in ({','.join('?' * len(chunk))})", chunk
             ).fetchall()
@@ -63,8 +63,7 @@ class ResponseCache:
     def put_many(self, entries: Iterable[tuple[str, str, ChatResponse]]) -> None:
         """Store (key, stage, response) triples; the first answer for a key wins."""
         rows = [
-            (key, response.model, stage, response.model_dump_json(), time.time())
-            for key, stage, response in entries
+            (key, response.model, stage, response.model_dump_json(), time.time()) for key, stage, response in entries
         ]
         if rows:
             self._connection().executemany("insert or ignore into responses values (?, ?, ?, ?, ?)", rows)

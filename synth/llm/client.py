@@ -7,7 +7,7 @@ never cached: the next run retries them.
 """
 
 import asyncio
-from typing import Sequence
+from collections.abc import Sequence
 
 from synth.llm.accounting import Ledger
 from synth.llm.base import LLMBackend
@@ -44,11 +44,15 @@ class LLMClient:
                 pending.setdefault(key, []).append(index)
             else:
                 self.ledger.record(requests[index], model, result)
-        answers = await asyncio.gather(*(self._send(key, requests[indexes[0]], model) for key, indexes in pending.items()))
-        for (key, indexes), answer in zip(pending.items(), answers):
+        answers = await asyncio.gather(
+            *(self._send(key, requests[indexes[0]], model) for key, indexes in pending.items())
+        )
+        for indexes, answer in zip(pending.values(), answers):
             results[indexes[0]] = answer
             for index in indexes[1:]:
-                results[index] = answer.model_copy(update={"cached": True}) if isinstance(answer, ChatResponse) else answer
+                results[index] = (
+                    answer.model_copy(update={"cached": True}) if isinstance(answer, ChatResponse) else answer
+                )
                 self.ledger.record(requests[index], model, results[index])
         return results  # type: ignore[return-value]
 
@@ -56,7 +60,9 @@ class LLMClient:
         """One request: reserve its budget, send it, store and count its answer as soon as it arrives."""
         reservation = self.ledger.reserve([request], model)
         if reservation is None:
-            answer: Result = LLMFailure(reason="budget_exceeded", attempts=0, detail="not sent: it could take the run past its budget")
+            answer: Result = LLMFailure(
+                reason="budget_exceeded", attempts=0, detail="not sent: it could take the run past its budget"
+            )
         else:
             try:
                 (answer,) = await self.backend.complete([request])

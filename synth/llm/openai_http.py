@@ -15,7 +15,8 @@ import json
 import logging
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import aiohttp
 from pydantic import SecretStr
@@ -43,9 +44,18 @@ SLOW_AFTER_S = 30.0
 class _Fault(Exception):
     """One failed attempt: a reason for the record, whether to retry, and what to tell the limiter."""
 
-    def __init__(self, reason: str, detail: str, *, retry: bool, overload: bool = False,
-                 replica_down: bool = False, retry_after_s: float | None = None, raw: str | None = None,
-                 endpoint: str | None = None):
+    def __init__(
+        self,
+        reason: str,
+        detail: str,
+        *,
+        retry: bool,
+        overload: bool = False,
+        replica_down: bool = False,
+        retry_after_s: float | None = None,
+        raw: str | None = None,
+        endpoint: str | None = None,
+    ):
         super().__init__(detail)
         self.reason, self.detail, self.retry, self.overload = reason, detail, retry, overload
         self.replica_down, self.retry_after_s, self.raw, self.endpoint = replica_down, retry_after_s, raw, endpoint
@@ -161,8 +171,14 @@ class OpenAICompatibleBackend(LLMBackend):
         finally:
             self._started.pop(token, None)
         assert fault is not None
-        return LLMFailure(reason=fault.reason, detail=fault.detail[:500], attempts=sent, retries=retries, raw=fault.raw,
-                          endpoint=fault.endpoint)
+        return LLMFailure(
+            reason=fault.reason,
+            detail=fault.detail[:500],
+            attempts=sent,
+            retries=retries,
+            raw=fault.raw,
+            endpoint=fault.endpoint,
+        )
 
     def _delay(self, attempt: int, fault: "_Fault") -> float:
         """Backoff before the next attempt; a server's Retry-After is obeyed up to `max_retry_after_s`."""
@@ -170,19 +186,27 @@ class OpenAICompatibleBackend(LLMBackend):
         if retry_after is not None and retry_after > self.max_retry_after_s:
             if not self._capped_retry_after:
                 self._capped_retry_after = True
-                self.log(f"{self.model_id}: server asked to wait {retry_after:.0f} s (Retry-After); waiting "
-                         f"{self.max_retry_after_s:.0f} s instead (max_retry_after_s)")
+                self.log(
+                    f"{self.model_id}: server asked to wait {retry_after:.0f} s (Retry-After); waiting "
+                    f"{self.max_retry_after_s:.0f} s instead (max_retry_after_s)"
+                )
             retry_after = self.max_retry_after_s
-        return min(backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, retry_after), max(self.backoff_cap_s, self.max_retry_after_s))
+        return min(
+            backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, retry_after),
+            max(self.backoff_cap_s, self.max_retry_after_s),
+        )
 
     def _unsent(self, sent: int, retries: dict[str, int]) -> LLMFailure:
         """The failure of a request the open circuit kept from being sent (again)."""
         breaker = self.breaker
         endpoints = ", ".join(endpoint.url for endpoint in self.pool.endpoints)
         return LLMFailure(
-            reason=breaker.last_reason or "circuit_open", attempts=sent, retries=retries, endpoint=endpoints,
+            reason=breaker.last_reason or "circuit_open",
+            attempts=sent,
+            retries=retries,
+            endpoint=endpoints,
             detail=f"not sent: {breaker.failures_in_a_row} attempts in a row failed at {endpoints}, and no probe was "
-                   f"answered for {breaker.give_up_s:.0f} s; last: {breaker.last_detail}"[:500],
+            f"answered for {breaker.give_up_s:.0f} s; last: {breaker.last_detail}"[:500],
         )
 
     def _watch(self) -> None:
@@ -211,9 +235,15 @@ class OpenAICompatibleBackend(LLMBackend):
             if oldest < every_s and retried == reported_retries:
                 continue
             reasons = ", ".join(f"{reason} x{count}" for reason, count in sorted(self.retries.items())) or "none"
-            state = f"; circuit open after {self.breaker.failures_in_a_row} failures in a row" if self.breaker.opened_at else ""
-            self.log(f"{self.model_id} at {', '.join(e.url for e in self.pool.endpoints)}: {len(self._started)} requests "
-                     f"waiting, oldest {oldest:.0f} s; retries so far: {reasons}{state}")
+            state = (
+                f"; circuit open after {self.breaker.failures_in_a_row} failures in a row"
+                if self.breaker.opened_at
+                else ""
+            )
+            self.log(
+                f"{self.model_id} at {', '.join(e.url for e in self.pool.endpoints)}: {len(self._started)} requests "
+                f"waiting, oldest {oldest:.0f} s; retries so far: {reasons}{state}"
+            )
             reported_retries = retried
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResponse:
@@ -253,27 +283,45 @@ class OpenAICompatibleBackend(LLMBackend):
             async with self._session().post(f"{base_url}/chat/completions", json=payload) as reply:
                 status, retry_after = reply.status, reply.headers.get("Retry-After")
                 body = (await reply.read()).decode("utf-8", errors="replace")
-        except asyncio.TimeoutError:
-            raise _Fault("timeout", f"no complete answer from {base_url} within {self._timeout.total} s", retry=True, overload=True) from None
+        except TimeoutError:
+            raise _Fault(
+                "timeout",
+                f"no complete answer from {base_url} within {self._timeout.total} s",
+                retry=True,
+                overload=True,
+            ) from None
         except aiohttp.ClientPayloadError as error:
-            raise _Fault("truncated_response", f"body cut short by {base_url}: {error}", retry=True, replica_down=True) from None
+            raise _Fault(
+                "truncated_response", f"body cut short by {base_url}: {error}", retry=True, replica_down=True
+            ) from None
         except aiohttp.ClientConnectorError as error:
-            raise _Fault("connection_refused", f"cannot connect to {base_url}: {error}", retry=True, replica_down=True) from None
+            raise _Fault(
+                "connection_refused", f"cannot connect to {base_url}: {error}", retry=True, replica_down=True
+            ) from None
         except aiohttp.ClientError as error:  # disconnected, reset
-            raise _Fault("connection_dropped", f"{type(error).__name__} from {base_url}: {error}", retry=True, replica_down=True) from None
+            raise _Fault(
+                "connection_dropped", f"{type(error).__name__} from {base_url}: {error}", retry=True, replica_down=True
+            ) from None
         if status == 400 and any(sign in body.lower() for sign in CONTEXT_SIGNS):
-            raise _Fault("context_too_long", f"HTTP 400 from {base_url}: {body[:200]}", retry=False, raw=body[:RAW_LIMIT])
+            raise _Fault(
+                "context_too_long", f"HTTP 400 from {base_url}: {body[:200]}", retry=False, raw=body[:RAW_LIMIT]
+            )
         if status != 200:
             raise _Fault(
-                f"http_{status}", f"HTTP {status} from {base_url}: {body[:200]}",
+                f"http_{status}",
+                f"HTTP {status} from {base_url}: {body[:200]}",
                 retry=status in OVERLOAD_STATUSES or status in TRANSIENT_STATUSES,
-                overload=status in OVERLOAD_STATUSES, replica_down=status >= 500 and status not in OVERLOAD_STATUSES,
-                retry_after_s=_retry_after(retry_after), raw=body[:RAW_LIMIT],
+                overload=status in OVERLOAD_STATUSES,
+                replica_down=status >= 500 and status not in OVERLOAD_STATUSES,
+                retry_after_s=_retry_after(retry_after),
+                raw=body[:RAW_LIMIT],
             )
         try:
             return self.parse(json.loads(body))
         except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as error:
-            raise _Fault("malformed_response", f"{type(error).__name__}: {error}"[:500], retry=True, raw=body[:RAW_LIMIT]) from None
+            raise _Fault(
+                "malformed_response", f"{type(error).__name__}: {error}"[:500], retry=True, raw=body[:RAW_LIMIT]
+            ) from None
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
         sampling = request.sampling
@@ -316,7 +364,9 @@ class OpenAICompatibleBackend(LLMBackend):
         usage = body.get("usage") or {}
         return ChatResponse(
             completions=completions,
-            usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0, completion_tokens=usage.get("completion_tokens") or 0),
+            usage=Usage(
+                prompt_tokens=usage.get("prompt_tokens") or 0, completion_tokens=usage.get("completion_tokens") or 0
+            ),
             model=self.model_id,
             raw=body,
         )
@@ -343,7 +393,9 @@ def _tool_call(call: dict[str, Any], index: int) -> ToolCall:
     arguments = function.get("arguments")
     if not isinstance(arguments, str):  # some servers send an object instead of a JSON string
         arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-    return ToolCall(id=call.get("id") or f"call_{index}", function=FunctionCall(name=function["name"], arguments=arguments))
+    return ToolCall(
+        id=call.get("id") or f"call_{index}", function=FunctionCall(name=function["name"], arguments=arguments)
+    )
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -36,7 +36,8 @@ class LLMSession:
         name = self.roles.get(role, role)
         if name not in self.models:
             raise ConfigError(
-                f"role {role!r} refers to model {name!r}, which is not declared; declared models: {', '.join(self.models)} "
+                f"role {role!r} refers to model {name!r}, which is not declared; declared models: "
+                f"{', '.join(self.models)} "
                 "(declare more under `models:` in flows.yaml)"
             )
         if name not in self._clients:

@@ -6,8 +6,9 @@ StructuredFailure holding every raw reply, never a None passed downstream.
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,7 +41,9 @@ def _parse(model: type[Model], text: str | None) -> Model | tuple[str, str]:
         return model.model_validate_json(_strip_fence(text))
     except ValidationError as error:
         kind = "invalid_json" if any(item["type"] == "json_invalid" for item in error.errors()) else "schema_mismatch"
-        return kind, "; ".join(f"{'.'.join(map(str, item['loc'])) or 'reply'}: {item['msg']}" for item in error.errors()[:5])
+        return kind, "; ".join(
+            f"{'.'.join(map(str, item['loc'])) or 'reply'}: {item['msg']}" for item in error.errors()[:5]
+        )
 
 
 def _strip_fence(text: str) -> str:
@@ -87,6 +90,10 @@ def _with_feedback(request: ChatRequest, answer: ChatResponse, error: str) -> Ch
     messages = [
         *request.messages,
         {"role": "assistant", "content": answer.text or ""},
-        {"role": "user", "content": f"That reply is not valid ({error}). Reply again with only a JSON object matching this schema: {json.dumps(request.json_schema)}"},
+        {
+            "role": "user",
+            "content": f"That reply is not valid ({error}). Reply again with only a JSON object matching this "
+            f"schema: {json.dumps(request.json_schema)}",
+        },
     ]
     return request.model_copy(update={"messages": messages})

@@ -27,7 +27,9 @@ def parse_tool_calls(text: str, id_prefix: str = "call") -> tuple[str, list[Tool
             return match.group(0)
         arguments = payload.get("arguments", payload.get("parameters", {}))
         encoded = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-        calls.append(ToolCall(id=f"{id_prefix}_{len(calls)}", function=FunctionCall(name=payload["name"], arguments=encoded)))
+        calls.append(
+            ToolCall(id=f"{id_prefix}_{len(calls)}", function=FunctionCall(name=payload["name"], arguments=encoded))
+        )
         return ""
 
     remaining = _BLOCK.sub(take, text)

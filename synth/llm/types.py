@@ -98,7 +98,15 @@ def is_model_failure(reason: str | None) -> bool:
     return reason in MODEL_FAILURES or (reason.startswith("http_") and reason not in REQUEST_FAILURES)
 
 
-MODEL_FAILURES = frozenset({
-    "timeout", "connection_refused", "connection_dropped", "truncated_response", "malformed_response",
-    "engine_error", "budget_exceeded", "circuit_open",
-})
+MODEL_FAILURES = frozenset(
+    {
+        "timeout",
+        "connection_refused",
+        "connection_dropped",
+        "truncated_response",
+        "malformed_response",
+        "engine_error",
+        "budget_exceeded",
+        "circuit_open",
+    }
+)

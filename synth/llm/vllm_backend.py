@@ -15,9 +15,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from synth.llm.base import LLMBackend
 from synth.llm.toolcalls import parse_tool_calls
@@ -214,7 +215,9 @@ class VLLMBackend(LLMBackend):
                 return
             message = str(error)
             reason = "context_too_long" if any(sign in message for sign in _TOO_LONG) else "invalid_request"
-            group[0].loop.call_soon_threadsafe(_resolve, group[0].future, LLMFailure(reason=reason, detail=message[:500]))
+            group[0].loop.call_soon_threadsafe(
+                _resolve, group[0].future, LLMFailure(reason=reason, detail=message[:500])
+            )
             return
         for request_id, submission in zip(ids, group):
             # enqueue_chat returns the engine's internal id ("7-1a2b3c4d"); outputs carry the caller's ("7")
@@ -250,16 +253,21 @@ class VLLMBackend(LLMBackend):
         completions = []
         for sample in output.outputs:
             text, calls = parse_tool_calls(sample.text)
-            completions.append(Completion(
-                text=text if (text or not calls) else None,
-                tool_calls=calls,
-                finish_reason="tool_calls" if calls else sample.finish_reason,
-            ))
+            completions.append(
+                Completion(
+                    text=text if (text or not calls) else None,
+                    tool_calls=calls,
+                    finish_reason="tool_calls" if calls else sample.finish_reason,
+                )
+            )
         usage = Usage(
             prompt_tokens=len(output.prompt_token_ids or []),
             completion_tokens=sum(len(sample.token_ids) for sample in output.outputs),
         )
-        raw = {"texts": [sample.text for sample in output.outputs], "finish_reasons": [sample.finish_reason for sample in output.outputs]}
+        raw = {
+            "texts": [sample.text for sample in output.outputs],
+            "finish_reasons": [sample.finish_reason for sample in output.outputs],
+        }
         return ChatResponse(completions=completions, usage=usage, model=self.model_id, latency_s=latency, raw=raw)
 
     async def aclose(self) -> None:

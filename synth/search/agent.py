@@ -41,7 +41,10 @@ from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParam
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
 from synth.search.tools import SearchTools
 
-_TOOL_PURPOSES = {"search": ("To search", "your query"), "open": ("To read a document in full", "an id from the results")}
+_TOOL_PURPOSES = {
+    "search": ("To search", "your query"),
+    "open": ("To read a document in full", "an id from the results"),
+}
 
 
 def tool_instructions(contract: AgentContract) -> str:
@@ -52,13 +55,17 @@ def tool_instructions(contract: AgentContract) -> str:
         purpose, example = _TOOL_PURPOSES[name]
         argument = next(iter(tool["function"]["parameters"]["properties"]))
         value = [example] if tool["function"]["parameters"]["properties"][argument]["type"] == "array" else example
-        lines.append(f"{purpose}, write: <tool_call>{json.dumps({'name': name, 'arguments': {argument: value}})}</tool_call>")
+        lines.append(
+            f"{purpose}, write: <tool_call>{json.dumps({'name': name, 'arguments': {argument: value}})}</tool_call>"
+        )
     return "\n".join(lines)
 
 
 def tools_sentence(contract: AgentContract) -> str:
-    """"Call `search` as often as you need and `open` to read a document in full." for the contract's tools."""
-    return "Call `search` as often as you need" + (" and `open` to read a document in full." if "open" in contract.tool_names else ".")
+    """ "Call `search` as often as you need and `open` to read a document in full." for the contract's tools."""
+    return "Call `search` as often as you need" + (
+        " and `open` to read a document in full." if "open" in contract.tool_names else "."
+    )
 
 
 def call_text(name: str, arguments: dict) -> str:
@@ -83,7 +90,12 @@ class Demonstration:
         for query, documents in self.searches:
             value = [query] if contract.search_argument == "query_list" else query
             turns.append({"role": "assistant", "content": call_text("search", {contract.search_argument: value})})
-            turns.append({"role": "user", "content": f"<tool_response>\n{contract.render_search([list(documents)])}\n</tool_response>"})
+            turns.append(
+                {
+                    "role": "user",
+                    "content": f"<tool_response>\n{contract.render_search([list(documents)])}\n</tool_response>",
+                }
+            )
         turns.append({"role": "assistant", "content": f"<{final_tag}>{self.result}</{final_tag}>"})
         return turns
 
@@ -91,7 +103,10 @@ class Demonstration:
 ANSWERING_DEMONSTRATION = Demonstration(
     task="Question: In which country was the director of the film Grey Harbour born?",
     searches=(
-        ("Grey Harbour film director", ({"id": "demo#0", "title": "Grey Harbour", "text": "Grey Harbour was directed by Mira Olsen."},)),
+        (
+            "Grey Harbour film director",
+            ({"id": "demo#0", "title": "Grey Harbour", "text": "Grey Harbour was directed by Mira Olsen."},),
+        ),
         ("Mira Olsen born", ({"id": "demo#1", "title": "Mira Olsen", "text": "Mira Olsen was born in Norway."},)),
     ),
     result="Norway",
@@ -143,10 +158,15 @@ class AgentTask:
 
     def json_system(self, contract: AgentContract) -> str:
         """System prompt of the json protocol: the call-delivering one plus the reply format."""
-        tools = ", ".join(f"{name} ({next(iter(contract.tool(name)['function']['parameters']['properties']))})" for name in contract.tool_names)
-        return (f"{self._call_system(contract)}\nReply with exactly one JSON object per turn, a tool call: "
-                '{"name": "<tool>", "arguments": {...}}. '
-                f"Tools: {tools}, {self.final_tool['function']['name']} ({self.final_argument}).")
+        tools = ", ".join(
+            f"{name} ({next(iter(contract.tool(name)['function']['parameters']['properties']))})"
+            for name in contract.tool_names
+        )
+        return (
+            f"{self._call_system(contract)}\nReply with exactly one JSON object per turn, a tool call: "
+            '{"name": "<tool>", "arguments": {...}}. '
+            f"Tools: {tools}, {self.final_tool['function']['name']} ({self.final_argument})."
+        )
 
     def demonstration_turns(self, contract: AgentContract) -> list[dict]:
         return self.demonstration.turns(contract, self.final_tag) if self.demonstration else []
@@ -158,7 +178,9 @@ class AgentTask:
             if message["role"] == "assistant":
                 final = extract_tagged(message["content"], self.final_tag)
                 if final is not None:
-                    content = json.dumps({"name": self.final_tool["function"]["name"], "arguments": {self.final_argument: final}})
+                    content = json.dumps(
+                        {"name": self.final_tool["function"]["name"], "arguments": {self.final_argument: final}}
+                    )
                 else:
                     content = re.sub(r"</?tool_call>", "", message["content"]).strip()
                 message = {**message, "content": content}
@@ -188,7 +210,9 @@ ANSWER_CALL_SYSTEM = (
     "You answer questions by searching a collection of documents with the tools you are given. "
     "{tools_sentence} When you know the answer, call `answer` with only the answer (usually a name)."
 )
-ANSWERING = AgentTask(SYSTEM, ANSWER_CALL_SYSTEM, "answer", ANSWER_TOOL, demonstration=ANSWERING_DEMONSTRATION, answering=True)
+ANSWERING = AgentTask(
+    SYSTEM, ANSWER_CALL_SYSTEM, "answer", ANSWER_TOOL, demonstration=ANSWERING_DEMONSTRATION, answering=True
+)
 """Answer a question: what solvers and teachers do."""
 DEMONSTRATION = ANSWERING.demonstration_turns(DEFAULT)
 """The answering demonstration under the default contract."""
@@ -235,7 +259,11 @@ def _prompt(messages: list[ChatMessage], tags: bool = True) -> list[dict]:
         if message.role == "tool":
             prompt.append({"role": "user", "content": f"<tool_response>\n{message.content}\n</tool_response>"})
         elif message.role == "assistant" and message.tool_calls:
-            template = '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>' if tags else '{{"name": "{}", "arguments": {}}}'
+            template = (
+                '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>'
+                if tags
+                else '{{"name": "{}", "arguments": {}}}'
+            )
             calls = "".join(template.format(call.function.name, call.function.arguments) for call in message.tool_calls)
             prompt.append({"role": "assistant", "content": f"{message.content or ''}{calls}".strip()})
         else:
@@ -249,10 +277,21 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict]:
 
 
 class SearchAgent:
-    def __init__(self, client: LLMClient, tools: SearchTools, max_turns: int = 4, max_tokens: int = 96,
-                 temperature: float = 0.7, stage: str = "agent", demonstrate: bool = False,
-                 protocol: Literal["tags", "native", "json"] = "tags", max_context_tokens: int | None = None, log=None,
-                 task: AgentTask = ANSWERING, required_calls: int = 0):
+    def __init__(
+        self,
+        client: LLMClient,
+        tools: SearchTools,
+        max_turns: int = 4,
+        max_tokens: int = 96,
+        temperature: float = 0.7,
+        stage: str = "agent",
+        demonstrate: bool = False,
+        protocol: Literal["tags", "native", "json"] = "tags",
+        max_context_tokens: int | None = None,
+        log=None,
+        task: AgentTask = ANSWERING,
+        required_calls: int = 0,
+    ):
         """`required_calls` (json protocol): tool calls a rollout must make before the final tool
         becomes available, e.g. the searches a proposer was asked for."""
         self.client = client
@@ -293,10 +332,19 @@ class SearchAgent:
         soon as its tool results are in, so short rollouts finish while long ones go on and the
         backend always has every live rollout's next request (no turn barrier)."""
         task = self.task
-        system = {"native": task.native_system, "json": task.json_system}.get(self.protocol, task.tags_system)(self.contract)
+        system = {"native": task.native_system, "json": task.json_system}.get(self.protocol, task.tags_system)(
+            self.contract
+        )
         rollouts = [
-            Rollout(question, seed, [ChatMessage(role="system", content=system), ChatMessage(role="user", content=f"{task.prompt_prefix}{question}")],
-                    hint=hints[index] if hints else None)
+            Rollout(
+                question,
+                seed,
+                [
+                    ChatMessage(role="system", content=system),
+                    ChatMessage(role="user", content=f"{task.prompt_prefix}{question}"),
+                ],
+                hint=hints[index] if hints else None,
+            )
             for index, (question, seed) in enumerate(questions)
         ]
         progress = _TurnProgress(self.log, self.stage, self.max_turns, len(rollouts))
@@ -335,22 +383,33 @@ class SearchAgent:
                 allowed = self.schemas
             schema = call_schema(allowed)
         else:
-            sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed,
-                                      stop=["</tool_call>", f"</{self.task.final_tag}>"])
+            sampling = SamplingParams(
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                seed=seed,
+                stop=["</tool_call>", f"</{self.task.final_tag}>"],
+            )
             prompt = _prompt(rollout.messages)
             if self.demonstrate:
                 prompt = prompt[:1] + self.task.demonstration_turns(self.contract) + prompt[1:]
         if rollout.hint:
             prompt = [{**prompt[0], "content": f"{prompt[0]['content']}\n\n{rollout.hint}"}, *prompt[1:]]
-        return ChatRequest(messages=prompt, sampling=sampling, stage=self.stage, json_schema=schema,
-                           tools=self.schemas if self.protocol == "native" else None)
+        return ChatRequest(
+            messages=prompt,
+            sampling=sampling,
+            stage=self.stage,
+            json_schema=schema,
+            tools=self.schemas if self.protocol == "native" else None,
+        )
 
     def _advance(self, rollout: Rollout, result) -> None:
         if not isinstance(result, ChatResponse):
             rollout.finish_reason = result.reason
             return
-        rollout.usage = Usage(prompt_tokens=rollout.usage.prompt_tokens + result.usage.prompt_tokens,
-                              completion_tokens=rollout.usage.completion_tokens + result.usage.completion_tokens)
+        rollout.usage = Usage(
+            prompt_tokens=rollout.usage.prompt_tokens + result.usage.prompt_tokens,
+            completion_tokens=rollout.usage.completion_tokens + result.usage.completion_tokens,
+        )
         rollout.context_tokens = result.usage.prompt_tokens + result.usage.completion_tokens
         completion = result.completions[0]
         if self.protocol == "native":
@@ -379,8 +438,10 @@ class SearchAgent:
     def _advance_native(self, rollout: Rollout, completion: Completion) -> None:
         text = completion.text
         if completion.tool_calls:
-            calls = [call if call.id else call.model_copy(update={"id": f"call_{len(rollout.messages)}_{index}"})
-                     for index, call in enumerate(completion.tool_calls)]
+            calls = [
+                call if call.id else call.model_copy(update={"id": f"call_{len(rollout.messages)}_{index}"})
+                for index, call in enumerate(completion.tool_calls)
+            ]
             self._run_calls(rollout, text or None, calls)
             return
         tag = self.task.final_tag
@@ -396,10 +457,14 @@ class SearchAgent:
         try:
             payload = json.loads(text)
             name, arguments = payload["name"], payload.get("arguments", {})
-            call = ToolCall(id=f"call_{len(rollout.messages)}_0",
-                            function=FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False)))
+            call = ToolCall(
+                id=f"call_{len(rollout.messages)}_0",
+                function=FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False)),
+            )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            self._malformed(rollout, completion, text, self.task.native_correction(self.contract))  # cut off, or no JSON decoding
+            self._malformed(
+                rollout, completion, text, self.task.native_correction(self.contract)
+            )  # cut off, or no JSON decoding
             return
         self._run_calls(rollout, None, [call])
 
@@ -422,7 +487,9 @@ class SearchAgent:
             answer = _string_argument(calls[0], argument)
             if answer is not None:
                 text = self.contract.answer_text(answer)
-                rollout.messages.append(ChatMessage(role="assistant", content=f"{content}\n{text}" if content else text))
+                rollout.messages.append(
+                    ChatMessage(role="assistant", content=f"{content}\n{text}" if content else text)
+                )
                 rollout.answer, rollout.finish_reason = answer, "answered"
                 return
         rollout.messages.append(ChatMessage(role="assistant", content=content, tool_calls=calls))
@@ -441,9 +508,10 @@ class SearchAgent:
                 if error is None:  # run by run_pending, off the event loop, batched with other rollouts' searches
                     rollout.pending.append((len(rollout.messages), call))
                 observation = error or ""
-            rollout.messages.append(ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation))
+            rollout.messages.append(
+                ChatMessage(role="tool", tool_call_id=call.id, name=call.function.name, content=observation)
+            )
             rollout.num_tool_calls += call.function.name != final  # delivering the result is not a use of the world
-
 
     async def run_pending(self, rollout: Rollout) -> None:
         """Run the latest turn's tool calls, in order, and write their results into the tool messages."""
@@ -466,7 +534,10 @@ class _TurnProgress:
         if turn > self.deepest:
             self.deepest = turn
             if self.log is not None:
-                self.log(f"{self.stage}: turn {turn + 1}/{self.max_turns}, {self.running} of {self.total} rollouts still running")
+                self.log(
+                    f"{self.stage}: turn {turn + 1}/{self.max_turns}, {self.running} of {self.total} rollouts still "
+                    "running"
+                )
 
     def finished(self) -> None:
         self.running -= 1
@@ -475,14 +546,28 @@ class _TurnProgress:
 def call_schema(tools: list[dict], max_string: int = 200) -> dict:
     """JSON schema of one call to any of `tools` ({"name": const, "arguments": its parameters});
     strings are capped so a rambling argument cannot eat the turn's token budget."""
+
     def capped(schema: dict) -> dict:
-        properties = {name: {**spec, "maxLength": spec.get("maxLength", max_string)} if spec.get("type") == "string" else spec
-                      for name, spec in schema.get("properties", {}).items()}
+        properties = {
+            name: {**spec, "maxLength": spec.get("maxLength", max_string)} if spec.get("type") == "string" else spec
+            for name, spec in schema.get("properties", {}).items()
+        }
         return {**schema, "properties": properties, "additionalProperties": False}
 
-    return {"anyOf": [{"type": "object", "additionalProperties": False, "required": ["name", "arguments"],
-                       "properties": {"name": {"const": tool["function"]["name"]}, "arguments": capped(tool["function"]["parameters"])}}
-                      for tool in tools]}
+    return {
+        "anyOf": [
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "arguments"],
+                "properties": {
+                    "name": {"const": tool["function"]["name"]},
+                    "arguments": capped(tool["function"]["parameters"]),
+                },
+            }
+            for tool in tools
+        ]
+    }
 
 
 def _string_argument(call: ToolCall, name: str) -> str | None:

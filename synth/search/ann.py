@@ -30,8 +30,14 @@ def bytes_per_vector(dimension: int, m: int = HNSW_M) -> int:
     return 4 * dimension + 4 * 2 * m
 
 
-def build_hnsw(vectors: np.ndarray, path: Path, log: Callable[[str], None] = print, batch: int = 100_000,
-               m: int = HNSW_M, ef_construction: int = EF_CONSTRUCTION) -> None:
+def build_hnsw(
+    vectors: np.ndarray,
+    path: Path,
+    log: Callable[[str], None] = print,
+    batch: int = 100_000,
+    m: int = HNSW_M,
+    ef_construction: int = EF_CONSTRUCTION,
+) -> None:
     """An HNSW index of `vectors` (rows normalized), added in batches with progress, written to `path`."""
     import faiss
 
@@ -39,7 +45,7 @@ def build_hnsw(vectors: np.ndarray, path: Path, log: Callable[[str], None] = pri
     index.hnsw.efConstruction = ef_construction
     started, total = time.perf_counter(), len(vectors)
     for start in range(0, total, batch):
-        index.add(np.ascontiguousarray(vectors[start:start + batch], dtype=np.float32))
+        index.add(np.ascontiguousarray(vectors[start : start + batch], dtype=np.float32))
         done = min(start + batch, total)
         if done < total:
             rate = done / (time.perf_counter() - started)

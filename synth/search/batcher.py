@@ -55,7 +55,7 @@ class SearchBatcher:
                     start = 0
                     for asked, _, future in entries:
                         if not future.done():
-                            future.set_result(hits[start:start + len(asked)])
+                            future.set_result(hits[start : start + len(asked)])
                         start += len(asked)
         finally:
             self._draining = False

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def build_once(folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str, resumable: bool = False) -> Path:
+def build_once(
+    folder: Path, build: Callable[[Path], None], log: Callable[[str], None], what: str, resumable: bool = False
+) -> Path:
     """`folder`, built by `build` into a staging folder and renamed into place once. Processes
     that need the same index at once take turns on a lock: the first builds, the rest reuse it.
     A killed build's staging folder is removed, or, when `resumable`, handed to `build` to go on."""

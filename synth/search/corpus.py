@@ -59,7 +59,7 @@ class KGCorpus:
         description = entity.description if entity else ""
         title = self.kg.name(entity_id)
         documents = []
-        chunks = [facts[start:start + FACTS_PER_PASSAGE] for start in range(0, len(facts), FACTS_PER_PASSAGE)] or [[]]
+        chunks = [facts[start : start + FACTS_PER_PASSAGE] for start in range(0, len(facts), FACTS_PER_PASSAGE)] or [[]]
         for number, chunk in enumerate(chunks):
             sentences = [fact_sentence(self.kg, entity_id, relation, tail) for relation, tail in chunk]
             lead = [description] if description and number == 0 else []
@@ -107,15 +107,29 @@ class Corpus:
         self.documents = PassageSequence(table)
 
     @classmethod
-    def _stored(cls, folder: Path, documents: Callable[[], Iterable[Document]], name: str, passage_words: int, source: dict,
-                log: Callable[[str], None]) -> "Corpus":
+    def _stored(
+        cls,
+        folder: Path,
+        documents: Callable[[], Iterable[Document]],
+        name: str,
+        passage_words: int,
+        source: dict,
+        log: Callable[[str], None],
+    ) -> "Corpus":
         """The corpus in `folder`, built there first from `documents()` if no earlier run did."""
-        build_once(folder, lambda staging: build_on_disk(documents(), staging, name, passage_words, source), log, f"corpus store ({name})")
+        build_once(
+            folder,
+            lambda staging: build_on_disk(documents(), staging, name, passage_words, source),
+            log,
+            f"corpus store ({name})",
+        )
         try:
             table, meta = PassageTable.open(folder), read_meta(folder)
         except (OSError, ValueError, KeyError, pa.ArrowException) as error:
-            raise ConfigError(f"the corpus store {folder} is damaged ({type(error).__name__}: {error}); "
-                              "delete that folder and it is rebuilt on the next run") from None
+            raise ConfigError(
+                f"the corpus store {folder} is damaged ({type(error).__name__}: {error}); "
+                "delete that folder and it is rebuilt on the next run"
+            ) from None
         corpus = cls.__new__(cls)
         corpus._attach(table, name, meta["fingerprint"])
         return corpus
@@ -127,11 +141,23 @@ class Corpus:
         if store is None:
             return cls(KGCorpus(kg).documents(), name=name)
         key = hashlib.sha256(json.dumps([kg.snapshot, FACTS_PER_PASSAGE, STORE_FORMAT]).encode()).hexdigest()[:16]
-        return cls._stored(store / f"kg-{_slug(kg.snapshot)}-{key}", lambda: KGCorpus(kg).documents(), name, 0, {"kg": kg.snapshot}, log)
+        return cls._stored(
+            store / f"kg-{_slug(kg.snapshot)}-{key}",
+            lambda: KGCorpus(kg).documents(),
+            name,
+            0,
+            {"kg": kg.snapshot},
+            log,
+        )
 
     @classmethod
-    def from_jsonl(cls, path: Path, store: Path | None = None, passage_words: int = PASSAGE_WORDS,
-                   log: Callable[[str], None] = print) -> "Corpus":
+    def from_jsonl(
+        cls,
+        path: Path,
+        store: Path | None = None,
+        passage_words: int = PASSAGE_WORDS,
+        log: Callable[[str], None] = print,
+    ) -> "Corpus":
         """A Search-R1 corpus file, its documents cut into passages of `passage_words` words (0: whole
         documents); a bad line is an error naming its line number. With `store`, the passages are
         written there once per file version (path, size, modification time) and mapped after that."""
@@ -141,7 +167,9 @@ class Corpus:
         stat = path.stat()
         source = {"path": str(path.resolve()), "bytes": stat.st_size, "modified_ns": stat.st_mtime_ns}
         key = hashlib.sha256(json.dumps([source, passage_words, STORE_FORMAT]).encode()).hexdigest()[:16]
-        return cls._stored(store / f"jsonl-{_slug(path.stem)}-{key}", lambda: _jsonl_documents(path), name, passage_words, source, log)
+        return cls._stored(
+            store / f"jsonl-{_slug(path.stem)}-{key}", lambda: _jsonl_documents(path), name, passage_words, source, log
+        )
 
     def __len__(self) -> int:
         return self.table.rows
@@ -170,7 +198,9 @@ class Corpus:
         with open(partial, "w", encoding="utf-8") as handle:
             for ids, titles, texts in self.table.columns(("id", "title", "text")):
                 for doc_id, title, text in zip(ids, titles, texts):
-                    handle.write(json.dumps({"id": doc_id, "contents": contents_of(title, text)}, ensure_ascii=False) + "\n")
+                    handle.write(
+                        json.dumps({"id": doc_id, "contents": contents_of(title, text)}, ensure_ascii=False) + "\n"
+                    )
         partial.replace(path)
         return len(self)
 

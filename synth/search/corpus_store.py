@@ -23,8 +23,16 @@ from synth.schemas import Document
 from synth.search.passages import split_document
 
 BATCH_ROWS = 4096
-SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string()), ("entity_id", pa.string()),
-                    ("document_id", pa.string()), ("part", pa.int32())])
+SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("entity_id", pa.string()),
+        ("document_id", pa.string()),
+        ("part", pa.int32()),
+    ]
+)
 DOCUMENT_KEY = np.int64(1) << 62
 """Set on an index entry that names a document (the row of its first passage) rather than a passage."""
 
@@ -57,8 +65,11 @@ def write_passages(documents: Iterable[Document], sink, passage_words: int) -> B
 
     def flush() -> None:
         if columns["id"]:
-            writer.write_batch(pa.record_batch([pa.array(columns[name], type=SCHEMA.field(name).type) for name in SCHEMA.names],
-                                               schema=SCHEMA))
+            writer.write_batch(
+                pa.record_batch(
+                    [pa.array(columns[name], type=SCHEMA.field(name).type) for name in SCHEMA.names], schema=SCHEMA
+                )
+            )
             for values in columns.values():
                 values.clear()
         hashes.append(np.array(pending_hashes, dtype=np.uint64))
@@ -69,8 +80,14 @@ def write_passages(documents: Iterable[Document], sink, passage_words: int) -> B
     for document in documents:
         documents_seen += 1
         for passage, part in split_document(document, passage_words):
-            for name, value in (("id", passage.id), ("title", passage.title), ("text", passage.text),
-                                ("entity_id", passage.entity_id), ("document_id", passage.document_id), ("part", part)):
+            for name, value in (
+                ("id", passage.id),
+                ("title", passage.title),
+                ("text", passage.text),
+                ("entity_id", passage.entity_id),
+                ("document_id", passage.document_id),
+                ("part", part),
+            ):
                 columns[name].append(value)
             # the fingerprint of the in-memory corpus before it moved to disk, so cached indexes stay valid
             digest.update(f"{passage.id}\x1f{passage.title}\x1f{passage.text}\x1e".encode())
@@ -92,22 +109,32 @@ def write_passages(documents: Iterable[Document], sink, passage_words: int) -> B
 class PassageTable:
     """Passages by position and by id, over record batches (mapped from a file, or in memory)."""
 
-    def __init__(self, batches: list[pa.RecordBatch], key_hashes: np.ndarray, key_rows: np.ndarray, folder: Path | None = None):
+    def __init__(
+        self, batches: list[pa.RecordBatch], key_hashes: np.ndarray, key_rows: np.ndarray, folder: Path | None = None
+    ):
         self.batches = batches
         self.key_hashes, self.key_rows = key_hashes, key_rows
         self.folder = folder
         self.rows = sum(batch.num_rows for batch in batches)
 
     @classmethod
-    def from_ipc(cls, source, key_hashes: np.ndarray, key_rows: np.ndarray, folder: Path | None = None) -> "PassageTable":
+    def from_ipc(
+        cls, source, key_hashes: np.ndarray, key_rows: np.ndarray, folder: Path | None = None
+    ) -> "PassageTable":
         reader = pa.ipc.open_file(source)
-        return cls([reader.get_batch(index) for index in range(reader.num_record_batches)], key_hashes, key_rows, folder)
+        return cls(
+            [reader.get_batch(index) for index in range(reader.num_record_batches)], key_hashes, key_rows, folder
+        )
 
     @classmethod
     def open(cls, folder: Path) -> "PassageTable":
         """The table a build left in `folder`, memory-mapped."""
-        return cls.from_ipc(pa.memory_map(str(folder / "passages.arrow")), np.load(folder / "key_hashes.npy", mmap_mode="r"),
-                            np.load(folder / "key_rows.npy", mmap_mode="r"), folder)
+        return cls.from_ipc(
+            pa.memory_map(str(folder / "passages.arrow")),
+            np.load(folder / "key_hashes.npy", mmap_mode="r"),
+            np.load(folder / "key_rows.npy", mmap_mode="r"),
+            folder,
+        )
 
     def __reduce__(self):  # a mapped table travels as its folder (Dask workers map it again), not as its bytes
         if self.folder is not None:
@@ -206,8 +233,14 @@ def build_on_disk(documents: Iterable[Document], folder: Path, name: str, passag
     np.save(folder / "key_hashes.npy", built.key_hashes)
     np.save(folder / "key_rows.npy", built.key_rows)
     PassageTable.open(folder).check_unique(name)
-    meta = {"name": name, "fingerprint": built.fingerprint, "passages": built.passages, "documents": built.documents,
-            "passage_words": passage_words, "source": source}
+    meta = {
+        "name": name,
+        "fingerprint": built.fingerprint,
+        "passages": built.passages,
+        "documents": built.documents,
+        "passage_words": passage_words,
+        "source": source,
+    }
     (folder / "corpus.json").write_text(json.dumps(meta, indent=1))
 
 

@@ -12,11 +12,10 @@ def load_embedder(model_path: Path | None = None):
     from synth.llm.platform import hide_mismatched_vision_packages
 
     hide_mismatched_vision_packages()
+    import torch
     from sentence_transformers import SentenceTransformer
 
     from synth.llm.embedded import embedding_model_path
-
-    import torch
 
     path = Path(model_path) if model_path is not None else embedding_model_path()
     name = path.name if model_path is not None else DEFAULT_EMBEDDER

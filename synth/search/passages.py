@@ -27,6 +27,11 @@ def split_document(document: "Document", words: int = PASSAGE_WORDS) -> Iterator
         yield document, 0
         return
     for part, start in enumerate(range(0, len(tokens), words)):
-        passage = Document(id=f"{document.id}#{part}", title=document.title, text=" ".join(tokens[start:start + words]),
-                           entity_id=document.entity_id, document_id=document.id)
+        passage = Document(
+            id=f"{document.id}#{part}",
+            title=document.title,
+            text=" ".join(tokens[start : start + words]),
+            entity_id=document.entity_id,
+            document_id=document.id,
+        )
         yield passage, part

@@ -36,8 +36,16 @@ class RetrieverUnavailable(RuntimeError):
 class RemoteRetriever:
     """`search` through a `/retrieve` endpoint, ranked positions in the local `corpus`."""
 
-    def __init__(self, url: str, corpus: Corpus, cache_path: Path | None = None, timeout_s: float = 60.0,
-                 attempts: int = 6, max_queries_per_call: int = 256, log: Callable[[str], None] = print):
+    def __init__(
+        self,
+        url: str,
+        corpus: Corpus,
+        cache_path: Path | None = None,
+        timeout_s: float = 60.0,
+        attempts: int = 6,
+        max_queries_per_call: int = 256,
+        log: Callable[[str], None] = print,
+    ):
         self.url = url if url.rstrip("/").endswith("/retrieve") else url.rstrip("/") + "/retrieve"
         self.corpus = corpus
         self.timeout_s, self.attempts, self.max_queries_per_call = timeout_s, attempts, max_queries_per_call
@@ -54,15 +62,22 @@ class RemoteRetriever:
                 health = json.loads(response.read())
         except (OSError, ValueError):
             health = None  # Search-R1's own server has no /health
-        return {"endpoint": self.url, "server": health, "corpus": self.corpus.name, "corpus_fingerprint": self.corpus.fingerprint}
+        return {
+            "endpoint": self.url,
+            "server": health,
+            "corpus": self.corpus.name,
+            "corpus_fingerprint": self.corpus.fingerprint,
+        }
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
-        keys = [content_hash({"url": self.url, "corpus": self.corpus.fingerprint, "query": query, "k": k}, length=32)
-                for query in queries]
+        keys = [
+            content_hash({"url": self.url, "corpus": self.corpus.fingerprint, "query": query, "k": k}, length=32)
+            for query in queries
+        ]
         found = self.cache.get_many(keys) if self.cache else {}
         missing = [index for index, key in enumerate(keys) if key not in found]
         for start in range(0, len(missing), self.max_queries_per_call):
-            chunk = missing[start:start + self.max_queries_per_call]
+            chunk = missing[start : start + self.max_queries_per_call]
             rows = self._retrieve([queries[index] for index in chunk], k)
             answered = {keys[index]: row for index, row in zip(chunk, rows)}
             if self.cache:
@@ -73,9 +88,11 @@ class RemoteRetriever:
     def _position(self, doc_id: str) -> int:
         position = self.corpus.position(doc_id)
         if position is None:
-            raise ConfigError(f"the retriever at {self.url} returned document {doc_id!r}, which corpus {self.corpus.name} "
-                              "does not have; give synth the corpus that server indexes (its JSONL, --param corpus=PATH; "
-                              "--param passage_words=0 if the server indexes whole documents)")
+            raise ConfigError(
+                f"the retriever at {self.url} returned document {doc_id!r}, which corpus {self.corpus.name} "
+                "does not have; give synth the corpus that server indexes (its JSONL, --param corpus=PATH; "
+                "--param passage_words=0 if the server indexes whole documents)"
+            )
         return position
 
     def _retrieve(self, queries: list[str], k: int) -> list[list[tuple[str, float]]]:
@@ -90,35 +107,45 @@ class RemoteRetriever:
             except urllib.error.HTTPError as error:
                 detail = error.read()[:300].decode(errors="replace")
                 if error.code not in RETRYABLE_STATUS:
-                    raise ConfigError(f"the retriever at {self.url} refused the request (HTTP {error.code}: {detail}); "
-                                      "is it a Search-R1-compatible /retrieve endpoint?") from None
+                    raise ConfigError(
+                        f"the retriever at {self.url} refused the request (HTTP {error.code}: {detail}); "
+                        "is it a Search-R1-compatible /retrieve endpoint?"
+                    ) from None
                 reason = f"HTTP {error.code}"
             except (OSError, TimeoutError) as error:  # refused, reset, timed out
                 reason = type(error).__name__ if not str(error) else str(error)
             except ValueError:
-                raise ConfigError(f"the retriever at {self.url} answered with something other than JSON; "
-                                  "is it a Search-R1-compatible /retrieve endpoint?") from None
+                raise ConfigError(
+                    f"the retriever at {self.url} answered with something other than JSON; "
+                    "is it a Search-R1-compatible /retrieve endpoint?"
+                ) from None
             if attempt < self.attempts:
                 delay = backoff_delay(attempt, 0.5, 10.0)
                 self.log(f"retriever {self.url}: {reason}; retrying in {delay:.1f} s ({attempt}/{self.attempts - 1})")
                 time.sleep(delay)
-        raise RetrieverUnavailable(f"the retriever at {self.url} did not answer after {self.attempts} attempts ({reason}); "
-                                   "start it (synth search serve, or Search-R1's retrieval_server.py) or fix the URL")
+        raise RetrieverUnavailable(
+            f"the retriever at {self.url} did not answer after {self.attempts} attempts ({reason}); "
+            "start it (synth search serve, or Search-R1's retrieval_server.py) or fix the URL"
+        )
 
     def _parse(self, payload: object, expected: int) -> list[list[tuple[str, float]]]:
         """Search-R1's shape: {"result": [[{"document": {"id", ...}, "score": s} | document, ...], ...]}."""
         rows = payload.get("result") if isinstance(payload, dict) else None
         if not isinstance(rows, list) or len(rows) != expected:
-            raise ConfigError(f"the retriever at {self.url} did not answer with one result list per query "
-                              '({"result": [[...], ...]}); is it a Search-R1-compatible /retrieve endpoint?')
+            raise ConfigError(
+                f"the retriever at {self.url} did not answer with one result list per query "
+                '({"result": [[...], ...]}); is it a Search-R1-compatible /retrieve endpoint?'
+            )
         parsed = []
         for row in rows:
             hits = []
             for rank, entry in enumerate(row):
                 document = entry.get("document", entry) if isinstance(entry, dict) else None
                 if not isinstance(document, dict) or "id" not in document:
-                    raise ConfigError(f"the retriever at {self.url} returned a document without an `id`; synth needs ids "
-                                      "to match results to its corpus (Search-R1's server returns the corpus rows, ids included)")
+                    raise ConfigError(
+                        f"the retriever at {self.url} returned a document without an `id`; synth needs ids "
+                        "to match results to its corpus (Search-R1's server returns the corpus rows, ids included)"
+                    )
                 score = entry.get("score") if "document" in entry else None
                 hits.append((str(document["id"]), float(score) if score is not None else -float(rank)))
             parsed.append(hits)
@@ -151,12 +178,14 @@ class _HitCache:
     def get_many(self, keys: list[str]) -> dict[str, list[tuple[str, float]]]:
         found = {}
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             for key, hits in self._connection().execute(
-                    f"select key, hits from hits where key in ({','.join('?' * len(chunk))})", chunk):
+                f"select key, hits from hits where key in ({','.join('?' * len(chunk))})", chunk
+            ):
                 found[key] = [tuple(hit) for hit in json.loads(hits)]
         return found
 
     def put_many(self, rows: dict[str, list[tuple[str, float]]]) -> None:
-        self._connection().executemany("insert or replace into hits values (?, ?)",
-                                       [(key, json.dumps(hits)) for key, hits in rows.items()])
+        self._connection().executemany(
+            "insert or replace into hits values (?, ?)", [(key, json.dumps(hits)) for key, hits in rows.items()]
+        )

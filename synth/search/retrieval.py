@@ -9,10 +9,11 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Callable, Protocol
+from typing import Annotated, Protocol
 
 import numpy as np
 from pydantic import AfterValidator
@@ -88,7 +89,9 @@ class BM25Retriever:
         bm25s = import_bm25s()
 
         index = bm25s.BM25()
-        index.index(self.tokenize([text for texts in self.corpus.search_texts(" ") for text in texts]), show_progress=False)
+        index.index(
+            self.tokenize([text for texts in self.corpus.search_texts(" ") for text in texts]), show_progress=False
+        )
         index.save(str(folder))
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
@@ -109,8 +112,16 @@ class DenseRetriever:
     The build embeds `checkpoint_every` documents at a time into a memory-mapped matrix and
     records how far it got after each batch, so a killed build resumes where it stopped."""
 
-    def __init__(self, corpus: Corpus, cache_dir: Path, model_path: Path | None = None, log: Callable[[str], None] = print,
-                 batch_size: int = 128, checkpoint_every: int = 4096, ann: str = "auto"):
+    def __init__(
+        self,
+        corpus: Corpus,
+        cache_dir: Path,
+        model_path: Path | None = None,
+        log: Callable[[str], None] = print,
+        batch_size: int = 128,
+        checkpoint_every: int = 4096,
+        ann: str = "auto",
+    ):
         from synth.search.embeddings import load_embedder
 
         self.corpus = corpus
@@ -120,7 +131,10 @@ class DenseRetriever:
         self.embedded = 0
         """Documents this process embedded while building (0 when the index was cached)."""
         self.folder = build_once(
-            cache_dir / f"dense-{self.model_name}-{corpus.fingerprint}", self._build, log, f"dense index ({self.model_name})",
+            cache_dir / f"dense-{self.model_name}-{corpus.fingerprint}",
+            self._build,
+            log,
+            f"dense index ({self.model_name})",
             resumable=True,
         )
         self.vectors = np.load(self.folder / "vectors.npy", mmap_mode="r")
@@ -128,33 +142,46 @@ class DenseRetriever:
         if ann == "hnsw" or (ann == "auto" and len(corpus) >= ANN_MIN_DOCUMENTS):
             from synth.search.ann import HnswIndex, build_hnsw
 
-            folder = build_once(cache_dir / f"hnsw-{self.model_name}-{corpus.fingerprint}",
-                                   lambda staging: build_hnsw(self.vectors, staging / "index.faiss", log=log), log, "HNSW index")
+            folder = build_once(
+                cache_dir / f"hnsw-{self.model_name}-{corpus.fingerprint}",
+                lambda staging: build_hnsw(self.vectors, staging / "index.faiss", log=log),
+                log,
+                "HNSW index",
+            )
             self.ann = HnswIndex(folder / "index.faiss")
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                                 show_progress_bar=False).astype(np.float32)
+        return self.model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ).astype(np.float32)
 
     def _build(self, folder: Path) -> None:
         total = len(self.corpus)
-        dimension = (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)()
+        dimension = (
+            getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        )()
         done, vectors = _resume(folder, total, dimension)
         if vectors is None:
-            vectors = np.lib.format.open_memmap(folder / "vectors.npy", mode="w+", dtype=np.float32, shape=(total, dimension))
+            vectors = np.lib.format.open_memmap(
+                folder / "vectors.npy", mode="w+", dtype=np.float32, shape=(total, dimension)
+            )
         else:
             self.log(f"  resuming a killed build: {done:,}/{total:,} documents already embedded")
         started, resumed_at = time.perf_counter(), done
         while done < total:
             end = min(done + self.checkpoint_every, total)
-            vectors[done:end] = self._encode([text for texts in self.corpus.search_texts(". ", done, end) for text in texts])
+            vectors[done:end] = self._encode(
+                [text for texts in self.corpus.search_texts(". ", done, end) for text in texts]
+            )
             vectors.flush()  # the vectors first, then the mark that says they are there
             _write_progress(folder, end, total, dimension)
             self.embedded += end - done
             done = end
             if done < total:
                 rate = (done - resumed_at) / (time.perf_counter() - started)
-                self.log(f"  embedded {done:,}/{total:,} documents ({rate:,.0f}/s, about {(total - done) / rate:.0f} s left)")
+                self.log(
+                    f"  embedded {done:,}/{total:,} documents ({rate:,.0f}/s, about {(total - done) / rate:.0f} s left)"
+                )
         del vectors
         (folder / "progress.json").unlink(missing_ok=True)
         self.log(f"  embedded {self.embedded:,} documents in this run ({resumed_at:,} were already embedded)")
@@ -163,8 +190,14 @@ class DenseRetriever:
         k = min(k, len(self.corpus))
         if self.ann is not None:
             scores, positions = self.ann.search(self._encode(queries), k)
-            return [[Hit(int(position), float(score)) for position, score in zip(row_positions, row_scores) if position >= 0]
-                    for row_positions, row_scores in zip(positions, scores)]
+            return [
+                [
+                    Hit(int(position), float(score))
+                    for position, score in zip(row_positions, row_scores)
+                    if position >= 0
+                ]
+                for row_positions, row_scores in zip(positions, scores)
+            ]
         scores = self._encode(queries) @ np.asarray(self.vectors).T
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         results = []
@@ -200,7 +233,9 @@ class HybridRetriever:
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         fused_rows = []
-        for sparse_hits, dense_hits in zip(self.sparse.search(queries, self.depth), self.dense.search(queries, self.depth)):
+        for sparse_hits, dense_hits in zip(
+            self.sparse.search(queries, self.depth), self.dense.search(queries, self.depth)
+        ):
             fused: dict[int, float] = {}
             for hits in (sparse_hits, dense_hits):
                 for rank, hit in enumerate(hits, start=1):
@@ -218,8 +253,10 @@ def check_retriever(kind: str) -> str:
 
 
 def _unknown(kind: str) -> str:
-    return (f"unknown retriever {kind!r}; choose one of {', '.join(RETRIEVERS)}, "
-            "or give the URL of a Search-R1-compatible /retrieve endpoint (http://HOST:PORT/retrieve)")
+    return (
+        f"unknown retriever {kind!r}; choose one of {', '.join(RETRIEVERS)}, "
+        "or give the URL of a Search-R1-compatible /retrieve endpoint (http://HOST:PORT/retrieve)"
+    )
 
 
 RetrieverChoice = Annotated[str, AfterValidator(check_retriever)]
@@ -229,7 +266,11 @@ RetrieverChoice = Annotated[str, AfterValidator(check_retriever)]
 def describe_retriever(kind: str, retriever: Retriever, corpus: Corpus) -> dict:
     """What a version's lineage records about the retriever its agents searched with."""
     description = getattr(retriever, "description", None)
-    return description if description is not None else {"retriever": kind, "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint}
+    return (
+        description
+        if description is not None
+        else {"retriever": kind, "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint}
+    )
 
 
 def open_retriever(kind: str, corpus: Corpus, cache_dir: Path, log: Callable[[str], None] = print) -> Retriever:

@@ -64,10 +64,14 @@ def make_app(corpus: Corpus, retriever: Retriever, retriever_name: str) -> web.A
         if not isinstance(ids, list) or not all(isinstance(doc_id, str) for doc_id in ids) or len(ids) > MAX_IDS:
             return _error(400, f"`ids` must be a list of at most {MAX_IDS} document ids (strings)")
         documents = [corpus.document(doc_id) for doc_id in ids]
-        return web.json_response({"result": [document_payload(document) if document else None for document in documents]})
+        return web.json_response(
+            {"result": [document_payload(document) if document else None for document in documents]}
+        )
 
     async def health(_: web.Request) -> web.Response:
-        return web.json_response({"status": "ok", "documents": len(corpus), "retriever": retriever_name, "corpus": corpus.name})
+        return web.json_response(
+            {"status": "ok", "documents": len(corpus), "retriever": retriever_name, "corpus": corpus.name}
+        )
 
     app = web.Application(client_max_size=16 * 2**20)
     app.router.add_post("/retrieve", retrieve)
@@ -80,7 +84,7 @@ async def _json_body(request: web.Request) -> dict | web.Response:
     try:
         body = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return _error(400, "the body is not JSON; send a JSON object, e.g. {\"queries\": [...], \"topk\": 3}")
+        return _error(400, 'the body is not JSON; send a JSON object, e.g. {"queries": [...], "topk": 3}')
     if not isinstance(body, dict):
         return _error(400, "the body must be a JSON object")
     return body
@@ -92,13 +96,17 @@ def _error(status: int, message: str) -> web.Response:
 
 def serve(corpus: Corpus, retriever: Retriever, retriever_name: str, host: str, port: int, on_ready=print) -> None:
     """Serve until interrupted."""
+
     async def main() -> None:
         runner = web.AppRunner(make_app(corpus, retriever, retriever_name), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         await site.start()
         bound = site._server.sockets[0].getsockname()[1] if site._server and site._server.sockets else port
-        on_ready(f"serving {len(corpus):,} documents ({retriever_name}) at http://{host}:{bound}/retrieve (and /open, /health)")
+        on_ready(
+            f"serving {len(corpus):,} documents ({retriever_name}) at http://{host}:{bound}/retrieve (and /open, "
+            "/health)"
+        )
         try:
             await asyncio.Event().wait()
         finally:

@@ -9,8 +9,7 @@ so an agent can `open` a document and cite it as evidence.
 import json
 from dataclasses import dataclass, field
 
-from synth.contract import DEFAULT, AgentContract
-from synth.contract import portable
+from synth.contract import DEFAULT, AgentContract, portable
 from synth.schemas import Document, ToolCall
 from synth.search.batcher import SearchBatcher
 from synth.search.corpus import Corpus
@@ -64,7 +63,9 @@ class SearchTools:
         return self.search_many([query], k)[0]
 
     def search_many(self, queries: list[str], k: int | None = None) -> list[list[Document]]:
-        return [[self.corpus.documents[hit.position] for hit in hits] for hits in self.retriever.search(queries, self._k(k))]
+        return [
+            [self.corpus.documents[hit.position] for hit in hits] for hits in self.retriever.search(queries, self._k(k))
+        ]
 
     def _k(self, k: int | None) -> int:
         return max(1, min(int(k or self.default_k), MAX_K))
@@ -134,5 +135,7 @@ class SearchTools:
     def _open_result(self, arguments: dict) -> ToolResult:
         doc_id = str(arguments["doc_id"])
         document = self.open(doc_id)
-        return ToolResult(portable.render_document(document_fields(document) if document else None, doc_id),
-                          [document] if document else [])
+        return ToolResult(
+            portable.render_document(document_fields(document) if document else None, doc_id),
+            [document] if document else [],
+        )

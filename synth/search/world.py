@@ -9,8 +9,13 @@ from synth.search.passages import PASSAGE_WORDS
 from synth.settings import Settings
 
 
-def load_corpus(settings: Settings, kg: str | None = None, corpus_file: Path | None = None,
-                passage_words: int = PASSAGE_WORDS, log: Callable[[str], None] = print) -> Corpus:
+def load_corpus(
+    settings: Settings,
+    kg: str | None = None,
+    corpus_file: Path | None = None,
+    passage_words: int = PASSAGE_WORDS,
+    log: Callable[[str], None] = print,
+) -> Corpus:
     if corpus_file is not None:
         return Corpus.from_jsonl(corpus_file, corpus_store(settings), passage_words=passage_words, log=log)
     from synth.kg.snapshot import load_kg

@@ -9,10 +9,11 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from synth.errors import CatalogError, NotFoundError
 from synth.schemas import DatasetVersion, RunRecord
@@ -203,9 +204,7 @@ class Catalog:
         import duckdb
 
         try:
-            row = self.connection.execute(
-                "select value from catalog_meta where key = 'schema_version'"
-            ).fetchone()
+            row = self.connection.execute("select value from catalog_meta where key = 'schema_version'").fetchone()
         except duckdb.CatalogException:
             row = None
         if row is None:
@@ -332,18 +331,25 @@ class Catalog:
         if not self._has_runs_table():
             return []
         where, parameters = ("where dataset = ?", [dataset]) if dataset else ("", [])
-        cursor = self.connection.execute(f"select * from runs {where} order by started_at desc limit {int(limit)}", parameters)
+        cursor = self.connection.execute(
+            f"select * from runs {where} order by started_at desc limit {int(limit)}", parameters
+        )
         return [self._to_run(dict(zip([column[0] for column in cursor.description], row))) for row in cursor.fetchall()]
 
     def _has_runs_table(self) -> bool:
         """A catalog made before runs were recorded, opened read-only, has none yet."""
-        return bool(self.connection.execute("select count(*) from information_schema.tables where table_name = 'runs'").fetchone()[0])
+        return bool(
+            self.connection.execute(
+                "select count(*) from information_schema.tables where table_name = 'runs'"
+            ).fetchone()[0]
+        )
 
     def run(self, run_id: str) -> RunRecord:
         if not self._has_runs_table():
             raise NotFoundError(f"no run {run_id!r}; `synth runs list` shows them")
-        cursor = self.connection.execute("select * from runs where run_id = ? or run_id like ? order by started_at desc",
-                                         [run_id, f"{run_id}%"])
+        cursor = self.connection.execute(
+            "select * from runs where run_id = ? or run_id like ? order by started_at desc", [run_id, f"{run_id}%"]
+        )
         rows = cursor.fetchall()
         if not rows:
             raise NotFoundError(f"no run {run_id!r}; `synth runs list` shows them")

@@ -17,12 +17,16 @@ def describe_version(settings: Settings, ref: str, examples: int = 3) -> dict[st
     items = str(shard_glob(settings, version, "items")).replace("'", "''")
     connection = duckdb.connect()
     try:
-        histogram = dict(connection.execute(
-            f"select difficulty, count(*) from read_parquet('{items}') group by difficulty"
-        ).fetchall())
-        hops = dict(connection.execute(
-            f"select hops, count(*) from read_parquet('{items}') group by hops order by hops"
-        ).fetchall())
+        histogram = dict(
+            connection.execute(
+                f"select difficulty, count(*) from read_parquet('{items}') group by difficulty"
+            ).fetchall()
+        )
+        hops = dict(
+            connection.execute(
+                f"select hops, count(*) from read_parquet('{items}') group by hops order by hops"
+            ).fetchall()
+        )
         cursor = connection.execute(
             f"select id, question, answer, hops, difficulty from read_parquet('{items}') limit ?", [examples]
         )

@@ -29,7 +29,12 @@ def part_entries(folder: Path) -> dict[str, list[dict]]:
     entries = {}
     for table in TABLES:
         entries[table] = [
-            {"file": part.name, "rows": _footer_rows(str(part), *_state(part)), "bytes": part.stat().st_size, "sha256": file_hash(part)}
+            {
+                "file": part.name,
+                "rows": _footer_rows(str(part), *_state(part)),
+                "bytes": part.stat().st_size,
+                "sha256": file_hash(part),
+            }
             for part in sorted((folder / table).glob("*.parquet"))
         ]
     return entries
@@ -117,6 +122,9 @@ def healthy(home: Path, versions: list[DatasetVersion]) -> list[DatasetVersion]:
         if key not in _warned:
             _warned.add(key)
             more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-            print(f"warning: {version.ref} is damaged: {found[0]}{more}; it is left out of queries and exports "
-                  f"(`synth datasets verify {version.ref}`)", file=sys.stderr)
+            print(
+                f"warning: {version.ref} is damaged: {found[0]}{more}; it is left out of queries and exports "
+                f"(`synth datasets verify {version.ref}`)",
+                file=sys.stderr,
+            )
     return whole

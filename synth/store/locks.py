@@ -5,8 +5,8 @@ library `datasets` and `huggingface_hub` lock their caches with, portable to Win
 import os
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from filelock import FileLock, Timeout
 

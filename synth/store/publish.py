@@ -18,9 +18,9 @@ import os
 import shutil
 import sys
 import uuid
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from pydantic import Field
 
@@ -74,9 +74,7 @@ def validate_dataset_name(name: str) -> str:
     return name
 
 
-def publish_version(
-    settings: Settings, spec: VersionSpec, tables: Mapping[str, Iterable[Record]]
-) -> DatasetVersion:
+def publish_version(settings: Settings, spec: VersionSpec, tables: Mapping[str, Iterable[Record]]) -> DatasetVersion:
     """Write `tables` (table name -> records) as a new version of `spec.name` and publish it."""
     validate_dataset_name(spec.name)
     unknown = sorted(set(tables) - set(TABLES))
@@ -85,10 +83,17 @@ def publish_version(
     from synth.store.locks import acquire
 
     lock_path = settings.locks_dir / f"publish-{spec.name}.lock"
-    lock = acquire(lock_path, PUBLISH_WAIT_S, on_wait=lambda who: print(
-        f"waiting for {who} to finish publishing {spec.name} ...", file=sys.stderr, flush=True))
+    lock = acquire(
+        lock_path,
+        PUBLISH_WAIT_S,
+        on_wait=lambda who: print(
+            f"waiting for {who} to finish publishing {spec.name} ...", file=sys.stderr, flush=True
+        ),
+    )
     if lock is None:
-        raise CatalogError(f"{spec.name} is being published by another process for over {PUBLISH_WAIT_S:.0f} s; rerun when it is done")
+        raise CatalogError(
+            f"{spec.name} is being published by another process for over {PUBLISH_WAIT_S:.0f} s; rerun when it is done"
+        )
     try:
         _remove_stale_staging(settings.datasets_dir / spec.name)
         run_id = spec.summary.get("run_id")
@@ -128,7 +133,11 @@ def _remove_stale_staging(folder: Path) -> None:
 def _finish_earlier_attempt(settings: Settings, name: str, run_id: str) -> DatasetVersion | None:
     """The version an earlier, killed attempt of run `run_id` published or fully wrote, or None."""
     with Catalog.open(settings) as catalog:
-        mine = [version for version in catalog.versions(name, include_unpublished=True) if version.summary.get("run_id") == run_id]
+        mine = [
+            version
+            for version in catalog.versions(name, include_unpublished=True)
+            if version.summary.get("run_id") == run_id
+        ]
         for version in mine:
             if version.status == "published":
                 return version
@@ -136,7 +145,11 @@ def _finish_earlier_attempt(settings: Settings, name: str, run_id: str) -> Datas
             if version.status != "pending":
                 continue
             if (settings.home.absolute() / version.path / MANIFEST).is_file():  # renamed into place: complete
-                return catalog.mark_published(version.model_copy(update={"row_counts": read_manifest(settings.home.absolute() / version.path).row_counts}))
+                return catalog.mark_published(
+                    version.model_copy(
+                        update={"row_counts": read_manifest(settings.home.absolute() / version.path).row_counts}
+                    )
+                )
             catalog.mark_failed(version, "killed while publishing; the rerun of the same run published anew")
     return None
 

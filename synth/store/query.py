@@ -36,7 +36,7 @@ def check_read_only(sql: str) -> None:
     except duckdb.Error as error:
         raise CatalogError(f"SQL error: {_first_line(error)}") from None
     if not statements:
-        raise CatalogError("no SQL statement given; e.g. synth sql \"select * from versions\"")
+        raise CatalogError('no SQL statement given; e.g. synth sql "select * from versions"')
     for statement in statements:
         kind = statement.type.name
         if kind == "EXPLAIN" and EXPLAIN_ANALYZE.search(statement.query):
@@ -60,8 +60,10 @@ def run_query(settings: Settings, sql: str) -> QueryResult:
             columns = [column[0] for column in cursor.description or []]
             rows = cursor.fetchall() if cursor.description else []
         except duckdb.PermissionException as error:
-            raise CatalogError(f"refused: {_first_line(error).removeprefix('Permission Error: ')}; synth sql reads the catalog's "
-                               f"views and the Parquet files under {settings.datasets_dir}, nothing else (no network)") from None
+            raise CatalogError(
+                f"refused: {_first_line(error).removeprefix('Permission Error: ')}; synth sql reads the catalog's "
+                f"views and the Parquet files under {settings.datasets_dir}, nothing else (no network)"
+            ) from None
         except duckdb.Error as error:
             raise CatalogError(f"SQL error: {_first_line(error)}") from None
     return QueryResult(columns, rows)

@@ -1,8 +1,8 @@
 """Read a published version's records back from its shards (no catalog lock held while reading)."""
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pyarrow as pa
 
@@ -23,8 +23,10 @@ def shard_glob(settings: Settings, version: DatasetVersion, table: str) -> Path:
     found = problems(settings.home.absolute(), version)
     if found:
         more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-        raise CatalogError(f"{version.ref} is damaged: {found[0]}{more}; `synth datasets verify {version.ref}` lists "
-                           "the damage; other versions are unaffected")
+        raise CatalogError(
+            f"{version.ref} is damaged: {found[0]}{more}; `synth datasets verify {version.ref}` lists "
+            "the damage; other versions are unaffected"
+        )
     return settings.home.absolute() / version.path / table / "*.parquet"
 
 
@@ -36,7 +38,10 @@ def open_reader(
     import duckdb
 
     path = str(shard_glob(settings, version, table)).replace("'", "''")
-    sql = f"select * exclude (filename, file_row_number) from (select * from read_parquet('{path}', filename = true, file_row_number = true)"
+    sql = (
+        "select * exclude (filename, file_row_number) from "
+        f"(select * from read_parquet('{path}', filename = true, file_row_number = true)"
+    )
     if where:
         sql += f" where {where}"
     sql += " order by filename, file_row_number)"
@@ -51,9 +56,7 @@ def open_reader(
         connection.close()
 
 
-def iter_records(
-    settings: Settings, version: DatasetVersion, table: str, where: str | None = None
-) -> Iterator[Record]:
+def iter_records(settings: Settings, version: DatasetVersion, table: str, where: str | None = None) -> Iterator[Record]:
     """Validated records of `table` in stored order."""
     model = TABLES[table]
     with open_reader(settings, version, table, where) as reader:

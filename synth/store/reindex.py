@@ -64,13 +64,19 @@ def _runs_from_folders(runs: Path) -> list[RunRecord]:
         try:
             info = json.loads(run_file.read_text())
             status = info.get("status", "running")
-            found.append(RunRecord(
-                run_id=info["run_id"], dataset=info["dataset"], recipe=info["recipe"],
-                status=status if status in ("running", "published", "failed", "stopped") else "failed",
-                started_at=datetime.fromisoformat(info["started_at"]), version=info.get("version"),
-                runner="local", stages=sorted(path.parent.name for path in run_file.parent.glob("*/stage.json")),
-                error=None if status == "published" else "history rebuilt from the run folder by reindex",
-            ))
+            found.append(
+                RunRecord(
+                    run_id=info["run_id"],
+                    dataset=info["dataset"],
+                    recipe=info["recipe"],
+                    status=status if status in ("running", "published", "failed", "stopped") else "failed",
+                    started_at=datetime.fromisoformat(info["started_at"]),
+                    version=info.get("version"),
+                    runner="local",
+                    stages=sorted(path.parent.name for path in run_file.parent.glob("*/stage.json")),
+                    error=None if status == "published" else "history rebuilt from the run folder by reindex",
+                )
+            )
         except (OSError, ValueError, KeyError):
             continue
     return found
@@ -108,7 +114,10 @@ def recover_catalog(settings: Settings, reason: str) -> ReindexReport:
     finally:
         if lock is not None:
             lock.release()
-    print(f"warning: the catalog {path} was damaged ({reason}); moved it to {aside.name} and rebuilt it from "
-          f"{len(report.found)} version manifests; run history: {report.runs_kept} runs kept, "
-          f"{report.runs_rebuilt} rebuilt from run folders (their funnels and summaries are lost)", file=sys.stderr)
+    print(
+        f"warning: the catalog {path} was damaged ({reason}); moved it to {aside.name} and rebuilt it from "
+        f"{len(report.found)} version manifests; run history: {report.runs_kept} runs kept, "
+        f"{report.runs_rebuilt} rebuilt from run folders (their funnels and summaries are lost)",
+        file=sys.stderr,
+    )
     return report

@@ -1,8 +1,8 @@
 """Parquet shards: `part-00000.parquet` files, each written whole (temp file, then rename)."""
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -98,8 +98,18 @@ class RunDir:
         started = datetime.now(UTC)
         root = runs / f"{dataset}-{started:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         root.mkdir(parents=True)
-        _write_json(root / RUN_FILE, {"run_id": root.name, "key": key, "recipe": recipe, "dataset": dataset,
-                                      "config": config, "status": "running", "started_at": started.isoformat()})
+        _write_json(
+            root / RUN_FILE,
+            {
+                "run_id": root.name,
+                "key": key,
+                "recipe": recipe,
+                "dataset": dataset,
+                "config": config,
+                "status": "running",
+                "started_at": started.isoformat(),
+            },
+        )
         return root
 
     def release(self) -> None:

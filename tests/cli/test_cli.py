@@ -43,7 +43,8 @@ def test_help_does_not_import_heavy_libraries():
     code = (
         "import sys\nfrom synth.cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('duckdb', 'torch', 'prefect', 'vllm', 'datasets', 'sentence_transformers', 'pyarrow', 'networkx', 'pydantic') if m in sys.modules]\n"
+        "heavy = [m for m in ('duckdb', 'torch', 'prefect', 'vllm', 'datasets', 'sentence_transformers', 'pyarrow', "
+        "'networkx', 'pydantic') if m in sys.modules]\n"
         "print(heavy)"
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -79,13 +80,45 @@ def test_a_corrupted_catalog_is_one_line(capsys, tmp_path, monkeypatch):
 
 
 def test_generate_list_show_sql_export(capsys, tmp_path):
-    code, out, _ = run(capsys, "generate", "--recipe", "multihop", "--n", "6", "--seed", "1", "--param", "hops=2", "--param", "panel.enabled=false", "--quiet", "--json")
+    code, out, _ = run(
+        capsys,
+        "generate",
+        "--recipe",
+        "multihop",
+        "--n",
+        "6",
+        "--seed",
+        "1",
+        "--param",
+        "hops=2",
+        "--param",
+        "panel.enabled=false",
+        "--quiet",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["version"] == 1
-    run(capsys, "generate", "--recipe", "multihop", "--n", "4", "--seed", "2", "--param", "hops=3", "--param", "panel.enabled=false", "--quiet")
+    run(
+        capsys,
+        "generate",
+        "--recipe",
+        "multihop",
+        "--n",
+        "4",
+        "--seed",
+        "2",
+        "--param",
+        "hops=3",
+        "--param",
+        "panel.enabled=false",
+        "--quiet",
+    )
 
     code, out, _ = run(capsys, "datasets", "list", "--json")
     listed = json.loads(out)
-    assert [(v["name"], v["version"], v["row_counts"]["items"]) for v in listed] == [("multihop", 1, 6), ("multihop", 2, 4)]
+    assert [(v["name"], v["version"], v["row_counts"]["items"]) for v in listed] == [
+        ("multihop", 1, 6),
+        ("multihop", 2, 4),
+    ]
     assert all(v["kg_snapshot"].startswith("fb15k237-") and v["funnel"] for v in listed)
 
     code, out, _ = run(capsys, "datasets", "show", "multihop@1", "--json")
@@ -93,7 +126,9 @@ def test_generate_list_show_sql_export(capsys, tmp_path):
     assert shown["difficulty"] == {"unlabeled": 6} and shown["hops"] == {"2": 6}
     assert len(shown["examples"]) == 3
 
-    code, out, _ = run(capsys, "sql", "select version, count(*) as n from items group by version order by version", "--json")
+    code, out, _ = run(
+        capsys, "sql", "select version, count(*) as n from items group by version order by version", "--json"
+    )
     assert json.loads(out) == [{"version": 1, "n": 6}, {"version": 2, "n": 4}]
     code, out, _ = run(capsys, "sql", "select version from versions order by version", "--format", "csv")
     assert out.splitlines() == ["version", "1", "2"]

@@ -17,7 +17,9 @@ def test_the_cli_offers_every_library_format():
 
 
 def test_import_then_export(run_cli, tmp_path):
-    code, out, _ = run_cli("datasets", "import", str(FIXTURES / "dpo.jsonl"), "--format", "dpo", "--name", "prefs", "--json")
+    code, out, _ = run_cli(
+        "datasets", "import", str(FIXTURES / "dpo.jsonl"), "--format", "dpo", "--name", "prefs", "--json"
+    )
     assert code == 0
     shown = json.loads(out)
     assert (shown["version"], shown["rows"], shown["items"], shown["trajectories"]) == ("prefs@1", 3, 2, 5)

@@ -34,14 +34,22 @@ def test_a_good_file_passes(tmp_path):
     assert "ok (1 flows, 1 scheduled, 1 models declared)" in result.output
 
 
-@pytest.mark.parametrize(("change", "key", "line", "words"), [
-    (("    schedule:", "    shedule:"), "flows.nightly.shedule", 9, "unknown key"),
-    (('"0 3 * * *"', '"0 25 * * *"'), "flows.nightly.schedule", 9, "not a valid cron expression"),
-    (("model: qwen}", "model: llama}"), "flows.nightly.params.panel.solvers.0.model", 13, "unknown model 'llama'"),
-    (("      n: 10", "      n: 10\n      hopz: 3"), "flows.nightly.params.hopz", 12, "unknown parameter"),
-    (("    recipe: multihop", "    recipe: multihops"), "flows.nightly.recipe", 8, "unknown recipe"),
-    (("    endpoints: [http://127.0.0.1:8000/v1]", "    endpoint: [http://127.0.0.1:8000/v1]"), "models.qwen.endpoint", 5, "unknown key"),
-])
+@pytest.mark.parametrize(
+    ("change", "key", "line", "words"),
+    [
+        (("    schedule:", "    shedule:"), "flows.nightly.shedule", 9, "unknown key"),
+        (('"0 3 * * *"', '"0 25 * * *"'), "flows.nightly.schedule", 9, "not a valid cron expression"),
+        (("model: qwen}", "model: llama}"), "flows.nightly.params.panel.solvers.0.model", 13, "unknown model 'llama'"),
+        (("      n: 10", "      n: 10\n      hopz: 3"), "flows.nightly.params.hopz", 12, "unknown parameter"),
+        (("    recipe: multihop", "    recipe: multihops"), "flows.nightly.recipe", 8, "unknown recipe"),
+        (
+            ("    endpoints: [http://127.0.0.1:8000/v1]", "    endpoint: [http://127.0.0.1:8000/v1]"),
+            "models.qwen.endpoint",
+            5,
+            "unknown key",
+        ),
+    ],
+)
 def test_a_bad_file_names_the_key_and_line(tmp_path, change, key, line, words):
     result = validate(tmp_path, GOOD.replace(*change))
     message = str(result.exception)

@@ -35,7 +35,7 @@ def bad_files(tmp_path) -> dict[str, Path]:
 
 def test_a_flows_file_that_is_not_utf8_is_named_by_flows_validate_and_generate(tmp_path, run_cli, monkeypatch):
     flows = tmp_path / "flows.yaml"
-    flows.write_bytes(b"flows:\n  x:\n    recipe: multihop\n    description: \"\xff\xfe\"\n")
+    flows.write_bytes(b'flows:\n  x:\n    recipe: multihop\n    description: "\xff\xfe"\n')
     _one_line(*run_cli("flows", "validate", "--flows-file", str(flows))[::2], "not UTF-8", "line 4")
     monkeypatch.chdir(tmp_path)
     _one_line(*run_cli("generate", "--recipe", "multihop", "--n", "2", "--llm", "fake")[::2], "flows.yaml", "not UTF-8")
@@ -53,8 +53,9 @@ def test_an_unknown_time_zone_fails_validation(tmp_path, run_cli):
     _one_line(*run_cli("flows", "validate", "--flows-file", str(flows))[::2], "timezone", "line 4", "Mars/Olympus")
 
 
-@pytest.mark.parametrize("kind, says", [("binary", "not UTF-8"), ("fake_gz", "not gzip"), ("one_line", "longer than"),
-                                        ("cut_gz", "damaged")])
+@pytest.mark.parametrize(
+    "kind, says", [("binary", "not UTF-8"), ("fake_gz", "not gzip"), ("one_line", "longer than"), ("cut_gz", "damaged")]
+)
 def test_bad_files_given_to_kg_import_are_one_line(bad_files, run_cli, kind, says, settings):
     _one_line(*run_cli("kg", "import", "broken", "--triples", str(bad_files[kind]))[::2], str(bad_files[kind]), says)
     assert not list(settings.kg_path.glob("*")) or not any("broken" in path.name for path in settings.kg_path.iterdir())
@@ -69,20 +70,35 @@ def test_bad_files_given_to_datasets_import_are_one_line(bad_files, run_cli, kin
 
 @pytest.mark.parametrize("kind, says", [("binary", "not UTF-8"), ("fake_gz", "not gzip"), ("one_line", "longer than")])
 def test_bad_contamination_benchmarks_are_one_line(bad_files, run_cli, kind, says):
-    args = ("generate", "--recipe", "multihop", "--n", "2", "--llm", "fake", "--quiet",
-            "--param", f"contamination.benchmarks=[{bad_files[kind]}]")
+    args = (
+        "generate",
+        "--recipe",
+        "multihop",
+        "--n",
+        "2",
+        "--llm",
+        "fake",
+        "--quiet",
+        "--param",
+        f"contamination.benchmarks=[{bad_files[kind]}]",
+    )
     _one_line(*run_cli(*args)[::2], str(bad_files[kind]), says)
 
 
 def test_an_unknown_solver_model_is_refused_before_any_stage_runs(run_cli, settings):
     solvers = "panel.solvers=[{name: a, model: nosuch}, {name: b, baseline: bm25_reader, conditions: [search]}]"
-    _one_line(*run_cli("generate", "--recipe", "multihop", "--n", "2", "--param", solvers)[::2], "nosuch", "not declared")
+    _one_line(
+        *run_cli("generate", "--recipe", "multihop", "--n", "2", "--param", solvers)[::2], "nosuch", "not declared"
+    )
     assert not (settings.home / "runs").exists() or not list((settings.home / "runs").glob("*/construct"))
 
 
 def test_exports_to_an_unwritable_path_or_a_full_disk_are_one_line(run_cli, tmp_path, monkeypatch):
     assert run_cli("generate", "--recipe", "multihop", "--n", "2", "--llm", "fake", "--quiet")[0] == 0
-    _one_line(*run_cli("export", "multihop@1", "--format", "jsonl", "--out", "/proc/synth-nowhere/out.jsonl")[::2], "cannot write")
+    _one_line(
+        *run_cli("export", "multihop@1", "--format", "jsonl", "--out", "/proc/synth-nowhere/out.jsonl")[::2],
+        "cannot write",
+    )
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -57,7 +57,9 @@ def test_aliases_are_other_names_from_the_lead_sentence():
     assert aliases["Yemen"] == ["Republic of Yemen"] and aliases["Poliomyelitis"] == ["polio", "infantile paralysis"]
     assert aliases["Margaret Atwood"] == ["Margaret Eleanor Atwood"]  # post-nominal letters dropped
     assert "Saw VII" not in aliases and "Orange" not in aliases  # "Saw" is another film; "the city of Orange" no name
-    assert all(alias and len(alias.split()) <= 6 and alias != name for name, names in aliases.items() for alias in names)
+    assert all(
+        alias and len(alias.split()) <= 6 and alias != name for name, names in aliases.items() for alias in names
+    )
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +186,15 @@ def test_readme_states_provenance_and_licenses(manifest):
     assert manifest["snapshot_id"] in readme
     assert "python3 scripts/build_bundled_kg.py" in readme
     assert f"{counts['dropped_cvt_triples']:,}" in readme and str(counts["dropped_cvt_relations"]) in readme
-    for needle in ("Toutanova", "Observed versus latent features", "CC BY 2.5", "CC BY-SA", "ConvE", "MIT",
-                   "LICENSE.ConvE-MIT.txt", "Wikipedia"):
+    for needle in (
+        "Toutanova",
+        "Observed versus latent features",
+        "CC BY 2.5",
+        "CC BY-SA",
+        "ConvE",
+        "MIT",
+        "LICENSE.ConvE-MIT.txt",
+        "Wikipedia",
+    ):
         assert needle in readme, f"README does not mention {needle}"
     assert "MIT" in (KG_DIR / "LICENSE.ConvE-MIT.txt").read_text(encoding="utf-8")

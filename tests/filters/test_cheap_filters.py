@@ -1,5 +1,4 @@
 import pytest
-
 from synth.filters.base import FilterChain
 from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter
@@ -20,8 +19,14 @@ def test_mentions_respects_word_boundaries_and_normalization():
 
 def test_leakage_of_the_answer_or_an_alias(make_item):
     assert leakage().check(make_item(0)) is True
-    assert leakage().check(make_item(0, question="Was Film 0 directed by someone born in Town 0?"))[:2] == (False, "answer_in_question")
-    assert leakage().check(make_item(0, question="Is The Film 0 directed by someone from Town 0?"))[:2] == (False, "answer_in_question")
+    assert leakage().check(make_item(0, question="Was Film 0 directed by someone born in Town 0?"))[:2] == (
+        False,
+        "answer_in_question",
+    )
+    assert leakage().check(make_item(0, question="Is The Film 0 directed by someone from Town 0?"))[:2] == (
+        False,
+        "answer_in_question",
+    )
 
 
 def test_leakage_of_a_hidden_intermediate(make_item):
@@ -56,7 +61,11 @@ def test_chain_counts_the_funnel_and_keeps_every_verdict(make_item):
     kept = chain.run(items)
     assert [item.id for item in kept] == ["item-0"]
     stages = {stage.stage: stage for stage in chain.stages.values()}
-    assert (stages["format"].input, stages["format"].kept, stages["format"].dropped) == (5, 4, {"question_too_short": 1})
+    assert (stages["format"].input, stages["format"].kept, stages["format"].dropped) == (
+        5,
+        4,
+        {"question_too_short": 1},
+    )
     assert stages["leakage"].dropped == {"answer_in_question": 1}
     assert stages["dedup"].dropped == {"duplicate_construction": 1, "duplicate_question": 1}
     dropped = [verdict for verdict in chain.verdicts if not verdict.kept]

@@ -1,7 +1,6 @@
 """Consensus rules and difficulty label boundaries, from hand-made attempts."""
 
 import pytest
-
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter, Thresholds, label, pass_rates
 from synth.schemas import SolverAttempt
@@ -15,19 +14,29 @@ def attempts(item_id="item-0", **outcomes):
     for key, samples in outcomes.items():
         solver, condition = key.split("_", 1)
         for index, mark in enumerate(samples):
-            made.append(SolverAttempt(
-                id=f"{item_id}-{key}-{index}", item_id=item_id, solver=solver, model=SOLVERS[solver], condition=condition,
-                sample_index=index, answer="Film 0" if mark == "1" else "Wrong Film", correct=mark == "1",
-                num_tool_calls=index + 1 if condition == "search" else 0,
-            ))
+            made.append(
+                SolverAttempt(
+                    id=f"{item_id}-{key}-{index}",
+                    item_id=item_id,
+                    solver=solver,
+                    model=SOLVERS[solver],
+                    condition=condition,
+                    sample_index=index,
+                    answer="Film 0" if mark == "1" else "Wrong Film",
+                    correct=mark == "1",
+                    num_tool_calls=index + 1 if condition == "search" else 0,
+                )
+            )
     return made
 
 
 @pytest.mark.parametrize(
     "search, expected",
     [
-        ("1111", "easy"), ("1110", "easy"),  # 0.75 is easy
-        ("1100", "medium"), ("1000", "medium"),  # 0.25 is medium
+        ("1111", "easy"),
+        ("1110", "easy"),  # 0.75 is easy
+        ("1100", "medium"),
+        ("1000", "medium"),  # 0.25 is medium
         ("10000", "hard"),  # 0.2: solved, below medium
         ("0000", "unsolved"),
     ],
@@ -54,8 +63,14 @@ def run_consensus(make_item, made, supports=None, **config):
 
 
 def test_unanswerable_from_gold_evidence_is_dropped_with_its_reason(make_item):
-    verdict, labels = run_consensus(make_item, attempts(a_gold_evidence="00", b_gold_evidence="00", a_search="11"), min_gold_solve_rate=0.0)
-    assert (verdict.kept, verdict.reason, verdict.details) == (False, "unanswerable_with_gold_evidence", {"gold_attempts": 4})
+    verdict, labels = run_consensus(
+        make_item, attempts(a_gold_evidence="00", b_gold_evidence="00", a_search="11"), min_gold_solve_rate=0.0
+    )
+    assert (verdict.kept, verdict.reason, verdict.details) == (
+        False,
+        "unanswerable_with_gold_evidence",
+        {"gold_attempts": 4},
+    )
     assert labels == {}
     verdict, _ = run_consensus(make_item, attempts(a_gold_evidence="01", a_search="11"))
     assert verdict.kept
@@ -69,7 +84,9 @@ def test_ambiguous_when_solvers_agree_on_another_answer_the_graph_supports(make_
     assert (verdict.kept, verdict.reason, verdict.details) == (False, "ambiguous", {"other_answer": "Wrong Film"})
     verdict, _ = run_consensus(make_item, made, supports=lambda item, answer: False)  # the graph says no: just wrong
     assert verdict.kept
-    verdict, _ = run_consensus(make_item, made, supports=lambda item, answer: True, ambiguous_min_votes=4)  # too few votes
+    verdict, _ = run_consensus(
+        make_item, made, supports=lambda item, answer: True, ambiguous_min_votes=4
+    )  # too few votes
     assert verdict.kept
 
 
@@ -89,7 +106,10 @@ def test_labels_carry_pass_rates_tool_calls_and_the_versions_used(make_item):
     assert stored.solvers == SOLVERS and stored.metadata["thresholds"]["easy"] == 0.9
     assert (stored.mean_tool_calls, stored.min_tool_calls) == (2.5, 2)  # correct search samples used 2 and 3 calls
     assert {(rate.solver, rate.condition): (rate.correct, rate.attempts) for rate in stored.pass_rates} == {
-        ("a", "search"): (2, 3), ("b", "search"): (0, 1), ("a", "closed_book"): (0, 1), ("a", "gold_evidence"): (1, 1),
+        ("a", "search"): (2, 3),
+        ("b", "search"): (0, 1),
+        ("a", "closed_book"): (0, 1),
+        ("a", "gold_evidence"): (1, 1),
     }
     assert pass_rates(made) == stored.pass_rates
 
@@ -100,12 +120,16 @@ def test_an_item_the_panel_never_saw_is_dropped_not_labeled(make_item):
 
 
 def test_a_panel_that_cannot_read_gold_evidence_does_not_judge_answerability(make_item):
-    made = attempts("item-0", a_gold_evidence="00", a_search="00") + attempts("item-1", a_gold_evidence="00", a_search="00")
+    made = attempts("item-0", a_gold_evidence="00", a_search="00") + attempts(
+        "item-1", a_gold_evidence="00", a_search="00"
+    )
     judge = ConsensusFilter(ConsensusConfig(min_gold_solve_rate=0.2), made, SOLVERS)
     chain = FilterChain([judge])
     kept = chain.run([make_item(0), make_item(1)])
     assert len(kept) == 2 and "0/2 items" in judge.skipped["unanswerable_with_gold_evidence"]
     assert {label.label for label in judge.labels.values()} == {"unsolved"}
-    able = attempts("item-0", a_gold_evidence="01") + attempts("item-1", a_gold_evidence="00")  # 1/2 >= 0.2: the rule holds
+    able = attempts("item-0", a_gold_evidence="01") + attempts(
+        "item-1", a_gold_evidence="00"
+    )  # 1/2 >= 0.2: the rule holds
     chain = FilterChain([ConsensusFilter(ConsensusConfig(min_gold_solve_rate=0.2), able, SOLVERS)])
     assert [item.id for item in chain.run([make_item(0), make_item(1)])] == ["item-0"]

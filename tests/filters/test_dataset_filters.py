@@ -5,14 +5,14 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from synth.errors import ConfigError, NotFoundError
 from synth.filters.base import FilterChain
 from synth.filters.benchmarks import load_benchmark
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.shortcut import ShortcutFilter
 from synth.schemas import Document, Hop
+
+from synth.errors import ConfigError, NotFoundError
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 
@@ -30,16 +30,26 @@ PARAPHRASES = [  # light rewordings, as a careless second run or a second genera
 
 
 def items_for(make_item, questions, offset=0):
-    return [make_item(offset + index, question=question, answer=f"Answer {offset + index}", aliases=[]) for index, question in enumerate(questions)]
+    return [
+        make_item(offset + index, question=question, answer=f"Answer {offset + index}", aliases=[])
+        for index, question in enumerate(questions)
+    ]
 
 
 def test_near_duplicates_planted_in_a_batch_are_removed_and_counted(make_item):
-    paraphrases = [item.model_copy(update={"answer": f"Answer {index}"}) for index, item in enumerate(items_for(make_item, PARAPHRASES, offset=10))]
-    other_anchor = make_item(20, question=QUESTIONS[0].replace("Springfield", "Shelbyville"), answer="Answer 20", aliases=[])
+    paraphrases = [
+        item.model_copy(update={"answer": f"Answer {index}"})
+        for index, item in enumerate(items_for(make_item, PARAPHRASES, offset=10))
+    ]
+    other_anchor = make_item(
+        20, question=QUESTIONS[0].replace("Springfield", "Shelbyville"), answer="Answer 20", aliases=[]
+    )
     batch = items_for(make_item, QUESTIONS) + paraphrases + [other_anchor]
     chain = FilterChain([NearDupFilter(NearDupConfig())])
     kept = chain.run(batch)
-    assert [item.question for item in kept] == QUESTIONS + [other_anchor.question]  # another anchor, another answer: kept
+    assert [item.question for item in kept] == QUESTIONS + [
+        other_anchor.question
+    ]  # another anchor, another answer: kept
     assert chain.stages["near_dup"].dropped == {"near_duplicate": 2}
     dropped = [verdict for verdict in chain.verdicts if not verdict.kept]
     assert [verdict.details["duplicate_of"] for verdict in dropped] == ["item-0", "item-1"]
@@ -48,18 +58,37 @@ def test_near_duplicates_planted_in_a_batch_are_removed_and_counted(make_item):
 
 def test_near_duplicates_of_earlier_versions_are_named_as_such(make_item):
     near = NearDupFilter(NearDupConfig(), earlier=[("old-7", QUESTIONS[2], ["Answer 0"])])
-    result = near.check(make_item(0, question=QUESTIONS[2].replace("werewolves", "a werewolf"), answer="Answer 0", aliases=[]))
+    result = near.check(
+        make_item(0, question=QUESTIONS[2].replace("werewolves", "a werewolf"), answer="Answer 0", aliases=[])
+    )
     assert result[:2] == (False, "near_duplicate_of_earlier_version") and result[2]["duplicate_of"] == "old-7"
     assert near.check(make_item(1, question=QUESTIONS[3])) is True
 
 
 def benchmark_rows():
     rows = [  # two restate generated questions (reworded), the rest are unrelated
-        {"id": "bench-a", "question": "Which film was directed by someone born in Springfield who won an Academy Award?", "golden_answers": ["Answer 0"]},
-        {"id": "bench-b", "question": "What sports team has the team color green and is based in a city that hosted the 1984 Olympics?", "golden_answers": ["answer 3"]},
-        {"id": "bench-c", "question": "Who wrote the novel that the film Vertigo is based on?", "golden_answers": ["Boileau-Narcejac"]},
+        {
+            "id": "bench-a",
+            "question": "Which film was directed by someone born in Springfield who won an Academy Award?",
+            "golden_answers": ["Answer 0"],
+        },
+        {
+            "id": "bench-b",
+            "question": "What sports team has the team color green and is based in a city that hosted the 1984 "
+            "Olympics?",
+            "golden_answers": ["answer 3"],
+        },
+        {
+            "id": "bench-c",
+            "question": "Who wrote the novel that the film Vertigo is based on?",
+            "golden_answers": ["Boileau-Narcejac"],
+        },
         {"id": "bench-d", "question": "Which city is the capital of France?", "golden_answers": ["Paris"]},
-        {"id": "bench-e", "question": "Which river flows through the capital of Austria?", "golden_answers": ["Danube"]},
+        {
+            "id": "bench-e",
+            "question": "Which river flows through the capital of Austria?",
+            "golden_answers": ["Danube"],
+        },
     ]
     return rows
 
@@ -72,7 +101,10 @@ def write_benchmark(path, rows):
     elif path.suffix == ".parquet":
         pq.write_table(pa.Table.from_pylist(rows), path)
     else:
-        path.write_text("qid,query,answer\n" + "".join(f'{row["id"]},"{row["question"]}",{row["golden_answers"][0]}\n' for row in rows))
+        path.write_text(
+            "qid,query,answer\n"
+            + "".join(f'{row["id"]},"{row["question"]}",{row["golden_answers"][0]}\n' for row in rows)
+        )
     return path
 
 
@@ -83,7 +115,10 @@ def test_contamination_catches_the_planted_questions_and_not_the_others(make_ite
     kept = chain.run(items_for(make_item, QUESTIONS))
     assert [item.id for item in kept] == ["item-1", "item-2", "item-4"]
     hits = {verdict.item_id: verdict.details for verdict in chain.verdicts if not verdict.kept}
-    assert {item_id: details["benchmark_id"] for item_id, details in hits.items()} == {"item-0": "bench-a", "item-3": "bench-b"}
+    assert {item_id: details["benchmark_id"] for item_id, details in hits.items()} == {
+        "item-0": "bench-a",
+        "item-3": "bench-b",
+    }
     assert all(details["benchmark"] == name and details["answer_match"] for details in hits.values())
 
 
@@ -106,16 +141,35 @@ def test_benchmark_files_give_clear_errors(tmp_path):
 
 
 def test_shortcut_drops_items_whose_evidence_one_search_finds(make_item, tmp_path):
-    corpus = Corpus([
-        Document(id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."),
-        Document(id="d2", title="First Light", text="First Light is a drama film directed by Alice Ames."),
-        Document(id="d3", title="Bob Burns", text="Bob Burns was born in Shelbyville."),
-        Document(id="d4", title="Second Wind", text="Second Wind is a comedy directed by Bob Burns."),
-    ], name="t")
-    path = [Hop(head="/p/a", relation="born_in", tail="/c/s", direction="inverse", evidence_doc_id="d1"),
-            Hop(head="/p/a", relation="directed", tail="/f/1", evidence_doc_id="d2")]
-    easy = make_item(0, question="Which film did Alice Ames, born in Springfield, direct?", answer="First Light", aliases=[], path=path)
-    hard = make_item(1, question="Which film was directed by a person born in a town next to Shelbyville?", answer="First Light", aliases=[], path=path)
+    corpus = Corpus(
+        [
+            Document(
+                id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."
+            ),
+            Document(id="d2", title="First Light", text="First Light is a drama film directed by Alice Ames."),
+            Document(id="d3", title="Bob Burns", text="Bob Burns was born in Shelbyville."),
+            Document(id="d4", title="Second Wind", text="Second Wind is a comedy directed by Bob Burns."),
+        ],
+        name="t",
+    )
+    path = [
+        Hop(head="/p/a", relation="born_in", tail="/c/s", direction="inverse", evidence_doc_id="d1"),
+        Hop(head="/p/a", relation="directed", tail="/f/1", evidence_doc_id="d2"),
+    ]
+    easy = make_item(
+        0,
+        question="Which film did Alice Ames, born in Springfield, direct?",
+        answer="First Light",
+        aliases=[],
+        path=path,
+    )
+    hard = make_item(
+        1,
+        question="Which film was directed by a person born in a town next to Shelbyville?",
+        answer="First Light",
+        aliases=[],
+        path=path,
+    )
     shortcut = ShortcutFilter(corpus, BM25Retriever(corpus, tmp_path, log=lambda line: None), k=2)
     easy_verdict, hard_verdict = shortcut.apply([easy, hard])
     assert (easy_verdict.kept, easy_verdict.reason) == (False, "one_search_shortcut")

@@ -3,13 +3,13 @@
 import asyncio
 
 import pytest
-
 from synth.filters.panel import Panel, PanelConfig, SolverSpec
 from synth.filters.solvers import ModelSolver, RetrievalReader, parse_answer
+from synth.schemas import Document, Hop
+
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
-from synth.schemas import Document, Hop
 from synth.search.agent import DEMONSTRATION
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
@@ -30,8 +30,10 @@ def scripted(request):
         return "<answer>Second Wind"
     if request.stage == "solver_gold_evidence":
         return "<answer>First Light"
-    start = max(index for index, message in enumerate(request.messages) if str(message["content"]).startswith("Question:"))
-    own = request.messages[start + 1:]  # after the worked demonstration, if any
+    start = max(
+        index for index, message in enumerate(request.messages) if str(message["content"]).startswith("Question:")
+    )
+    own = request.messages[start + 1 :]  # after the worked demonstration, if any
     turn = sum(message["role"] == "assistant" for message in own)
     if turn == 0 and (request.sampling.seed // 1000) % 2 == 1:  # the agent seeds turns as rollout seed * 1000 + turn
         return "Let me think about it."
@@ -47,10 +49,21 @@ def world(tmp_path):
 
 
 def items(make_item, count=2):
-    path = [Hop(head="/p/a", relation="born_in", tail="/c/s", direction="inverse", evidence_doc_id="d1"),
-            Hop(head="/p/a", relation="directed", tail="/f/1", evidence_doc_id="d2")]
-    return [make_item(index, question=f"Which film was directed by a person born in Springfield (variant {index})?",
-                      answer="First Light", aliases=[], path=path, evidence_doc_ids=["d1", "d2"]) for index in range(count)]
+    path = [
+        Hop(head="/p/a", relation="born_in", tail="/c/s", direction="inverse", evidence_doc_id="d1"),
+        Hop(head="/p/a", relation="directed", tail="/f/1", evidence_doc_id="d2"),
+    ]
+    return [
+        make_item(
+            index,
+            question=f"Which film was directed by a person born in Springfield (variant {index})?",
+            answer="First Light",
+            aliases=[],
+            path=path,
+            evidence_doc_ids=["d1", "d2"],
+        )
+        for index in range(count)
+    ]
 
 
 def panel(world, backend, cache):
@@ -68,7 +81,10 @@ def test_every_solver_attempts_every_item_k_times_per_condition(make_item, world
     assert len(attempts) == 2 * (3 * 2 + 1)
     assert [per_item[("small", "closed_book", i)].correct for i in (0, 1)] == [False, False]
     assert all(per_item[("small", "gold_evidence", i)].match == "exact" for i in (0, 1))
-    assert all(per_item[("small", "search", i)].correct and per_item[("small", "search", i)].num_tool_calls == 1 for i in (0, 1))
+    assert all(
+        per_item[("small", "search", i)].correct and per_item[("small", "search", i)].num_tool_calls == 1
+        for i in (0, 1)
+    )
     reader = per_item[("reader", "search", 0)]
     # the baseline names the best-ranked document the question does not mention: here the director, wrongly
     assert reader.model == "baseline:bm25-reader" and reader.answer == "Alice Ames" and not reader.correct
@@ -85,7 +101,7 @@ def test_search_attempts_keep_their_trajectories(make_item, world, tmp_path):
     assert len(trajectories) == 2 and all(t.role == "solver" and t.correct for t in trajectories)
     # the worked demonstration goes to the model but is no part of any stored trajectory
     search_requests = [request for request in backend.requests if request.stage == "solver_search"]
-    assert all(request.messages[1:1 + len(DEMONSTRATION)] == DEMONSTRATION for request in search_requests)
+    assert all(request.messages[1 : 1 + len(DEMONSTRATION)] == DEMONSTRATION for request in search_requests)
     assert not any("Grey Harbour" in (message.content or "") for t in trajectories for message in t.messages)
     by_sample = {t.metadata["malformed_turns"]: t for t in trajectories}
     clean = by_sample[0]

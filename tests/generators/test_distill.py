@@ -4,17 +4,17 @@ protocols, guided runs with the hint removed, and cache reuse on a rerun."""
 import asyncio
 
 import pytest
-
-from synth.contract import get_contract
 from synth.filters.rejection import distill_statistics, judge_rollouts, reject_reason, unanswered_calls
 from synth.filters.solvers import item_seed
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import leaks, path_guidance
+from synth.schemas import ChatMessage, Document, FunctionCall, Hop, ToolCall, Trajectory
+
+from synth.contract import get_contract
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import Completion, LLMFailure
-from synth.schemas import ChatMessage, Document, FunctionCall, Hop, ToolCall, Trajectory
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
@@ -36,10 +36,18 @@ def tools(tmp_path):
 
 
 def item(make_item, index=0):
-    path = [Hop(head="/p/alice", relation="born_in", tail="/c/springfield", direction="inverse", evidence_doc_id="d1"),
-            Hop(head="/p/alice", relation="directed", tail="/f/light", evidence_doc_id="d2")]
-    return make_item(index, question=f"Which film was directed by someone born in Springfield (case {index})?",
-                     answer="First Light", aliases=[], path=path, evidence_doc_ids=["d1", "d2"])
+    path = [
+        Hop(head="/p/alice", relation="born_in", tail="/c/springfield", direction="inverse", evidence_doc_id="d1"),
+        Hop(head="/p/alice", relation="directed", tail="/f/light", evidence_doc_id="d2"),
+    ]
+    return make_item(
+        index,
+        question=f"Which film was directed by someone born in Springfield (case {index})?",
+        answer="First Light",
+        aliases=[],
+        path=path,
+        evidence_doc_ids=["d1", "d2"],
+    )
 
 
 def turn_of(request) -> int:
@@ -48,9 +56,11 @@ def turn_of(request) -> int:
 
 def scripted_by_sample(plans: dict[int, list]):
     """Reply per (rollout seed -> list of replies by turn); seeds are looked up from the request."""
+
     def reply(request):
         plan = plans[request.sampling.seed // 1000]
         return plan[min(turn_of(request), len(plan) - 1)]
+
     return reply
 
 
@@ -66,10 +76,10 @@ def test_best_of_n_keeps_the_correct_run_with_fewest_calls_and_pairs_wrong_ones(
     items = [item(make_item)]
     [s] = seeds(items, 4)
     plans = {
-        s[0]: [SEARCH, SEARCH_AGAIN, "<answer>First Light"],       # correct, 2 calls
-        s[1]: [SEARCH, "I found it. <answer>First Light"],         # correct, 1 call: the best
-        s[2]: [SEARCH, "<answer>Second Wind"],                     # well-formed but wrong: a DPO negative
-        s[3]: ["<answer>First Light"],                             # correct without searching
+        s[0]: [SEARCH, SEARCH_AGAIN, "<answer>First Light"],  # correct, 2 calls
+        s[1]: [SEARCH, "I found it. <answer>First Light"],  # correct, 1 call: the best
+        s[2]: [SEARCH, "<answer>Second Wind"],  # well-formed but wrong: a DPO negative
+        s[3]: ["<answer>First Light"],  # correct without searching
     }
     config = DistillConfig(enabled=True, n=4, demonstrations=False)
     teacher = Teacher(config, LLMClient(ScriptedBackend(default=scripted_by_sample(plans))), tools)
@@ -80,7 +90,9 @@ def test_best_of_n_keeps_the_correct_run_with_fewest_calls_and_pairs_wrong_ones(
     assert by_sample[1].num_tool_calls == 1 and by_sample[1].final_answer == "First Light" and by_sample[1].correct
     assert by_sample[3].correct and not by_sample[3].selected
     statistics = distill_statistics(judged, 1, config)
-    assert statistics["accept_rate"] == 0.5 and statistics["dpo_pairs"] == 1 and statistics["items_with_trajectory"] == 1
+    assert (
+        statistics["accept_rate"] == 0.5 and statistics["dpo_pairs"] == 1 and statistics["items_with_trajectory"] == 1
+    )
     assert statistics["rejected"] == {"incorrect": 1, "too_few_tool_calls": 1}
 
 
@@ -88,8 +100,11 @@ def test_fewest_tokens_rule_and_ties_by_sample_index(make_item, tools):
     items = [item(make_item)]
     [s] = seeds(items, 3)
     long_thought = "Let me reason about this carefully before I answer. " * 5
-    plans = {s[0]: [SEARCH, SEARCH_AGAIN, "<answer>First Light"], s[1]: [SEARCH, long_thought + "<answer>First Light"],
-             s[2]: [SEARCH, SEARCH_AGAIN, "<answer>First Light"]}
+    plans = {
+        s[0]: [SEARCH, SEARCH_AGAIN, "<answer>First Light"],
+        s[1]: [SEARCH, long_thought + "<answer>First Light"],
+        s[2]: [SEARCH, SEARCH_AGAIN, "<answer>First Light"],
+    }
     backend = ScriptedBackend(default=scripted_by_sample(plans))
     tokens = DistillConfig(enabled=True, n=3, demonstrations=False, select="fewest_tokens")
     judged = judge_rollouts(items, run(Teacher(tokens, LLMClient(backend), tools), items), tokens, 0.8)
@@ -104,11 +119,11 @@ def test_every_way_a_rollout_can_fail_has_its_reason(make_item, tools):
     [s] = seeds(items, 5)
     rambling = "Hmm, I am not sure what to do."
     plans = {
-        s[0]: [rambling],                                              # never calls, never answers
-        s[1]: [rambling, SEARCH, "<answer>First Light"],               # one corrected malformed turn
+        s[0]: [rambling],  # never calls, never answers
+        s[1]: [rambling, SEARCH, "<answer>First Light"],  # one corrected malformed turn
         s[2]: [LLMFailure(reason="http_500", detail="server error")],
         s[3]: [Completion(text="The film is possibly the one that", finish_reason="length")],
-        s[4]: [SEARCH, " ".join(["word"] * 400) + SEARCH_AGAIN],       # outgrows the context budget
+        s[4]: [SEARCH, " ".join(["word"] * 400) + SEARCH_AGAIN],  # outgrows the context budget
     }
     config = DistillConfig(enabled=True, n=5, max_turns=3, demonstrations=False, max_context_tokens=300)
     teacher = Teacher(config, LLMClient(ScriptedBackend(default=scripted_by_sample(plans))), tools)
@@ -130,17 +145,25 @@ def test_calls_without_a_tool_message_and_runs_without_an_answer_are_rejected(ma
     search = ToolCall(id="call_0", function=FunctionCall(name="search", arguments='{"query": "a"}'))
     again = ToolCall(id="call_0", function=FunctionCall(name="search", arguments='{"query": "b"}'))  # the id repeats
     messages = [
-        ChatMessage(role="system", content="s"), ChatMessage(role="user", content="Question: q"),
-        ChatMessage(role="assistant", content=None, tool_calls=[search]), ChatMessage(role="tool", tool_call_id="call_0", content="r"),
+        ChatMessage(role="system", content="s"),
+        ChatMessage(role="user", content="Question: q"),
+        ChatMessage(role="assistant", content=None, tool_calls=[search]),
+        ChatMessage(role="tool", tool_call_id="call_0", content="r"),
         ChatMessage(role="assistant", content=None, tool_calls=[again]),
     ]
     base = dict(id="t", item_id="item-0", role="teacher", model="m", num_tool_calls=2, finish_reason="answered")
     unanswered = Trajectory(messages=messages, final_answer="First Light", **base)
     assert unanswered_calls(messages) == 1
     assert reject_reason(unanswered, item(make_item), config, 0.8) == "unanswered_tool_call"
-    answered = messages + [ChatMessage(role="tool", tool_call_id="call_0", content="r2"), ChatMessage(role="assistant", content="no idea")]
+    answered = messages + [
+        ChatMessage(role="tool", tool_call_id="call_0", content="r2"),
+        ChatMessage(role="assistant", content="no idea"),
+    ]
     assert unanswered_calls(answered) == 0
-    assert reject_reason(Trajectory(messages=answered, final_answer=None, **base), item(make_item), config, 0.8) == "no_answer"
+    assert (
+        reject_reason(Trajectory(messages=answered, final_answer=None, **base), item(make_item), config, 0.8)
+        == "no_answer"
+    )
 
 
 @pytest.mark.parametrize("contract", ["synth", "synth-answer-tool"])
@@ -155,25 +178,47 @@ def test_native_protocol_uses_the_tool_channel_and_finishes_as_the_contract_says
         assert ("call `answer`" in request.messages[0]["content"]) == by_call  # the contract's system prompt
         turn = sum(message["role"] == "assistant" for message in request.messages)
         if turn == 0:  # two calls at once; the backend numbers ids per reply, so they repeat across turns
-            return Completion(text=None, finish_reason="tool_calls", tool_calls=[
-                ToolCall(id="call_0", function=FunctionCall(name="search", arguments='{"query": "born in Springfield"}')),
-                ToolCall(id="call_1", function=FunctionCall(name="open", arguments='{"doc_id": "d2"}'))])
+            return Completion(
+                text=None,
+                finish_reason="tool_calls",
+                tool_calls=[
+                    ToolCall(
+                        id="call_0", function=FunctionCall(name="search", arguments='{"query": "born in Springfield"}')
+                    ),
+                    ToolCall(id="call_1", function=FunctionCall(name="open", arguments='{"doc_id": "d2"}')),
+                ],
+            )
         assert request.messages[-1]["role"] == "tool" and request.messages[2]["content"] is None
         if by_call:
-            return Completion(text="It is the film.", finish_reason="tool_calls",
-                              tool_calls=[ToolCall(id="call_0", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))])
+            return Completion(
+                text="It is the film.",
+                finish_reason="tool_calls",
+                tool_calls=[
+                    ToolCall(id="call_0", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))
+                ],
+            )
         return Completion(text="It is the film. <answer>First Light</answer>", finish_reason="stop")
 
     config = DistillConfig(enabled=True, n=1)
     teacher = Teacher(config, LLMClient(ScriptedBackend(default=native, native_tools=True)), tools)
     assert teacher.protocol == "native"
     [trajectory] = judge_rollouts(items, run(teacher, items), config, 0.8)
-    assert trajectory.selected and trajectory.final_answer == "First Light" and trajectory.num_tool_calls == 2  # the answer call is no search
+    assert (
+        trajectory.selected and trajectory.final_answer == "First Light" and trajectory.num_tool_calls == 2
+    )  # the answer call is no search
     assert "[id: d2]" in trajectory.messages[4].content
     assert trajectory.metadata["contract"] == contract and trajectory.metadata["search_k"] == 2
     assert [tool["function"]["name"] for tool in trajectory.tools] == offered
     if by_call:
-        assert [m.role for m in trajectory.messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool"]
+        assert [m.role for m in trajectory.messages] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "tool",
+        ]
         assert trajectory.messages[6].tool_call_id == "call_0" and trajectory.messages[6].content == "Answer recorded."
     else:
         assert [m.role for m in trajectory.messages] == ["system", "user", "assistant", "tool", "tool", "assistant"]
@@ -183,11 +228,18 @@ def test_native_protocol_uses_the_tool_channel_and_finishes_as_the_contract_says
 
 def test_a_native_teacher_that_answers_without_searching_has_too_few_tool_calls(make_item, tools):
     items = [item(make_item)]
-    answer = Completion(text=None, finish_reason="tool_calls",
-                        tool_calls=[ToolCall(id="a", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))])
+    answer = Completion(
+        text=None,
+        finish_reason="tool_calls",
+        tool_calls=[ToolCall(id="a", function=FunctionCall(name="answer", arguments='{"answer": "First Light"}'))],
+    )
     config = DistillConfig(enabled=True, n=1)
-    [trajectory] = judge_rollouts(items, run(Teacher(config, LLMClient(ScriptedBackend(default=answer, native_tools=True)), tools), items),
-                                  config, 0.8)
+    [trajectory] = judge_rollouts(
+        items,
+        run(Teacher(config, LLMClient(ScriptedBackend(default=answer, native_tools=True)), tools), items),
+        config,
+        0.8,
+    )
     assert trajectory.num_tool_calls == 0 and trajectory.reject_reason == "too_few_tool_calls" and trajectory.correct
 
 
@@ -261,7 +313,9 @@ def test_the_json_protocol_makes_the_teacher_search_before_it_may_answer(make_it
     config = DistillConfig(enabled=True, n=1, max_turns=3, protocol="json", min_tool_calls=1)
     teacher = Teacher(config, LLMClient(backend), tools)
     [judged] = judge_rollouts(items, run(teacher, items), config, 0.8)
-    assert teacher.protocol == "json" and judged.selected and judged.reject_reason is None and judged.num_tool_calls == 1
+    assert (
+        teacher.protocol == "json" and judged.selected and judged.reject_reason is None and judged.num_tool_calls == 1
+    )
     options = [[o["properties"]["name"]["const"] for o in request.json_schema["anyOf"]] for request in backend.requests]
     assert options == [["search", "open"], ["search", "open", "answer"]]  # no answer before min_tool_calls searches
     # the answer, a JSON call on the wire, is stored as the default contract finishes: in <answer> tags

@@ -21,7 +21,8 @@ def test_an_object_noun_gives_way_to_a_description_and_shared_phrases_merge():
     assert grammar.without_object_noun("is the birthplace of") == "is the birthplace of"
     assert grammar.without_object_noun("is the country containing") == "is the country containing"  # a verb ends it
     assert grammar.merge_shared(["is a genre of Saw", "is a genre of a film directed by X"]) == [
-        "is a genre of both Saw and a film directed by X"]
+        "is a genre of both Saw and a film directed by X"
+    ]
     assert grammar.merge_shared(["was born in Paris", "died in Rome"]) == ["was born in Paris", "died in Rome"]
 
 

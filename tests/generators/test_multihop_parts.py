@@ -4,14 +4,14 @@ import random
 from pathlib import Path
 
 import pytest
-
 from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
+from synth.schemas import Constraint, Entity, Fact, Hop, Relation, Step, Triple
+
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.snapshot import load_snapshot
-from synth.schemas import Constraint, Entity, Fact, Hop, Relation, Step, Triple
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_kg"
 
@@ -47,7 +47,12 @@ def test_follow_keeps_only_entities_with_the_steps_facts(kg):
     steps = [Step(relation="born_in", direction="inverse", where=[oscar]), Step(relation="directed")]
     assert kg.follow("/c/springfield", steps) == {"/f/one"}
     assert kg.follow("/c/shelbyville", steps) == {"/f/three"}
-    assert kg.follow("/c/springfield", [steps[0].model_copy(update={"where": [oscar.model_copy(update={"anchor": "/nope"})]})]) == set()
+    assert (
+        kg.follow(
+            "/c/springfield", [steps[0].model_copy(update={"where": [oscar.model_copy(update={"anchor": "/nope"})]})]
+        )
+        == set()
+    )
 
 
 def test_reverse_construction_adds_the_cue_that_singles_out_the_answer(kg):
@@ -59,7 +64,10 @@ def test_reverse_construction_adds_the_cue_that_singles_out_the_answer(kg):
 
 
 def test_reverse_construction_gives_up_when_no_cue_separates(kg):
-    assert ReverseConstructor(kg, CHAIN_ONLY.model_copy(update={"max_extra_cues": 0})).construct(springfield_walk()) is None
+    assert (
+        ReverseConstructor(kg, CHAIN_ONLY.model_copy(update={"max_extra_cues": 0})).construct(springfield_walk())
+        is None
+    )
 
 
 def test_an_intermediates_own_fact_can_be_the_distinguishing_cue(kg):
@@ -67,7 +75,11 @@ def test_an_intermediates_own_fact_can_be_the_distinguishing_cue(kg):
     construction = ReverseConstructor(kg.without_relations(["genre"]), CHAIN_ONLY).construct(springfield_walk())
     assert len(construction.constraints) == 1 and construction.candidates == (1,)
     (described,) = construction.facts
-    assert (described.step, described.fact, described.candidates) == (0, Fact(anchor="/a/oscar", relation="won", direction="inverse"), 2)
+    assert (described.step, described.fact, described.candidates) == (
+        0,
+        Fact(anchor="/a/oscar", relation="won", direction="inverse"),
+        2,
+    )
     assert described.edge == Hop(head="/p/alice", relation="won", tail="/a/oscar", direction="inverse")
     assert construction.constraints[0].steps[0].where == [described.fact]
 
@@ -85,13 +97,23 @@ def test_described_intermediate_is_a_branch_of_the_question(kg):
 def test_template_question_hides_intermediates_and_joins_cues(kg):
     construction = ReverseConstructor(kg, CHAIN_ONLY).construct(springfield_walk())
     question = TemplateVerbalizer(kg).question(construction.constraints)
-    assert question.endswith(" directed by a person born in Springfield and belongs to the genre Drama?") or question.endswith(
-        " directed by a person born in Springfield and belongs to the genre Drama."), question
+    assert question.endswith(
+        " directed by a person born in Springfield and belongs to the genre Drama?"
+    ) or question.endswith(" directed by a person born in Springfield and belongs to the genre Drama."), question
     oscar = Fact(anchor="/a/oscar", relation="won", direction="inverse")
-    branched = construction.constraints[0].model_copy(update={"steps": [
-        construction.constraints[0].steps[0].model_copy(update={"where": [oscar]}), construction.constraints[0].steps[1]]})
+    branched = construction.constraints[0].model_copy(
+        update={
+            "steps": [
+                construction.constraints[0].steps[0].model_copy(update={"where": [oscar]}),
+                construction.constraints[0].steps[1],
+            ]
+        }
+    )
     question = TemplateVerbalizer(kg).question([branched, construction.constraints[1]])
-    assert "directed by the person who won Academy Award and was born in Springfield, and belongs to the genre Drama" in question
+    assert (
+        "directed by the person who won Academy Award and was born in Springfield, and belongs to the genre Drama"
+        in question
+    )
 
 
 def test_walks_respect_hub_cap_distinct_relations_and_no_repeats(kg):
@@ -143,23 +165,48 @@ def test_minimal_cues_drops_a_described_fact_uniqueness_does_not_need(kg):
     described = ConstructConfig(describe_intermediates=1)
     kept = ReverseConstructor(graph, described).construct(springfield_walk())
     assert [fact.fact.anchor for fact in kept.facts] == ["/a/globe"] and kept.constraints[1].anchor == "/g/drama"
-    minimal = ReverseConstructor(graph, described.model_copy(update={"minimal_cues": True})).construct(springfield_walk())
+    minimal = ReverseConstructor(graph, described.model_copy(update={"minimal_cues": True})).construct(
+        springfield_walk()
+    )
     assert minimal.facts == () and [c.anchor for c in minimal.constraints] == ["/c/springfield", "/g/drama"]
     assert minimal.constraints[0].steps[0].where == [] and minimal.candidates == (2, 2)
 
 
 def test_a_description_takes_the_relations_noun_when_the_relation_drops_its_own():
-    """"has had the capital" before a description of a place in Africa: "has had a capital located
+    """ "has had the capital" before a description of a place in Africa: "has had a capital located
     in Africa", not a set noun from a sample ("has had a place located in Africa" loses the capital)."""
-    names = {"/x/africa": "Africa", "/x/kenya": "Kenya", "/x/nairobi": "Nairobi", "/x/ghana": "Ghana", "/x/accra": "Accra"}
+    names = {
+        "/x/africa": "Africa",
+        "/x/kenya": "Kenya",
+        "/x/nairobi": "Nairobi",
+        "/x/ghana": "Ghana",
+        "/x/accra": "Accra",
+    }
     graph = KnowledgeGraph.from_triples(
-        [Triple(head="/x/africa", relation="contains", tail=tail) for tail in ("/x/kenya", "/x/nairobi", "/x/ghana", "/x/accra")]
-        + [Triple(head="/x/kenya", relation="capital", tail="/x/nairobi"), Triple(head="/x/ghana", relation="capital", tail="/x/accra")],
+        [
+            Triple(head="/x/africa", relation="contains", tail=tail)
+            for tail in ("/x/kenya", "/x/nairobi", "/x/ghana", "/x/accra")
+        ]
+        + [
+            Triple(head="/x/kenya", relation="capital", tail="/x/nairobi"),
+            Triple(head="/x/ghana", relation="capital", tail="/x/accra"),
+        ],
         {id: Entity(id=id, name=name) for id, name in names.items()},
-        {"contains": Relation(id="contains", forward="contains", inverse="is located in", head_type="place", tail_type="place"),
-         "capital": Relation(id="capital", forward="has had the capital", inverse="has served as the capital of",
-                             head_type="country", tail_type="city")},
+        {
+            "contains": Relation(
+                id="contains", forward="contains", inverse="is located in", head_type="place", tail_type="place"
+            ),
+            "capital": Relation(
+                id="capital",
+                forward="has had the capital",
+                inverse="has served as the capital of",
+                head_type="country",
+                tail_type="city",
+            ),
+        },
         "tiny-capitals",
     )
-    constraint = Constraint(anchor="/x/africa", steps=[Step(relation="contains"), Step(relation="capital", direction="inverse")])
+    constraint = Constraint(
+        anchor="/x/africa", steps=[Step(relation="contains"), Step(relation="capital", direction="inverse")]
+    )
     assert TemplateVerbalizer(graph).clause(constraint) == "has had a capital located in Africa"

@@ -21,11 +21,17 @@ def imported(tmp_path_factory) -> Path:
 
 
 def same_graph(loaded, built) -> None:
-    assert loaded.snapshot == built.snapshot and loaded.node_ids == built.node_ids and loaded.relation_ids == built.relation_ids
+    assert (
+        loaded.snapshot == built.snapshot
+        and loaded.node_ids == built.node_ids
+        and loaded.relation_ids == built.relation_ids
+    )
     assert loaded.relations == built.relations
     for direction in ("out_index", "in_index"):
         for name in ("run_ptr", "run_rel", "run_start", "neighbors"):
-            assert np.array_equal(getattr(getattr(loaded, direction), name), getattr(getattr(built, direction), name)), (direction, name)
+            assert np.array_equal(
+                getattr(getattr(loaded, direction), name), getattr(getattr(built, direction), name)
+            ), (direction, name)
     assert dict(loaded.entities.items()) == dict(built.entities.items())
     assert (loaded.named == built.named).all()
 
@@ -36,8 +42,14 @@ def test_the_first_load_saves_arrays_and_later_loads_map_them_back_identically(i
     mapped = load_graph(imported, log=lambda line: None)
     assert isinstance(mapped.entities, EntityTable) and isinstance(mapped.out_index.neighbors, np.memmap)
     same_graph(mapped, built)
-    assert mapped.name("/m/09c7w0") == "United States of America" and mapped.aliases("/m/016ywr") == ["Jeremy John Irons"]
-    assert "/m/09c7w0" in mapped.entities and "/m/not-there" not in mapped.entities and mapped.entities.get("/m/not-there") is None
+    assert mapped.name("/m/09c7w0") == "United States of America" and mapped.aliases("/m/016ywr") == [
+        "Jeremy John Irons"
+    ]
+    assert (
+        "/m/09c7w0" in mapped.entities
+        and "/m/not-there" not in mapped.entities
+        and mapped.entities.get("/m/not-there") is None
+    )
 
 
 def test_walks_on_the_mapped_graph_make_the_same_items(imported, tmp_path):
@@ -46,13 +58,21 @@ def test_walks_on_the_mapped_graph_make_the_same_items(imported, tmp_path):
     runs = []
     for where in ("a", "b"):
         settings = Settings(home=tmp_path / where)
-        runs.append([item.model_dump(exclude={"created_at"}) for item in iter_records(settings, generate(settings, "multihop", arguments).version, "items")])
+        runs.append(
+            [
+                item.model_dump(exclude={"created_at"})
+                for item in iter_records(settings, generate(settings, "multihop", arguments).version, "items")
+            ]
+        )
     import synth.kg.store
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(synth.kg.store, "load_arrays", lambda folder, snapshot: None)  # the graph as DuckDB gives it
         settings = Settings(home=tmp_path / "duckdb")
-        from_duckdb = [item.model_dump(exclude={"created_at"}) for item in iter_records(settings, generate(settings, "multihop", arguments).version, "items")]
+        from_duckdb = [
+            item.model_dump(exclude={"created_at"})
+            for item in iter_records(settings, generate(settings, "multihop", arguments).version, "items")
+        ]
     assert runs[0] and runs[0] == runs[1] == from_duckdb
 
 

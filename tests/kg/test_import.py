@@ -14,12 +14,14 @@ from synth.kg.store import list_snapshots, load_graph
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_kg"
 
 
-
-
 def test_the_shipped_graph_imports_whole_and_loads_identically(tmp_path):
     report = import_graph("fb", ImportSource.from_folder(bundled_path()), tmp_path)
     manifest = json.loads((bundled_path() / "manifest.json").read_text())["counts"]
-    assert (report.triples, report.entities, report.relations) == (manifest["triples"], manifest["entities"], manifest["relations"])
+    assert (report.triples, report.entities, report.relations) == (
+        manifest["triples"],
+        manifest["entities"],
+        manifest["relations"],
+    )
     assert not report.problems and report.duplicate_triples == 0 and report.auto_phrased_relations == 0
     imported, bundled = load_graph(Path(report.path)), load_snapshot()
     assert imported.node_ids == bundled.node_ids and imported.relation_ids == bundled.relation_ids
@@ -31,15 +33,27 @@ def test_the_shipped_graph_imports_whole_and_loads_identically(tmp_path):
 
 def test_aliases_come_from_a_named_column_or_a_json_list(tmp_path):
     (tmp_path / "edges.tsv").write_text("Q1\tdirected_by\tQ2\nQ3\tdirected_by\tQ2\n")
-    (tmp_path / "names.tsv").write_text("id\tname\tdescription\taliases\nQ1\tThe Film\tA film.\tFilm One|The First Film\nQ2\tAnna\t\t\n")
-    kg = load_graph(Path(import_graph("named", ImportSource(tmp_path / "edges.tsv", tmp_path / "names.tsv"), tmp_path / "kg").path))
+    (tmp_path / "names.tsv").write_text(
+        "id\tname\tdescription\taliases\nQ1\tThe Film\tA film.\tFilm One|The First Film\nQ2\tAnna\t\t\n"
+    )
+    kg = load_graph(
+        Path(import_graph("named", ImportSource(tmp_path / "edges.tsv", tmp_path / "names.tsv"), tmp_path / "kg").path)
+    )
     assert kg.aliases("Q1") == ["Film One", "The First Film"] and kg.aliases("Q2") == [] and kg.aliases("Q3") == []
-    (tmp_path / "names.jsonl").write_text(json.dumps({"id": "Q2", "label": "Anna", "aliases": ["Anna Director", " "]}) + "\n")
-    kg = load_graph(Path(import_graph("listed", ImportSource(tmp_path / "edges.tsv", tmp_path / "names.jsonl"), tmp_path / "kg").path))
+    (tmp_path / "names.jsonl").write_text(
+        json.dumps({"id": "Q2", "label": "Anna", "aliases": ["Anna Director", " "]}) + "\n"
+    )
+    kg = load_graph(
+        Path(
+            import_graph("listed", ImportSource(tmp_path / "edges.tsv", tmp_path / "names.jsonl"), tmp_path / "kg").path
+        )
+    )
     assert kg.aliases("Q2") == ["Anna Director"]
     # without a header a third field is the description, never aliases, even with the separator in it
     (tmp_path / "plain.tsv").write_text("Q1\tThe Film\tA film | with a bar.\n")
-    kg = load_graph(Path(import_graph("plain", ImportSource(tmp_path / "edges.tsv", tmp_path / "plain.tsv"), tmp_path / "kg").path))
+    kg = load_graph(
+        Path(import_graph("plain", ImportSource(tmp_path / "edges.tsv", tmp_path / "plain.tsv"), tmp_path / "kg").path)
+    )
     assert kg.entities["Q1"].description == "A film | with a bar." and kg.aliases("Q1") == []
 
 
@@ -47,21 +61,29 @@ def test_pipe_separated_triples_with_a_separate_name_table(tmp_path):
     (tmp_path / "edges.txt").write_text(
         "Q1|directed_by|Q2\n"
         "Q3|directed_by|Q2\n"
-        "Q1|located_in\n"               # line 3: a field short
+        "Q1|located_in\n"  # line 3: a field short
         "\n"
-        "Q4||Q2\n"                      # line 5: empty relation
-        "Q1|directed_by|Q2\n"           # duplicate of line 1
-        "Q2|capital_of|Q5|extra\n"      # line 7: a field too many
+        "Q4||Q2\n"  # line 5: empty relation
+        "Q1|directed_by|Q2\n"  # duplicate of line 1
+        "Q2|capital_of|Q5|extra\n"  # line 7: a field too many
         "Q2|capital_of|Q5\n"
     )
-    (tmp_path / "names.tsv").write_text("Q1\tThe Film\tA film.\nQ2\tAnna Director\nQ3\tSecond Film\tSequel\twith a tab\nQ1\tDuplicate\n")
+    (tmp_path / "names.tsv").write_text(
+        "Q1\tThe Film\tA film.\nQ2\tAnna Director\nQ3\tSecond Film\tSequel\twith a tab\nQ1\tDuplicate\n"
+    )
     source = ImportSource(triples=tmp_path / "edges.txt", entities=tmp_path / "names.tsv")
     report = import_graph("wiki-small", source, tmp_path / "kg")
 
     assert report.lines["triples"] == 4 and report.triples == 3 and report.duplicate_triples == 1
-    assert report.problems == {("triples", "wrong_field_count"): 2, ("triples", "empty_field"): 1, ("entities", "duplicate_id"): 1}
+    assert report.problems == {
+        ("triples", "wrong_field_count"): 2,
+        ("triples", "empty_field"): 1,
+        ("entities", "duplicate_id"): 1,
+    }
     assert [(problem.line, problem.reason) for problem in report.examples[:3]] == [
-        (3, "wrong_field_count"), (5, "empty_field"), (7, "wrong_field_count")
+        (3, "wrong_field_count"),
+        (5, "empty_field"),
+        (7, "wrong_field_count"),
     ]
     assert report.unnamed_entities == 1  # Q5
     kg = load_graph(Path(report.path))
@@ -87,7 +109,11 @@ def test_jsonl_triples_with_subject_predicate_object_keys(tmp_path):
         handle.write("\n".join(lines) + "\n")
     report = import_graph("social", ImportSource(triples=path), tmp_path)
     assert report.triples == 2
-    assert report.problems == {("triples", "invalid_json"): 1, ("triples", "missing_key"): 1, ("triples", "not_an_object"): 1}
+    assert report.problems == {
+        ("triples", "invalid_json"): 1,
+        ("triples", "missing_key"): 1,
+        ("triples", "not_an_object"): 1,
+    }
     assert report.auto_phrased_relations == 1
 
 
@@ -95,7 +121,13 @@ def test_column_order_and_a_header_row_are_understood(tmp_path):
     (tmp_path / "a.csv").write_text("subject,object,predicate\nx,y,likes\n")
     (tmp_path / "b.tsv").write_text("x\ty\tlikes\n")
     with_header = load_graph(Path(import_graph("a", ImportSource(triples=tmp_path / "a.csv"), tmp_path).path))
-    ordered = load_graph(Path(import_graph("b", ImportSource(triples=tmp_path / "b.tsv", columns=("head", "tail", "relation")), tmp_path).path))
+    ordered = load_graph(
+        Path(
+            import_graph(
+                "b", ImportSource(triples=tmp_path / "b.tsv", columns=("head", "tail", "relation")), tmp_path
+            ).path
+        )
+    )
     assert with_header.has_edge("x", "likes", "y") and ordered.has_edge("x", "likes", "y")
 
 

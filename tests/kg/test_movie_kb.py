@@ -19,7 +19,9 @@ LITERAL = {"release_year", "has_tags", "has_imdb_rating"}
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory):
     settings = Settings(home=tmp_path_factory.mktemp("movies_home"))
-    report = import_graph("movies", ImportSource(MOVIES / "triples.txt", relations=MOVIES / "relations.tsv"), settings.kg_path)
+    report = import_graph(
+        "movies", ImportSource(MOVIES / "triples.txt", relations=MOVIES / "relations.tsv"), settings.kg_path
+    )
     assert set(report.literal_relations) == LITERAL and report.entities == 0 and report.unnamed_entities > 50
     return settings
 
@@ -35,8 +37,20 @@ def test_items_use_the_relation_files_phrases_and_never_walk_a_value(settings):
     result = generate(settings, "multihop", ["kg=movies", "n=12", "hops=[2,3]", "seed=2", "panel.enabled=false"])
     items = list(iter_records(settings, result.version, "items"))
     assert len(items) == 12
-    phrases = ("was directed by", "directed", "was written by", "wrote", "starred", "director", "screenwriter", "genre",
-               "language", "released in", "is tagged", "is rated")
+    phrases = (
+        "was directed by",
+        "directed",
+        "was written by",
+        "wrote",
+        "starred",
+        "director",
+        "screenwriter",
+        "genre",
+        "language",
+        "released in",
+        "is tagged",
+        "is rated",
+    )
     assert all(any(phrase in item.question for phrase in phrases) for item in items)
     assert not any("target of" in item.question or "entity" in item.question for item in items)
     for item in items:

@@ -24,12 +24,25 @@ import json
 import threading
 from collections import Counter, deque
 
-STATUS_TEXT = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
+STATUS_TEXT = {
+    200: "OK",
+    400: "Bad Request",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 class FaultServer:
-    def __init__(self, latency_s: float = 0.0, hang_s: float = 5.0, capacity: int | None = None,
-                 always: str | None = None, fail_first: int | None = None, retry_after: str = "0"):
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        hang_s: float = 5.0,
+        capacity: int | None = None,
+        always: str | None = None,
+        fail_first: int | None = None,
+        retry_after: str = "0",
+    ):
         self.always = always
         self.fail_first = fail_first
         self.retry_after = retry_after
@@ -125,7 +138,9 @@ class FaultServer:
                 writer.transport.abort()
                 return False
             if fault in ("429", "503"):
-                self._send(writer, int(fault), json.dumps({"error": {"message": "overloaded"}}), retry_after=self.retry_after)
+                self._send(
+                    writer, int(fault), json.dumps({"error": {"message": "overloaded"}}), retry_after=self.retry_after
+                )
             elif fault in ("400", "500"):
                 self._send(writer, int(fault), json.dumps({"error": {"message": f"injected {fault}"}}))
             elif fault == "truncated":
@@ -151,15 +166,24 @@ class FaultServer:
             self.in_flight -= 1
 
     @staticmethod
-    def _send(writer: asyncio.StreamWriter, status: int, text: str, content_type: str = "application/json",
-              retry_after: str | None = None) -> None:
+    def _send(
+        writer: asyncio.StreamWriter,
+        status: int,
+        text: str,
+        content_type: str = "application/json",
+        retry_after: str | None = None,
+    ) -> None:
         data = text.encode()
         writer.write(_head(status, len(data), content_type, retry_after) + data)
 
 
 def _head(status: int, length: int, content_type: str, retry_after: str | None = None) -> bytes:
-    lines = [f"HTTP/1.1 {status} {STATUS_TEXT.get(status, 'Status')}", f"Content-Type: {content_type}",
-             f"Content-Length: {length}", "Connection: keep-alive"]
+    lines = [
+        f"HTTP/1.1 {status} {STATUS_TEXT.get(status, 'Status')}",
+        f"Content-Type: {content_type}",
+        f"Content-Length: {length}",
+        "Connection: keep-alive",
+    ]
     if retry_after is not None:
         lines.append(f"Retry-After: {retry_after}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
@@ -172,9 +196,17 @@ def completion(request: dict) -> dict:
     for index in range(request.get("n", 1)):
         if request.get("tools"):
             name = request["tools"][0]["function"]["name"]
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": json.dumps({"query": last})}}
-            ]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{index}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps({"query": last})},
+                    }
+                ],
+            }
             finish = "tool_calls"
         elif request.get("response_format", {}).get("type") == "json_schema":
             message, finish = {"role": "assistant", "content": json.dumps({"answer": last})}, "stop"
@@ -183,8 +215,15 @@ def completion(request: dict) -> dict:
         choices.append({"index": index, "message": message, "finish_reason": finish})
     prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in request["messages"])
     return {
-        "id": "chatcmpl-test", "object": "chat.completion", "model": request.get("model"), "choices": choices,
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3 * len(choices), "total_tokens": prompt_tokens + 3 * len(choices)},
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": request.get("model"),
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": 3 * len(choices),
+            "total_tokens": prompt_tokens + 3 * len(choices),
+        },
     }
 
 

@@ -22,7 +22,7 @@ async def main(url: str, cache_path: Path, count: int) -> None:
     try:
         # Submitted in slices, as a recipe does, so the run is mid-way for a while.
         for start in range(0, count, 20):
-            await client.complete(requests[start:start + 20])
+            await client.complete(requests[start : start + 20])
     finally:
         await client.aclose()
     print(json.dumps(client.ledger.summary()))

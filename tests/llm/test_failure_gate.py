@@ -5,7 +5,6 @@ import json
 import socket
 
 import pytest
-
 from fault_server import FaultServer
 
 
@@ -17,7 +16,9 @@ def _flows(tmp_path, url: str, **spec) -> str:
 
 
 def _generate(run_cli, flows: str, *extra: str):
-    return run_cli("generate", "--recipe", "multihop", "--n", "10", "--llm", "served", "--flows-file", flows, "--quiet", *extra)
+    return run_cli(
+        "generate", "--recipe", "multihop", "--n", "10", "--llm", "served", "--flows-file", flows, "--quiet", *extra
+    )
 
 
 def _published(run_cli) -> list:
@@ -32,10 +33,16 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.parametrize("fault, reason", [
-    ("500", "http_500"), ("429", "http_429"), ("timeout", "timeout"),
-    ("truncated_json", "malformed_response"), ("empty_choices", "malformed_response"),
-])
+@pytest.mark.parametrize(
+    "fault, reason",
+    [
+        ("500", "http_500"),
+        ("429", "http_429"),
+        ("timeout", "timeout"),
+        ("truncated_json", "malformed_response"),
+        ("empty_choices", "malformed_response"),
+    ],
+)
 def test_a_server_failing_every_call_stops_the_run_unpublished(tmp_path, run_cli, fault, reason):
     server = FaultServer(always=fault, hang_s=3).start_in_thread()
     try:

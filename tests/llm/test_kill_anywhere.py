@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fault_server import FaultServer
 
 KILL = Path(__file__).with_name("kill_point.py")
@@ -19,8 +18,16 @@ KILL = Path(__file__).with_name("kill_point.py")
 def served(tmp_path):
     server = FaultServer().start_in_thread()
     flows = tmp_path / "flows.yaml"
-    flows.write_text(json.dumps({"models": {"served": {"backend": "openai", "model": "smol", "endpoints": [server.url],
-                                                        "max_concurrency": 1}}, "flows": {}}))
+    flows.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "served": {"backend": "openai", "model": "smol", "endpoints": [server.url], "max_concurrency": 1}
+                },
+                "flows": {},
+            }
+        )
+    )
     yield server, str(flows)
     server.stop()
 
@@ -29,13 +36,26 @@ def _args(flows: str) -> list[str]:
     return ["generate", "--recipe", "multihop", "--n", "8", "--llm", "served", "--flows-file", flows, "--quiet"]
 
 
-@pytest.mark.parametrize("point, count", [
-    ("answer", 4), ("answer", 21), ("stage", 1), ("stage", 2), ("stage", 3),
-    ("reserve", 1), ("staged", 1), ("renamed", 1), ("committed", 1), ("marked", 1),
-])
+@pytest.mark.parametrize(
+    "point, count",
+    [
+        ("answer", 4),
+        ("answer", 21),
+        ("stage", 1),
+        ("stage", 2),
+        ("stage", 3),
+        ("reserve", 1),
+        ("staged", 1),
+        ("renamed", 1),
+        ("committed", 1),
+        ("marked", 1),
+    ],
+)
 def test_a_kill_anywhere_then_a_rerun_publishes_once_and_sends_nothing_twice(served, run_cli, point, count):
     server, flows = served
-    killed = subprocess.run([sys.executable, str(KILL), point, str(count), *_args(flows)], capture_output=True, text=True, timeout=300)
+    killed = subprocess.run(
+        [sys.executable, str(KILL), point, str(count), *_args(flows)], capture_output=True, text=True, timeout=300
+    )
     assert killed.returncode == -9, killed.stderr
     code, _, err = run_cli(*_args(flows))
     assert code == 0, err
@@ -69,9 +89,15 @@ def test_a_second_process_with_the_same_run_is_turned_away(served, run_cli):
 
 def test_two_runs_of_different_datasets_both_publish(served):
     server, flows = served
-    runs = [subprocess.Popen([sys.executable, "-m", "synth.cli.main", *_args(flows), "--name", name], stderr=subprocess.PIPE, text=True)
-            for name in ("left", "right")]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "synth.cli.main", *_args(flows), "--name", name], stderr=subprocess.PIPE, text=True
+        )
+        for name in ("left", "right")
+    ]
     for run in runs:
         assert run.wait(timeout=300) == 0, run.stderr.read()
-    listed = subprocess.run([sys.executable, "-m", "synth.cli.main", "datasets", "list", "--json"], capture_output=True, text=True)
+    listed = subprocess.run(
+        [sys.executable, "-m", "synth.cli.main", "datasets", "list", "--json"], capture_output=True, text=True
+    )
     assert sorted(version["name"] for version in json.loads(listed.stdout)) == ["left", "right"]

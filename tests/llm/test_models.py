@@ -10,7 +10,7 @@ import pytest
 from synth.errors import ConfigError
 from synth.flows_file import load_flows
 from synth.llm import embedded
-from synth.llm.models import BUILTIN_MODELS, ModelSpec, build_backend, declared_models, describe_model
+from synth.llm.models import BUILTIN_MODELS, build_backend, declared_models, describe_model
 from synth.llm.session import LLMSession
 from synth.llm.types import ChatRequest
 
@@ -34,8 +34,6 @@ def write(tmp_path, text: str):
     return path
 
 
-
-
 def test_declared_models_are_the_builtins_plus_the_flows_file(tmp_path):
     models = declared_models(write(tmp_path, FLOWS))
     assert set(models) == {"embedded", "fake", "served", "judge-dry"}
@@ -47,10 +45,16 @@ def test_declared_models_are_the_builtins_plus_the_flows_file(tmp_path):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("backend: openai\n    model: m", "models.bad (line 2): Value error, backend openai needs `model` and at least one entry in `endpoints`"),
+        (
+            "backend: openai\n    model: m",
+            "models.bad (line 2): Value error, backend openai needs `model` and at least one entry in `endpoints`",
+        ),
         ("backend: vllm", "models.bad (line 2): Value error, backend vllm needs `model`"),
         ("backend: tgi", "models.bad.backend (line 3): Input should be 'embedded', 'vllm', 'openai' or 'fake'"),
-        ("backend: fake\n    temprature: 1", "models.bad.temprature (line 4): unknown key; remove it or fix its spelling"),
+        (
+            "backend: fake\n    temprature: 1",
+            "models.bad.temprature (line 4): unknown key; remove it or fix its spelling",
+        ),
     ],
 )
 def test_a_bad_model_declaration_names_the_field(tmp_path, spec, message):
@@ -60,7 +64,9 @@ def test_a_bad_model_declaration_names_the_field(tmp_path, spec, message):
 
 
 def test_roles_map_to_declared_models_and_share_one_ledger(tmp_path, settings):
-    session = LLMSession(settings, declared_models(write(tmp_path, FLOWS)), roles={"judge": "judge-dry", "solver": "fake"})
+    session = LLMSession(
+        settings, declared_models(write(tmp_path, FLOWS)), roles={"judge": "judge-dry", "solver": "fake"}
+    )
     judge, solver = session.client("judge"), session.client("solver")
     assert judge.model_id == "fake:judge" and solver.model_id == "fake:dry-run"
     request = ChatRequest(messages=[{"role": "user", "content": "one two three"}], stage="judge")
@@ -122,7 +128,10 @@ def test_models_ask_answers_and_the_second_time_from_the_cache(run_cli, tmp_path
     "args, message",
     [
         (["--model", "gpt-9"], "role 'gpt-9' refers to model 'gpt-9', which is not declared"),
-        (["--model", "fake", "--json-schema", "{oops"], "--json-schema is neither a JSON object nor a readable .json file"),
+        (
+            ["--model", "fake", "--json-schema", "{oops"],
+            "--json-schema is neither a JSON object nor a readable .json file",
+        ),
         (["--model", "fake", "--json-schema", "[1]"], "--json-schema must be a JSON object"),
     ],
 )

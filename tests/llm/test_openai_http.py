@@ -5,13 +5,12 @@ import logging
 import socket
 
 import pytest
+from fault_server import FaultServer  # tests/llm is on sys.path (pytest rootdir-relative imports)
 
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.openai_http import OpenAICompatibleBackend, _retry_after
 from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, SamplingParams
-
-from fault_server import FaultServer  # tests/llm is on sys.path (pytest rootdir-relative imports)
 
 SECRET = "sk-test-do-not-log-0123456789"
 
@@ -50,7 +49,9 @@ def test_answers_come_back_in_order_with_usage_and_raw(server):
     assert results[0].model == "openai:smol"
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "503", "timeout", "reset", "truncated", "truncated_json", "malformed", "html"])
+@pytest.mark.parametrize(
+    "fault", ["429", "500", "503", "timeout", "reset", "truncated", "truncated_json", "malformed", "html"]
+)
 def test_every_transient_fault_is_retried_until_answered(server, fault):
     server.inject(fault, fault)
     backend = backend_for(server.url)
@@ -60,10 +61,17 @@ def test_every_transient_fault_is_retried_until_answered(server, fault):
     assert sum(backend.retries.values()) == 2
 
 
-@pytest.mark.parametrize("fault, reason", [
-    ("500", "http_500"), ("timeout", "timeout"), ("truncated_json", "malformed_response"),
-    ("truncated", "truncated_response"), ("reset", "connection_dropped"), ("html", "malformed_response"),
-])
+@pytest.mark.parametrize(
+    "fault, reason",
+    [
+        ("500", "http_500"),
+        ("timeout", "timeout"),
+        ("truncated_json", "malformed_response"),
+        ("truncated", "truncated_response"),
+        ("reset", "connection_dropped"),
+        ("html", "malformed_response"),
+    ],
+)
 def test_a_fault_that_persists_is_recorded_with_reason_and_attempts(server, fault, reason):
     server.inject(*[fault] * 4)
     [result] = run(backend_for(server.url, max_attempts=4), ask("hello"))
@@ -119,7 +127,9 @@ def test_load_is_spread_over_replicas_and_a_dead_one_is_avoided():
 def test_tools_json_schema_sampling_and_the_key_reach_the_server(server):
     tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
     schema = {"title": "Answer", "type": "object", "properties": {"answer": {"type": "string"}}}
-    [called] = run(backend_for(server.url), ask("find x", tools=tools, sampling=SamplingParams(n=2, seed=7, stop=["\n"])))
+    [called] = run(
+        backend_for(server.url), ask("find x", tools=tools, sampling=SamplingParams(n=2, seed=7, stop=["\n"]))
+    )
     [structured] = run(backend_for(server.url), ask("say y", json_schema=schema))
     assert [completion.tool_calls[0].function.name for completion in called.completions] == ["search", "search"]
     assert called.completions[0].finish_reason == "tool_calls"
@@ -179,8 +189,12 @@ def test_the_circuit_opens_on_a_server_that_fails_everything_and_stops_sending()
         port = probe.getsockname()[1]
     from synth.llm.concurrency import CircuitBreaker
 
-    backend = backend_for(f"http://127.0.0.1:{port}/v1", max_attempts=6, max_concurrency=2,
-                          breaker=CircuitBreaker(threshold=4, window_s=0.0, give_up_s=0.5))
+    backend = backend_for(
+        f"http://127.0.0.1:{port}/v1",
+        max_attempts=6,
+        max_concurrency=2,
+        breaker=CircuitBreaker(threshold=4, window_s=0.0, give_up_s=0.5),
+    )
     results = run(backend, ask(*[f"q{index}" for index in range(40)]))
     assert all(isinstance(result, LLMFailure) and result.reason == "connection_refused" for result in results)
     assert backend.sent < 20  # without the breaker: 40 requests x 6 attempts
@@ -201,7 +215,9 @@ def test_an_open_circuit_waits_for_a_probe_and_loses_nothing_of_a_server_that_re
 
     server = FaultServer(always="500", fail_first=2).start_in_thread()
     try:
-        backend = backend_for(server.url, max_attempts=3, breaker=CircuitBreaker(threshold=4, window_s=0.0, max_probe_gap_s=0.2))
+        backend = backend_for(
+            server.url, max_attempts=3, breaker=CircuitBreaker(threshold=4, window_s=0.0, max_probe_gap_s=0.2)
+        )
         results = run(backend, ask(*[f"q{index}" for index in range(12)]))
     finally:
         server.stop()

@@ -7,11 +7,14 @@ from synth.llm.platform import cpu_has_native_bf16
 from synth.llm.vllm_backend import VLLMBackend
 
 
-@pytest.mark.parametrize(("flags", "native"), [
-    ("fpu sse2 avx2 fma", False),
-    ("fpu avx2 avx512f avx512_bf16", True),
-    ("fpu avx2 amx_tile amx_bf16", True),
-])
+@pytest.mark.parametrize(
+    ("flags", "native"),
+    [
+        ("fpu sse2 avx2 fma", False),
+        ("fpu avx2 avx512f avx512_bf16", True),
+        ("fpu avx2 amx_tile amx_bf16", True),
+    ],
+)
 def test_native_bf16_is_read_from_the_cpu_flags(tmp_path, flags, native):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")

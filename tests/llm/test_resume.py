@@ -7,9 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from synth.llm.cache import ResponseCache
-
 from fault_server import FaultServer
+
+from synth.llm.cache import ResponseCache
 
 RUN = Path(__file__).with_name("resumable_run.py")
 

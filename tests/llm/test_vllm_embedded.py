@@ -41,7 +41,9 @@ def test_the_model_is_converted_once_with_a_progress_message(embedded):
     folder = settings.models_path / SMOLLM2
     assert any(line.startswith(f"converting the embedded model {SMOLLM2}") for line in lines)
     assert (folder / "config.json").exists() and (folder / "model.safetensors").exists()
-    assert "chat_template" in (folder / "tokenizer_config.json").read_text() or (folder / "chat_template.jinja").exists()
+    assert (
+        "chat_template" in (folder / "tokenizer_config.json").read_text() or (folder / "chat_template.jinja").exists()
+    )
     again: list[str] = []
     assert prepare_smollm2(settings.models_path, again.append) == folder
     assert again == []  # already converted: no work, no message
@@ -66,8 +68,10 @@ def test_a_batch_of_requests_with_several_samples_each(embedded):
     _, _, backend = embedded
     client = LLMClient(backend)
     requests = [
-        ChatRequest(messages=[{"role": "user", "content": f"Write one word about the number {index}."}],
-                    sampling=SamplingParams(temperature=1.0, max_tokens=8, n=2, seed=index))
+        ChatRequest(
+            messages=[{"role": "user", "content": f"Write one word about the number {index}."}],
+            sampling=SamplingParams(temperature=1.0, max_tokens=8, n=2, seed=index),
+        )
         for index in range(6)
     ]
     answers = complete(client, requests)
@@ -84,9 +88,11 @@ class City(BaseModel):
 def test_guided_decoding_returns_schema_valid_json(embedded):
     _, _, backend = embedded
     client = LLMClient(backend)
-    [result] = asyncio.run(complete_structured(
-        client, [greedy("Name a large city and its country, as JSON.", max_tokens=48)], City, max_retries=0
-    ))
+    [result] = asyncio.run(
+        complete_structured(
+            client, [greedy("Name a large city and its country, as JSON.", max_tokens=48)], City, max_retries=0
+        )
+    )
     assert isinstance(result, Structured), result
     assert result.attempts == 1
     assert result.value.city.strip() and result.value.country.strip()
@@ -107,16 +113,25 @@ def test_the_embedded_teacher_distills_well_formed_trajectories(embedded, tmp_pa
     from synth.filters.rejection import RUN_ENDINGS, judge_rollouts, unanswered_calls
     from synth.generators.distill import DistillConfig, Teacher
     from synth.schemas import Document
+
     from synth.search.corpus import Corpus
     from synth.search.retrieval import BM25Retriever
     from synth.search.tools import SearchTools
 
     settings, _, backend = embedded
-    documents = [Document(id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."),
-                 Document(id="d2", title="First Light", text="First Light is a drama film directed by Alice Ames.")]
+    documents = [
+        Document(
+            id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."
+        ),
+        Document(id="d2", title="First Light", text="First Light is a drama film directed by Alice Ames."),
+    ]
     corpus = Corpus(documents, name="t")
     tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
-    items = [make_item(0, question="Which film was directed by someone born in Springfield?", answer="First Light", aliases=[])]
+    items = [
+        make_item(
+            0, question="Which film was directed by someone born in Springfield?", answer="First Light", aliases=[]
+        )
+    ]
     config = DistillConfig(enabled=True, n=2, max_turns=3, turn_tokens=48)
     teacher = Teacher(config, LLMClient(backend, cache=ResponseCache(settings.llm_cache_path)), tools)
     assert teacher.protocol == "tags"
@@ -135,6 +150,7 @@ def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, t
 
     from synth.filters.rag_verify import RAGConfig, RAGVerifier
     from synth.generators.selfplay import Proposer, ProposerConfig, TargetConfig, eligible_targets
+
     from synth.search.corpus import Corpus
     from synth.search.retrieval import BM25Retriever
     from synth.search.tools import SearchTools
@@ -155,8 +171,13 @@ def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, t
         assert trajectory.finish_reason in ("answered", "turn_budget_exhausted", "truncated", "token_budget_exhausted")
         assert all(corpus.position(doc_id) is not None for doc_id in trajectory.metadata["retrieved"])
 
-    item = make_item(0, question="Which film was directed by Mira Olsen and shot in Kelvik?", answer="Grey Harbour", aliases=[],
-                     evidence_doc_ids=["doc00", "doc01"])
+    item = make_item(
+        0,
+        question="Which film was directed by Mira Olsen and shot in Kelvik?",
+        answer="Grey Harbour",
+        aliases=[],
+        evidence_doc_ids=["doc00", "doc01"],
+    )
     [verdict] = RAGVerifier(RAGConfig(distractors=0), client, tools).apply([item])
     assert verdict.filter == "rag_verification" and verdict.reason in ("rag_verified", "rag_unverified")
     assert verdict.details["judge"] == client.model_id and len(verdict.details["answers"]) == 1
@@ -178,16 +199,23 @@ def test_a_request_joins_the_running_batch_and_returns_before_a_longer_one(embed
             order.append(name)
             return answer
 
-        return await asyncio.gather(send("long", long_request, 0.0), send("short", greedy("Say yes.", max_tokens=2), 0.5))
+        return await asyncio.gather(
+            send("long", long_request, 0.0), send("short", greedy("Say yes.", max_tokens=2), 0.5)
+        )
 
     long_answer, short_answer = asyncio.run(go())
     assert isinstance(long_answer, ChatResponse) and long_answer.usage.completion_tokens == 160, long_answer
     assert isinstance(short_answer, ChatResponse)
     assert order == ["short", "long"]
     cached_before = backend.cached_prompt_tokens
-    follow_up = ChatRequest(messages=[*long_request.messages, {"role": "assistant", "content": long_answer.text},
-                                      {"role": "user", "content": "Give it a title."}],
-                            sampling=SamplingParams(temperature=0.0, max_tokens=8))
+    follow_up = ChatRequest(
+        messages=[
+            *long_request.messages,
+            {"role": "assistant", "content": long_answer.text},
+            {"role": "user", "content": "Give it a title."},
+        ],
+        sampling=SamplingParams(temperature=0.0, max_tokens=8),
+    )
     [answer] = complete(LLMClient(backend), [follow_up])
     assert isinstance(answer, ChatResponse) and backend.cached_prompt_tokens - cached_before >= 16  # the shared history
     assert 0 < backend.prefix_cache_hit_rate < 1

@@ -51,7 +51,11 @@ def _record(what: str) -> None:
 def _hook(event: str, args) -> None:
     if event == "socket.connect":
         sock, address = args
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple) and not _is_local(address[0]):
+        if (
+            sock.family in (socket.AF_INET, socket.AF_INET6)
+            and isinstance(address, tuple)
+            and not _is_local(address[0])
+        ):
             _record(f"connect to {address}")
     elif event == "socket.getaddrinfo":  # a DNS query; an address literal resolves locally, its connect is checked
         if not _is_local(args[0]) and not _is_address(args[0]):

@@ -1,6 +1,5 @@
-from prefect_server import prefect_server  # noqa: F401  (the session fixture; tests/pipelines is on sys.path)
-
 import pytest  # noqa: E402
+from prefect_server import prefect_server  # noqa: F401  (the session fixture; tests/pipelines is on sys.path)
 from raw_kg import RawGraph  # noqa: E402
 
 

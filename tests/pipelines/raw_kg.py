@@ -33,5 +33,7 @@ class RawGraph:
             index = self.forward if step.direction == "forward" else self.inverse
             frontier = {neighbor for entity in frontier for neighbor in index[(entity, step.relation)]}
             for fact in step.where:  # the reached entity must have this fact too
-                frontier &= (self.forward if fact.direction == "forward" else self.inverse)[(fact.anchor, fact.relation)]
+                frontier &= (self.forward if fact.direction == "forward" else self.inverse)[
+                    (fact.anchor, fact.relation)
+                ]
         return frontier

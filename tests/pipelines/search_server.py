@@ -13,8 +13,13 @@ from pathlib import Path
 def search_server(home: Path, *world: str):
     """Yields the /retrieve URL of `synth search serve --port 0 *world`, with its caches under `home`."""
     env = {**os.environ, "SYNTH_HOME": str(home)}
-    server = subprocess.Popen([sys.executable, "-m", "synth.cli.main", "search", "serve", "--port", "0", *world],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "synth.cli.main", "search", "serve", "--port", "0", *world],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         deadline, url, seen = time.monotonic() + 120, None, []
         while url is None:

@@ -5,17 +5,21 @@ import json
 
 import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
-
-from synth.errors import SynthError
 from synth.pipelines import multihop
 from synth.pipelines.flows import multihop_flow
+
+from synth.errors import SynthError
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
 
 FLOWS = "models:\n  dry:\n    backend: fake\n    price: {input_per_mtok: 1.0, output_per_mtok: 2.0}\n"
-PARAMS = ["n=8", "seed=4", "hops=[2]",
-          "panel.solvers=[{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"]
+PARAMS = [
+    "n=8",
+    "seed=4",
+    "hops=[2]",
+    "panel.solvers=[{name: a, model: dry, k: 1}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -44,13 +48,21 @@ def published(home, ref_result):
 
 
 def workers(home, run_id):
-    return {json.loads(path.read_text())["meta"]["worker"] for path in (home / "runs" / run_id).glob("attempt-*/stage.json")}
+    return {
+        json.loads(path.read_text())["meta"]["worker"] for path in (home / "runs" / run_id).glob("attempt-*/stage.json")
+    }
 
 
 def test_dask_on_two_workers_makes_the_same_items_as_the_default_runner(tmp_path, flows_file, prefect_server):
     default = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path / "a"))
-    on_dask = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path / "b"),
-                            task_runner={"kind": "dask", "workers": 2})
+    on_dask = multihop_flow(
+        params=PARAMS,
+        dataset="d",
+        flows_file=flows_file,
+        shard_size=2,
+        home=str(tmp_path / "b"),
+        task_runner={"kind": "dask", "workers": 2},
+    )
     default_items, default_run = published(tmp_path / "a", default)
     dask_items, dask_run = published(tmp_path / "b", on_dask)
     assert default_items and dask_items == default_items
@@ -116,13 +128,18 @@ def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypat
 
 def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
     from synth.pipelines.flows import _model_tags
+
     from synth.runner import Run, RunRequest, open_run
 
     settings = Settings(home=tmp_path)
     run = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), flows_file=flows_file)))
-    assert _model_tags(run, run.pipeline.shard_models()) == ["model:dry"]  # not the generator model, which only verbalizer=llm calls
+    assert _model_tags(run, run.pipeline.shard_models()) == [
+        "model:dry"
+    ]  # not the generator model, which only verbalizer=llm calls
     assert _model_tags(run, run.pipeline.distill_models()) == ["model:embedded"]  # the default teacher
-    overridden = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), llm="fake", flows_file=flows_file)))
+    overridden = Run(
+        settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), llm="fake", flows_file=flows_file))
+    )
     assert _model_tags(overridden, overridden.pipeline.shard_models()) == ["model:fake"]
 
 
@@ -140,9 +157,10 @@ def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_f
 
 
 def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monkeypatch):
-    import synth.llm.fake
     from synth.pipelines.flows import selfplay_flow
     from test_selfplay import ScriptedWorld, params
+
+    import synth.llm.fake
 
     monkeypatch.setattr(synth.llm.fake, "dry_run_reply", ScriptedWorld("alternate"))
     result = selfplay_flow(params=params(), dataset="sp", llm="fake", home=str(tmp_path))
@@ -154,8 +172,13 @@ def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monk
     async def round_task_runs():
         async with get_client() as client:
             runs = await client.read_task_runs()
-        return [task_run for task_run in runs if task_run.flow_run_id and str(task_run.flow_run_id) == run.flow_run_id
-                and task_run.name.startswith("round-")]
+        return [
+            task_run
+            for task_run in runs
+            if task_run.flow_run_id
+            and str(task_run.flow_run_id) == run.flow_run_id
+            and task_run.name.startswith("round-")
+        ]
 
     import asyncio
 

@@ -36,12 +36,24 @@ def test_a_served_cron_schedule_runs_and_publishes(tmp_path, prefect_server):
     flows_file = tmp_path / "flows.yaml"
     flows_file.write_text(FLOWS)
     home = tmp_path / "home"
-    env = {**os.environ, "PREFECT_API_URL": prefect_server, "SYNTH_HOME": str(home), "PREFECT_HOME": str(tmp_path / "prefect-client")}
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": prefect_server,
+        "SYNTH_HOME": str(home),
+        "PREFECT_HOME": str(tmp_path / "prefect-client"),
+    }
     log_path = tmp_path / "serve.log"
     with open(log_path, "w") as log:
-        serve = subprocess.Popen([sys.executable, "-m", "synth.cli.main", "flows", "serve", "--flows-file", str(flows_file)],
-                                 env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "synth.cli.main", "flows", "serve", "--flows-file", str(flows_file)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            start_new_session=True,
+        )
         try:
+
             def published_run():
                 for run_file in (home / "runs").glob("scheduled-*/run.json"):
                     info = json.loads(run_file.read_text())
@@ -52,8 +64,12 @@ def test_a_served_cron_schedule_runs_and_publishes(tmp_path, prefect_server):
             info = wait_for(published_run, 240, "a scheduled flow run to publish", serve)
 
             def recorded_run():
-                result = subprocess.run([sys.executable, "-m", "synth.cli.main", "runs", "show", info["run_id"], "--json"],
-                                        env=env, capture_output=True, text=True)
+                result = subprocess.run(
+                    [sys.executable, "-m", "synth.cli.main", "runs", "show", info["run_id"], "--json"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
                 return json.loads(result.stdout) if result.returncode == 0 else None
 
             run = wait_for(recorded_run, 60, "the run's row in the catalog", serve)
@@ -73,8 +89,11 @@ def test_a_served_cron_schedule_runs_and_publishes(tmp_path, prefect_server):
 
 
 # the same entry, on a work pool and a daily schedule that never fires during the test
-DEPLOYED = (FLOWS.replace("every-minute:", "pooled:").replace("dataset: scheduled", "dataset: pooled")
-            .replace('schedule: "* * * * *"', 'schedule: "0 3 * * *"\n    work_pool: synth-test-pool'))
+DEPLOYED = (
+    FLOWS.replace("every-minute:", "pooled:")
+    .replace("dataset: scheduled", "dataset: pooled")
+    .replace('schedule: "* * * * *"', 'schedule: "0 3 * * *"\n    work_pool: synth-test-pool')
+)
 
 
 def test_a_deployed_flow_runs_on_a_process_worker_of_its_pool(tmp_path, prefect_server):
@@ -89,7 +108,9 @@ def test_a_deployed_flow_runs_on_a_process_worker_of_its_pool(tmp_path, prefect_
         return result.stdout
 
     run([*prefect, "work-pool", "create", "synth-test-pool", "--type", "process"])
-    assert "deployment " in run([sys.executable, "-m", "synth.cli.main", "flows", "deploy", "--flows-file", str(flows_file)])
+    assert "deployment " in run(
+        [sys.executable, "-m", "synth.cli.main", "flows", "deploy", "--flows-file", str(flows_file)]
+    )
     run([*prefect, "deployment", "run", "synth-multihop/pooled"])
     run([*prefect, "worker", "start", "--pool", "synth-test-pool", "--run-once"], timeout=300)
     runs = json.loads(run([sys.executable, "-m", "synth.cli.main", "runs", "list", "--json"]))

@@ -23,15 +23,22 @@ def knowing_reply(answers: dict[str, str]):
     (right closed-book), 2-3 found by search, 4-5 found only from gold evidence."""
 
     def reply(request):
-        start = max(index for index, m in enumerate(request.messages) if m["role"] == "user" and "Question: " in str(m["content"]))
-        question = re.search(r"Question: (.*)", request.messages[start]["content"]).group(1)  # the last: demonstrations come first
+        start = max(
+            index
+            for index, m in enumerate(request.messages)
+            if m["role"] == "user" and "Question: " in str(m["content"])
+        )
+        question = re.search(r"Question: (.*)", request.messages[start]["content"]).group(
+            1
+        )  # the last: demonstrations come first
         kind, answer = bucket(question), answers[question]
         if request.stage == "solver_closed_book":
             return f"<answer>{answer if kind == 1 else 'Nobody knows'}"
         if request.stage == "solver_gold_evidence":
             return f"<answer>{'Wrong Name' if kind == 0 else answer}"
-        if not any(str(m["content"]).startswith("<tool_response>") for m in request.messages[start + 1:]):
-            return '<tool_call>{"name": "search", "arguments": {"query": "%s"}}' % question.replace('"', "")
+        if not any(str(m["content"]).startswith("<tool_response>") for m in request.messages[start + 1 :]):
+            query = question.replace('"', "")
+            return f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}'
         return f"<answer>{answer if kind in (1, 2, 3) else 'Wrong Name'}"
 
     return reply
@@ -41,18 +48,37 @@ def knowing_reply(answers: dict[str, str]):
 def labeled_run(tmp_path_factory):
     home = tmp_path_factory.mktemp("labeling")
     unlabeled = generate(Settings(home=home / "plain"), "multihop", [*ARGS, "panel.enabled=false"])
-    answers = {item.question: item.answer for item in iter_records(Settings(home=home / "plain"), unlabeled.version, "items")}
+    answers = {
+        item.question: item.answer for item in iter_records(Settings(home=home / "plain"), unlabeled.version, "items")
+    }
     flows = home / "flows.yaml"
     flows.write_text(FLOWS)
     patch = pytest.MonkeyPatch()
     patch.setattr(synth.llm.fake, "dry_run_reply", knowing_reply(answers))
     settings = Settings(home=home / "panel")
     try:
-        first = generate(settings, "multihop", [*ARGS, "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"],
-                         flows_file=flows)
-        again = generate(settings, "multihop", [*ARGS, "near_dup.against_earlier_versions=false",
-                                                "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"],
-                         name="again", flows_file=flows)
+        first = generate(
+            settings,
+            "multihop",
+            [
+                *ARGS,
+                "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], "
+                "k: 1}]",
+            ],
+            flows_file=flows,
+        )
+        again = generate(
+            settings,
+            "multihop",
+            [
+                *ARGS,
+                "near_dup.against_earlier_versions=false",
+                "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], "
+                "k: 1}]",
+            ],
+            name="again",
+            flows_file=flows,
+        )
     finally:
         patch.undo()
     return settings, first, again, answers
@@ -64,7 +90,11 @@ def test_published_items_are_labeled_and_every_drop_has_a_reason(labeled_run):
     items = list(iter_records(settings, version, "items"))
     labels = {label.item_id: label for label in iter_records(settings, version, "labels")}
     assert items and set(labels) == {item.id for item in items}
-    reader_right = {attempt.item_id for attempt in iter_records(settings, version, "attempts") if attempt.solver == "r" and attempt.correct}
+    reader_right = {
+        attempt.item_id
+        for attempt in iter_records(settings, version, "attempts")
+        if attempt.solver == "r" and attempt.correct
+    }
     for item in items:
         kind = bucket(item.question)
         assert kind in (2, 3, 4, 5)  # unanswerable (0) and trivial (1) items are gone
@@ -94,7 +124,10 @@ def test_attempts_and_trajectories_are_stored_for_every_item_the_panel_saw(label
     per_item = len(attempts) / len(seen)
     assert per_item == 3 * 2 + 1  # model: 3 conditions x k=2; reader: search x 1
     assert len(trajectories) == 2 * len(seen) and all(t.num_tool_calls == 1 for t in trajectories)
-    assert first.version.models["solver:a"] == "fake:knowing" and first.version.models["solver:r"] == "baseline:bm25-reader"
+    assert (
+        first.version.models["solver:a"] == "fake:knowing"
+        and first.version.models["solver:r"] == "baseline:bm25-reader"
+    )
     assert "a/search" in first.version.summary["panel_pass_rates"]
 
 

@@ -1,8 +1,8 @@
 """The multihop recipe on the bundled graph, checked by routines independent of the generator's code."""
 
 import pytest
-
 from synth.filters.leakage import mentions
+
 from synth.generate import generate
 from synth.kg.snapshot import load_snapshot
 from synth.search.corpus import KGCorpus
@@ -107,8 +107,10 @@ def _without(constraints, index, step=None, fact=None):
     if step is None:
         return [c for position, c in enumerate(constraints) if position != index]
     chain = constraints[0]
-    steps = [s.model_copy(update={"where": [f for k, f in enumerate(s.where) if (position, k) != (step, fact)]})
-             for position, s in enumerate(chain.steps)]
+    steps = [
+        s.model_copy(update={"where": [f for k, f in enumerate(s.where) if (position, k) != (step, fact)]})
+        for position, s in enumerate(chain.steps)
+    ]
     return [chain.model_copy(update={"steps": steps}), *constraints[1:]]
 
 

@@ -14,7 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 
 from fault_server import FaultServer  # noqa: E402
 
-PANEL = "panel.solvers=[{name: served, model: served, k: 2}, {name: reader, baseline: bm25_reader, conditions: [search], k: 1}]"
+PANEL = (
+    "panel.solvers=[{name: served, model: served, k: 2}, "
+    "{name: reader, baseline: bm25_reader, conditions: [search], k: 1}]"
+)
 
 
 def test_a_run_killed_mid_panel_reuses_every_completed_call(tmp_path):
@@ -23,8 +26,26 @@ def test_a_run_killed_mid_panel_reuses_every_completed_call(tmp_path):
     flows.write_text(f"models:\n  served:\n    backend: openai\n    model: smol\n    endpoints: [{server.url}]\n")
     env = {**os.environ, "SYNTH_HOME": str(tmp_path / "home")}
     cache_path = tmp_path / "home" / "cache" / "llm.sqlite"
-    command = [sys.executable, "-c", "from synth.cli.main import main; main()", "generate", "--recipe", "multihop",
-               "--n", "12", "--seed", "2", "--param", "hops=[2,3]", "--param", PANEL, "--flows-file", str(flows), "--quiet", "--json"]
+    command = [
+        sys.executable,
+        "-c",
+        "from synth.cli.main import main; main()",
+        "generate",
+        "--recipe",
+        "multihop",
+        "--n",
+        "12",
+        "--seed",
+        "2",
+        "--param",
+        "hops=[2,3]",
+        "--param",
+        PANEL,
+        "--flows-file",
+        str(flows),
+        "--quiet",
+        "--json",
+    ]
     try:
         first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 120
@@ -46,4 +67,6 @@ def test_a_run_killed_mid_panel_reuses_every_completed_call(tmp_path):
     summary = json.loads(rerun.stdout)["summary"]["llm"]
     assert 12 <= answered_before < summary["llm_requests"], "the kill should land mid-panel"
     assert summary["llm_cache_hits"] == answered_before  # every answered call came from the cache ...
-    assert len(server.requests) - calls_before == summary["llm_requests"] - answered_before  # ... and only the rest was sent
+    assert (
+        len(server.requests) - calls_before == summary["llm_requests"] - answered_before
+    )  # ... and only the rest was sent

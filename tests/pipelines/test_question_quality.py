@@ -6,8 +6,8 @@ import statistics
 import unicodedata
 
 import pytest
-
 from synth.filters.grammar_lint import lint
+
 from synth.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
@@ -57,8 +57,11 @@ def test_no_named_entity_contains_or_is_contained_in_a_hidden_name(items, names)
 
 def test_grammar_lint_finds_under_two_percent_and_questions_stay_short(items, names):
     published, version = items
-    flagged = [item.question for item in published
-               if lint(item.question, [names[entity][0] for c in item.constraints for entity in c.named])]
+    flagged = [
+        item.question
+        for item in published
+        if lint(item.question, [names[entity][0] for c in item.constraints for entity in c.named])
+    ]
     assert len(flagged) < 0.02 * len(published), flagged[:10]
     assert statistics.mean(len(item.question.split()) for item in published) <= 25
     quality = version.summary["quality"]

@@ -13,16 +13,26 @@ from synth.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
-PANEL = ["n=4", "seed=5", "hops=[2]", "oversample=1.0",
-         "panel.solvers=[{name: a, model: fake, conditions: [search], k: 2}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"]
+PANEL = [
+    "n=4",
+    "seed=5",
+    "hops=[2]",
+    "oversample=1.0",
+    "panel.solvers=[{name: a, model: fake, conditions: [search], k: 2}, {name: r, baseline: bm25_reader, "
+    "conditions: [search], k: 1}]",
+]
 
 
 def searching_solver(request):
     """Searches the question, then answers with the title of the first document shown."""
     if request.stage != "solver_search":
         return synth.llm.fake.dry_run_reply(request)
-    start = max(index for index, m in enumerate(request.messages) if m["role"] == "user" and "Question: " in str(m["content"]))
-    shown = [str(m["content"]) for m in request.messages[start + 1:] if str(m["content"]).startswith("<tool_response>")]
+    start = max(
+        index for index, m in enumerate(request.messages) if m["role"] == "user" and "Question: " in str(m["content"])
+    )
+    shown = [
+        str(m["content"]) for m in request.messages[start + 1 :] if str(m["content"]).startswith("<tool_response>")
+    ]
     if not shown:  # (demonstrations come before the question)
         question = re.search(r"Question: (.*)", request.messages[start]["content"]).group(1)
         query = question.replace('"', "")
@@ -73,5 +83,7 @@ def test_an_unreachable_retriever_fails_with_the_url_and_the_fix(tmp_path):
 
     corpus = Corpus([Document(id="d1", title="T", text="text")], name="one")
     retriever = RemoteRetriever("http://127.0.0.1:9/retrieve", corpus, attempts=2, log=lambda line: None)
-    with pytest.raises(RetrieverUnavailable, match=r"127\.0\.0\.1:9/retrieve did not answer after 2 attempts.*start it"):
+    with pytest.raises(
+        RetrieverUnavailable, match=r"127\.0\.0\.1:9/retrieve did not answer after 2 attempts.*start it"
+    ):
         retriever.search(["anything"], 1)

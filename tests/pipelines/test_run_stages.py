@@ -2,9 +2,9 @@
 publishes the same items as an uninterrupted run without redoing them."""
 
 import pytest
+from synth.pipelines import multihop
 
 from synth.generate import generate
-from synth.pipelines import multihop
 from synth.runner import RunRequest, open_run
 from synth.settings import Settings
 from synth.store.catalog import Catalog
@@ -88,7 +88,9 @@ def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, m
     resumed = generate(settings, "multihop", args, llm="fake", shard_size=4)
     assert len(distilled) == 3 and distilled[2] == distilled[1]  # only the unfinished shard ran again
     trajectories = list(iter_records(settings, resumed.version, "trajectories", "role = 'teacher'"))
-    assert len(trajectories) == 6 * 2 and {t.item_id for t in trajectories} == {i for i, _ in items_of(settings, resumed.version)}
+    assert len(trajectories) == 6 * 2 and {t.item_id for t in trajectories} == {
+        i for i, _ in items_of(settings, resumed.version)
+    }
     statistics = resumed.version.summary["distill"]
     assert statistics["rollouts"] == 12 and statistics["items"] == 6 and statistics["protocol"] == "tags"
     assert sum(statistics["rejected"].values()) + statistics["accepted"] == 12

@@ -15,11 +15,16 @@ from synth.settings import Settings
 from synth.store.reader import iter_records
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.jsonl"
-SOLVERS = "panel.solvers=[{name: a, model: fake, conditions: [search], k: 2}, {name: b, model: fake, conditions: [search], k: 2}]"
+SOLVERS = (
+    "panel.solvers=[{name: a, model: fake, conditions: [search], k: 2}, "
+    "{name: b, model: fake, conditions: [search], k: 2}]"
+)
 
 
 def last_user(request, prefix: str) -> str:
-    return next(m["content"] for m in reversed(request.messages) if m["role"] == "user" and m["content"].startswith(prefix))
+    return next(
+        m["content"] for m in reversed(request.messages) if m["role"] == "user" and m["content"].startswith(prefix)
+    )
 
 
 class ScriptedWorld:
@@ -55,7 +60,7 @@ class ScriptedWorld:
         words = [w for w in re.findall(r"[A-Za-z]{4,}", document) if w.lower() not in answer.lower()]
         turn = request.sampling.seed % 1000
         if turn < searches:
-            return json.dumps({"name": "search", "arguments": {"query": " ".join(words[turn:turn + 2])}})
+            return json.dumps({"name": "search", "arguments": {"query": " ".join(words[turn : turn + 2])}})
         question = f"Which title is behind clue number {zlib.crc32(answer.encode()) % 100000} of depth {searches}?"
         self.answers[question] = answer
         return json.dumps({"name": "propose", "arguments": {"question": question}})
@@ -67,6 +72,7 @@ def world(monkeypatch):
         scripted = ScriptedWorld(policy)
         monkeypatch.setattr(synth.llm.fake, "dry_run_reply", scripted)
         return scripted
+
     return make
 
 
@@ -74,7 +80,9 @@ def params(*extra):
     return [f"corpus={CORPUS}", "n=6", "rounds=3", "per_round=4", SOLVERS, *extra]
 
 
-def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfplay_version(world, run_cli, tmp_path, monkeypatch):
+def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfplay_version(
+    world, run_cli, tmp_path, monkeypatch
+):
     world("alternate")
     monkeypatch.setenv("SYNTH_HOME", str(tmp_path))
     args = [arg for param in params() for arg in ("--param", param)]
@@ -95,41 +103,69 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
     for item in items:
         assert item.recipe == "selfplay" and set(item.evidence_doc_ids) <= documents
         rag = next(v for v in verdicts if v.item_id == item.id and v.filter == "rag_verification")
-        assert rag.kept and rag.details["documents"] == item.evidence_doc_ids and rag.details["answers"] == [item.answer]
+        assert (
+            rag.kept and rag.details["documents"] == item.evidence_doc_ids and rag.details["answers"] == [item.answer]
+        )
     roles = Counter(t.role for t in trajectories)
     assert roles["proposer"] == 12 and roles["solver"] == 12 * 4
     published_proposals = [t for t in trajectories if t.role == "proposer" and t.item_id in {item.id for item in items}]
     assert all(t.reject_reason is None and t.metadata["reward"] == 0.5 for t in published_proposals)
     rounds = version.summary["rounds"]
     assert [r["targets"] for r in rounds] == [4, 4, 4] and all(r["rag_verified"] == 4 for r in rounds)
-    assert [stage.stage for stage in version.funnel][:2] == ["proposal", "format"] and version.funnel[-1].dropped == {"over_quota": 6}
+    assert [stage.stage for stage in version.funnel][:2] == ["proposal", "format"] and version.funnel[-1].dropped == {
+        "over_quota": 6
+    }
 
     # the proposals whose question passed every gate are SFT data for a proposer
     out = tmp_path / "proposer.jsonl"
     code, out_text, err = run_cli("export", "selfplay", "--format", "sft", "--role", "proposer", "--out", str(out))
     assert code == 0, err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 12 and {row["trajectory_id"] for row in rows} == {t.id for t in trajectories if t.role == "proposer"}
+    assert len(rows) == 12 and {row["trajectory_id"] for row in rows} == {
+        t.id for t in trajectories if t.role == "proposer"
+    }
     for row in rows:  # under the default contract: the proposer's text prompt, the question in <question> tags
-        assert row["messages"][0]["content"].startswith("You write hard quiz questions") and "<question>" in row["messages"][0]["content"]
+        assert (
+            row["messages"][0]["content"].startswith("You write hard quiz questions")
+            and "<question>" in row["messages"][0]["content"]
+        )
         assert row["messages"][1]["content"].startswith("Target answer:")
         assert row["messages"][-1]["role"] == "assistant" and row["messages"][-1]["content"].endswith("</question>")
         assert [tool["function"]["name"] for tool in row["tools"]] == ["search", "open"]
-    code, _, _ = run_cli("export", "selfplay", "--format", "sft", "--role", "proposer", "--contract", "synth-answer-tool",
-                         "--out", str(tmp_path / "calls.jsonl"))
+    code, _, _ = run_cli(
+        "export",
+        "selfplay",
+        "--format",
+        "sft",
+        "--role",
+        "proposer",
+        "--contract",
+        "synth-answer-tool",
+        "--out",
+        str(tmp_path / "calls.jsonl"),
+    )
     row = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[0])
-    assert code == 0 and row["messages"][-3]["tool_calls"][0]["function"]["name"] == "propose"  # the call, its receipt, the closing turn
+    assert (
+        code == 0 and row["messages"][-3]["tool_calls"][0]["function"]["name"] == "propose"
+    )  # the call, its receipt, the closing turn
     assert [tool["function"]["name"] for tool in row["tools"]] == ["search", "open", "propose"]
-    code, _, err = run_cli("export", "selfplay", "--format", "dpo", "--role", "proposer", "--out", str(tmp_path / "p.jsonl"))
+    code, _, err = run_cli(
+        "export", "selfplay", "--format", "dpo", "--role", "proposer", "--out", str(tmp_path / "p.jsonl")
+    )
     assert code != 0 and "--role proposer exports with sft or sft-chatml or sharegpt only" in err
     code, _, err = run_cli("export", "selfplay", "--format", "sft", "--out", str(tmp_path / "teacher.jsonl"))
-    assert code != 0 and "no teacher trajectory is selected" in err and not (tmp_path / "teacher.jsonl").exists()  # no teacher ran
+    assert (
+        code != 0 and "no teacher trajectory is selected" in err and not (tmp_path / "teacher.jsonl").exists()
+    )  # no teacher ran
 
 
-@pytest.mark.parametrize("policy, start, expected, decision", [
-    ("always", 2, [2, 3, 4], "deeper"),
-    ("never", 4, [4, 3, 2], "shallower"),
-])
+@pytest.mark.parametrize(
+    "policy, start, expected, decision",
+    [
+        ("always", 2, [2, 3, 4], "deeper"),
+        ("never", 4, [4, 3, 2], "shallower"),
+    ],
+)
 def test_rounds_move_the_requested_searches_toward_the_band(world, tmp_path, policy, start, expected, decision):
     world(policy)
     result = generate(Settings(home=tmp_path), "selfplay", params(f"curriculum.start_searches={start}"), llm="fake")
@@ -140,9 +176,17 @@ def test_rounds_move_the_requested_searches_toward_the_band(world, tmp_path, pol
     assert result.version.row_counts["items"] == 0  # always or never solved: outside the band 0 < s < 1
     reason = "too_easy" if policy == "always" else "too_hard"
     assert next(stage for stage in result.version.funnel if stage.stage == "band").dropped == {reason: 12}
-    proposals = [t for t in iter_records(Settings(home=tmp_path), result.version, "trajectories") if t.role == "proposer"]
-    assert len(proposals) == 12 and {t.reject_reason for t in proposals} == {reason} and not any(t.selected for t in proposals)
-    assert {t.metadata["reward"] for t in proposals} == ({0.0} if policy == "always" else {1.0})  # SSP: 1 - solver success
+    proposals = [
+        t for t in iter_records(Settings(home=tmp_path), result.version, "trajectories") if t.role == "proposer"
+    ]
+    assert (
+        len(proposals) == 12
+        and {t.reject_reason for t in proposals} == {reason}
+        and not any(t.selected for t in proposals)
+    )
+    assert {t.metadata["reward"] for t in proposals} == (
+        {0.0} if policy == "always" else {1.0}
+    )  # SSP: 1 - solver success
 
 
 class Crash(Exception):

@@ -24,9 +24,26 @@ def test_a_run_killed_mid_round_resumes_and_sends_no_answered_call_again(tmp_pat
     flows.write_text(f"models:\n  served:\n    backend: openai\n    model: smol\n    endpoints: [{server.url}]\n")
     env = {**os.environ, "SYNTH_HOME": str(tmp_path / "home")}
     cache_path = tmp_path / "home" / "cache" / "llm.sqlite"
-    command = [sys.executable, "-c", "from synth.cli.main import main; main()", "generate", "--recipe", "selfplay",
-               "--param", f"corpus={CORPUS}", "--param", "rounds=3", "--param", "per_round=4", "--llm", "served",
-               "--flows-file", str(flows), "--quiet", "--json"]
+    command = [
+        sys.executable,
+        "-c",
+        "from synth.cli.main import main; main()",
+        "generate",
+        "--recipe",
+        "selfplay",
+        "--param",
+        f"corpus={CORPUS}",
+        "--param",
+        "rounds=3",
+        "--param",
+        "per_round=4",
+        "--llm",
+        "served",
+        "--flows-file",
+        str(flows),
+        "--quiet",
+        "--json",
+    ]
     runs = tmp_path / "home" / "runs"
     try:
         first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

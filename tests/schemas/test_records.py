@@ -1,6 +1,5 @@
 import pytest
 from pydantic import ValidationError
-
 from synth.schemas import ChatMessage, FilterVerdict, FunctionCall, PassRate, SolverAttempt, ToolCall, Trajectory
 
 
@@ -70,7 +69,10 @@ def test_dropped_verdict_needs_a_snake_case_reason(make_item):
         FilterVerdict(item_id="i", filter="leakage", kept=False)
     with pytest.raises(ValidationError, match="snake_case"):
         FilterVerdict(item_id="i", filter="leakage", kept=False, reason="Answer Leaked")
-    assert FilterVerdict(item_id="i", filter="leakage", kept=False, reason="answer_in_question").reason == "answer_in_question"
+    assert (
+        FilterVerdict(item_id="i", filter="leakage", kept=False, reason="answer_in_question").reason
+        == "answer_in_question"
+    )
 
 
 def test_attempt_without_answer_cannot_be_correct(make_item):

@@ -11,17 +11,24 @@ import sys
 import tempfile
 from pathlib import Path
 
+from synth.schemas import Document, FunctionCall, ToolCall
+
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import ChatRequest, Completion
-from synth.schemas import Document, FunctionCall, ToolCall
 from synth.search.agent import SearchAgent
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
 
-DOCUMENTS = [Document(id=f"d{index}", title=f"Topic {index}", text=f"Topic {index} is about subject {index % 4} and place {index % 3}.")
-             for index in range(12)]
+DOCUMENTS = [
+    Document(
+        id=f"d{index}",
+        title=f"Topic {index}",
+        text=f"Topic {index} is about subject {index % 4} and place {index % 3}.",
+    )
+    for index in range(12)
+]
 QUESTIONS = [(f"Which topic is about subject {index % 4}?", 100 + index) for index in range(8)]
 MAX_TURNS = 12
 
@@ -37,13 +44,27 @@ def reply(protocol: str):
         searching = turn < turns_planned(rollout)
         query = f"subject {rollout % 4} turn {turn}"
         if protocol == "tags":
-            return f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}' if searching else f"<answer>Topic {rollout % 12}</answer>"
+            return (
+                f'<tool_call>{{"name": "search", "arguments": {{"query": "{query}"}}}}'
+                if searching
+                else f"<answer>Topic {rollout % 12}</answer>"
+            )
         if protocol == "json":
-            call = {"name": "search", "arguments": {"query": query}} if searching else {"name": "answer", "arguments": {"answer": f"Topic {rollout % 12}"}}
+            call = (
+                {"name": "search", "arguments": {"query": query}}
+                if searching
+                else {"name": "answer", "arguments": {"answer": f"Topic {rollout % 12}"}}
+            )
             return json.dumps(call)
         if searching:
-            return Completion(tool_calls=[ToolCall(id=f"c{turn}", function=FunctionCall(name="search", arguments=json.dumps({"query": query})))],
-                              finish_reason="tool_calls")
+            return Completion(
+                tool_calls=[
+                    ToolCall(
+                        id=f"c{turn}", function=FunctionCall(name="search", arguments=json.dumps({"query": query}))
+                    )
+                ],
+                finish_reason="tool_calls",
+            )
         return Completion(text=f"<answer>Topic {rollout % 12}</answer>", finish_reason="stop")
 
     return answer
@@ -55,12 +76,20 @@ def record(folder: Path, log=None) -> dict[str, list[dict]]:
     recorded = {}
     for protocol in ("tags", "json", "native"):
         backend = ScriptedBackend(default=reply(protocol), native_tools=protocol == "native")
-        agent = SearchAgent(LLMClient(backend), tools, max_turns=MAX_TURNS, protocol=protocol, stage=f"record_{protocol}", log=log)
+        agent = SearchAgent(
+            LLMClient(backend), tools, max_turns=MAX_TURNS, protocol=protocol, stage=f"record_{protocol}", log=log
+        )
         rollouts = asyncio.run(agent.run(QUESTIONS))
         recorded[protocol] = [
-            {"messages": [message.model_dump(mode="json") for message in rollout.messages], "answer": rollout.answer,
-             "finish_reason": rollout.finish_reason, "num_tool_calls": rollout.num_tool_calls, "queries": rollout.queries,
-             "retrieved": rollout.retrieved, "malformed": rollout.malformed}
+            {
+                "messages": [message.model_dump(mode="json") for message in rollout.messages],
+                "answer": rollout.answer,
+                "finish_reason": rollout.finish_reason,
+                "num_tool_calls": rollout.num_tool_calls,
+                "queries": rollout.queries,
+                "retrieved": rollout.retrieved,
+                "malformed": rollout.malformed,
+            }
             for rollout in rollouts
         ]
     return recorded

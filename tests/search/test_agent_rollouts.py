@@ -5,11 +5,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from synth.llm.client import LLMClient
-from synth.llm.fake import ScriptedBackend
-
 import agent_recording
 from agent_recording import record
+
+from synth.llm.client import LLMClient
+from synth.llm.fake import ScriptedBackend
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "agent_rollouts.json"
 
@@ -48,4 +48,3 @@ def test_rollouts_of_different_lengths_finish_independently(tmp_path):
     # the ten-turn rollout did not wait at each turn for the slow one-turn rollout: it was done first
     # (in lock-step its second turn waits for the first turn of every rollout)
     assert backend.completed.index((long, 10)) < backend.completed.index((short, 0))
-

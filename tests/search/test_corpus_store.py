@@ -5,9 +5,9 @@ import pickle
 import random
 
 import pytest
+from synth.schemas import Document, ToolCall
 
 from synth.errors import ConfigError
-from synth.schemas import Document, ToolCall
 from synth.search.corpus import Corpus
 from synth.search.corpus_store import BATCH_ROWS
 from synth.search.retrieval import BM25Retriever
@@ -17,17 +17,22 @@ LONG_WORDS = [f"w{number}" for number in range(250)]
 
 
 def write_corpus(path, rows):
-    path.write_text("".join(json.dumps({"id": doc_id, "contents": f'"{title}"\n{text}'}) + "\n" for doc_id, title, text in rows))
+    path.write_text(
+        "".join(json.dumps({"id": doc_id, "contents": f'"{title}"\n{text}'}) + "\n" for doc_id, title, text in rows)
+    )
     return path
 
 
 @pytest.fixture
 def corpus_file(tmp_path):
-    return write_corpus(tmp_path / "docs.jsonl", [
-        ("short", "Short", "Ada Lovelace wrote the first program."),
-        ("long", "Long Article", " ".join(LONG_WORDS)),
-        ("exact", "Exact", " ".join(["x"] * 100)),
-    ])
+    return write_corpus(
+        tmp_path / "docs.jsonl",
+        [
+            ("short", "Short", "Ada Lovelace wrote the first program."),
+            ("long", "Long Article", " ".join(LONG_WORDS)),
+            ("exact", "Exact", " ".join(["x"] * 100)),
+        ],
+    )
 
 
 def test_long_documents_become_passages_and_open_returns_the_whole_document(tmp_path, corpus_file):
@@ -39,7 +44,12 @@ def test_long_documents_become_passages_and_open_returns_the_whole_document(tmp_
     assert corpus.get("long") is None  # a document id is not a passage
     for key in ("long", "long#0", "long#2"):
         whole = corpus.document(key)
-        assert (whole.id, whole.title, whole.text, whole.document_id) == ("long", "Long Article", " ".join(LONG_WORDS), None)
+        assert (whole.id, whole.title, whole.text, whole.document_id) == (
+            "long",
+            "Long Article",
+            " ".join(LONG_WORDS),
+            None,
+        )
     assert corpus.document("short").text == "Ada Lovelace wrote the first program."
     assert corpus.document("nothing") is None
 
@@ -65,7 +75,9 @@ def test_the_store_is_built_once_and_mapped_after(tmp_path, corpus_file):
     assert whole.fingerprint != first.fingerprint
 
     write_corpus(corpus_file, [("other", "Other", "changed")])  # a changed file is a new store
-    assert [document.id for document in Corpus.from_jsonl(corpus_file, tmp_path / "store", log=lambda line: None).documents] == ["other"]
+    assert [
+        document.id for document in Corpus.from_jsonl(corpus_file, tmp_path / "store", log=lambda line: None).documents
+    ] == ["other"]
 
 
 def test_fingerprint_is_that_of_the_passages_whatever_the_storage(tmp_path):
@@ -76,7 +88,9 @@ def test_fingerprint_is_that_of_the_passages_whatever_the_storage(tmp_path):
 
 def test_lookups_across_many_batches(tmp_path):
     count = 2 * BATCH_ROWS + 17
-    path = write_corpus(tmp_path / "many.jsonl", [(f"id-{number}", f"Title {number}", f"text of {number}") for number in range(count)])
+    path = write_corpus(
+        tmp_path / "many.jsonl", [(f"id-{number}", f"Title {number}", f"text of {number}") for number in range(count)]
+    )
     corpus = Corpus.from_jsonl(path, tmp_path / "store", log=lambda line: None)
     assert len(corpus) == len(corpus.documents) == count
     for position in random.Random(0).sample(range(count), 200) + [0, BATCH_ROWS - 1, BATCH_ROWS, count - 1]:
@@ -128,4 +142,6 @@ def test_the_graph_corpus_stored_equals_the_one_built_in_memory(tmp_path):
     assert (len(stored), stored.fingerprint, stored.name) == (len(in_memory), in_memory.fingerprint, in_memory.name)
     for position in random.Random(1).sample(range(len(stored)), 300):
         passage = stored.documents[position]
-        assert passage == in_memory.documents[position] and stored.document(passage.id) == passage  # graph passages are whole
+        assert (
+            passage == in_memory.documents[position] and stored.document(passage.id) == passage
+        )  # graph passages are whole

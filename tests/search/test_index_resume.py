@@ -13,10 +13,29 @@ def test_a_killed_dense_build_resumes_from_its_last_checkpoint(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     with open(corpus, "w") as handle:
         for number in range(640):
-            handle.write(json.dumps({"id": f"p{number}", "contents": f'"Place {number}"\\nPlace {number} lies by river {number % 37} '
-                                     f"and was founded in year {1000 + number}."}) + "\n")
-    command = [sys.executable, "-m", "synth.cli.main", "search", "index", "--corpus", str(corpus), "--retriever", "dense",
-               "--checkpoint-every", "32"]
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"p{number}",
+                        "contents": f'"Place {number}"\\nPlace {number} lies by river {number % 37} '
+                        f"and was founded in year {1000 + number}.",
+                    }
+                )
+                + "\n"
+            )
+    command = [
+        sys.executable,
+        "-m",
+        "synth.cli.main",
+        "search",
+        "index",
+        "--corpus",
+        str(corpus),
+        "--retriever",
+        "dense",
+        "--checkpoint-every",
+        "32",
+    ]
     env = {**os.environ, "SYNTH_HOME": str(tmp_path / "home")}
     build = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     search = tmp_path / "home" / "cache" / "search"
@@ -40,8 +59,10 @@ def test_a_killed_dense_build_resumes_from_its_last_checkpoint(tmp_path):
     assert f"resuming a killed build: {killed_at:,}/640 documents already embedded" in resumed.stderr
     embedded = int(re.search(r"embedded ([\d,]+) documents in this run", resumed.stderr).group(1).replace(",", ""))
     assert embedded == 640 - killed_at
-    assert re.search(r"dense: ready in .* \(640 passages, .*\); [\d,]+ MiB on disk, peak memory of this command so far [\d,]+ MiB",
-                     resumed.stdout), resumed.stdout
+    assert re.search(
+        r"dense: ready in .* \(640 passages, .*\); [\d,]+ MiB on disk, peak memory of this command so far [\d,]+ MiB",
+        resumed.stdout,
+    ), resumed.stdout
 
     import numpy as np
 

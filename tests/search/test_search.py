@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from synth.schemas import Document, FunctionCall, ToolCall
 
 from synth.errors import ConfigError
 from synth.kg.snapshot import load_snapshot
-from synth.schemas import Document, FunctionCall, ToolCall
 from synth.search.corpus import Corpus, KGCorpus, split_contents
 from synth.search.retrieval import BM25Retriever, DenseRetriever, HybridRetriever
 from synth.search.server import make_app
@@ -98,7 +98,10 @@ def test_agent_tools_render_like_search_r1_and_survive_bad_calls(tmp_path, corpu
     assert [schema["function"]["name"] for schema in tools.schemas] == ["search", "open"]
     shown = tools.call(tool_call("search", {"query": "volcano Sicily", "k": 1}))
     assert shown == "Doc 1(Title: Volcano) [id: d4] Mount Etna is an active volcano on Sicily."
-    assert tools.call(tool_call("open", {"doc_id": "d3"})) == "(Title: Louvre) [id: d3] The Louvre is an art museum in Paris."
+    assert (
+        tools.call(tool_call("open", {"doc_id": "d3"}))
+        == "(Title: Louvre) [id: d3] The Louvre is an art museum in Paris."
+    )
     assert tools.call(tool_call("open", {"doc_id": "nope"})).startswith("error: no document")
     assert tools.call(tool_call("search", "{not json")).startswith("error:")
     assert tools.call(tool_call("search", {"k": 2})).startswith("error: search needs")
@@ -112,7 +115,12 @@ def test_the_server_answers_search_r1_requests(tmp_path, corpus):
 
     async def go():
         async with TestClient(TestServer(app)) as client:
-            scored = await (await client.post("/retrieve", json={"queries": ["capital of Germany", "art museum"], "topk": 2, "return_scores": True})).json()
+            scored = await (
+                await client.post(
+                    "/retrieve",
+                    json={"queries": ["capital of Germany", "art museum"], "topk": 2, "return_scores": True},
+                )
+            ).json()
             plain = await (await client.post("/retrieve", json={"queries": ["capital of Germany"]})).json()
             bad = await client.post("/retrieve", json={"queries": "not a list"})
             health = await (await client.get("/health")).json()
@@ -120,7 +128,9 @@ def test_the_server_answers_search_r1_requests(tmp_path, corpus):
 
     scored, plain, bad_status, bad_error, health = asyncio.run(go())
     assert len(scored["result"]) == 2 and scored["result"][0][0]["document"]["id"] == "d2"
-    assert scored["result"][0][0]["document"]["contents"].startswith('"Berlin"\n') and scored["result"][0][0]["score"] > 0
+    assert (
+        scored["result"][0][0]["document"]["contents"].startswith('"Berlin"\n') and scored["result"][0][0]["score"] > 0
+    )
     assert plain["result"][0][0]["id"] == "d2"  # without scores, hits are the documents themselves
     assert bad_status == 400 and "list of strings" in bad_error
     assert health == {"status": "ok", "documents": 4, "retriever": "bm25", "corpus": "test"}
@@ -138,11 +148,22 @@ def test_the_server_gives_the_exported_tools_what_they_render_like_the_agents_to
 
     async def go():
         async with TestClient(TestServer(app)) as client:
-            found = await (await client.post("/retrieve", json={"queries": ["capital of Germany", "art museum"], "topk": 2})).json()
+            found = await (
+                await client.post("/retrieve", json={"queries": ["capital of Germany", "art museum"], "topk": 2})
+            ).json()
             opened = await (await client.post("/open", json={"ids": ["d3", "nope"]})).json()
-            refused = [await client.post("/retrieve", json={"queries": ["x"], "topk": topk}) for topk in (0, -1, 101, "3", True)]
+            refused = [
+                await client.post("/retrieve", json={"queries": ["x"], "topk": topk})
+                for topk in (0, -1, 101, "3", True)
+            ]
             bad_ids = await client.post("/open", json={"ids": "d3"})
-            return found, opened, [response.status for response in refused], (await refused[0].json())["error"], bad_ids.status
+            return (
+                found,
+                opened,
+                [response.status for response in refused],
+                (await refused[0].json())["error"],
+                bad_ids.status,
+            )
 
     found, opened, refused, refused_error, bad_ids = asyncio.run(go())
     assert refused == [400] * 5 and "`topk` must be an integer from 1 to 100" in refused_error and bad_ids == 400
@@ -152,11 +173,15 @@ def test_the_server_gives_the_exported_tools_what_they_render_like_the_agents_to
         argument = contract.search_argument
         for query, hits in zip(["capital of Germany", "art museum"], fields):
             value = [query] if argument == "query_list" else query
-            assert tools.call(tool_call("search", {argument: value})) == portable.render_search(contract.observation, [hits])
+            assert tools.call(tool_call("search", {argument: value})) == portable.render_search(
+                contract.observation, [hits]
+            )
     document, missing = opened["result"]
     assert missing is None and document["contents"] == '"Louvre"\nThe Louvre is an art museum in Paris.'
     tools = SearchTools(corpus, retriever)
-    assert portable.render_document({k: document[k] for k in ("id", "title", "text")}, "d3") == tools.call(tool_call("open", {"doc_id": "d3"}))
+    assert portable.render_document({k: document[k] for k in ("id", "title", "text")}, "d3") == tools.call(
+        tool_call("open", {"doc_id": "d3"})
+    )
     assert portable.render_document(None, "nope") == tools.call(tool_call("open", {"doc_id": "nope"}))
 
 
@@ -166,7 +191,9 @@ def test_synth_search_serve_starts_answers_and_stops(tmp_path):
         port = probe.getsockname()[1]
     server = subprocess.Popen(
         [sys.executable, "-m", "synth.cli.main", "search", "serve", "--kg", str(TINY), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         import urllib.request
@@ -176,7 +203,8 @@ def test_synth_search_serve_starts_answers_and_stops(tmp_path):
             assert server.poll() is None, server.stderr.read()
             try:
                 request = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/retrieve", method="POST",
+                    f"http://127.0.0.1:{port}/retrieve",
+                    method="POST",
                     data=json.dumps({"queries": ["Alice Ames"], "topk": 1, "return_scores": True}).encode(),
                     headers={"Content-Type": "application/json"},
                 )

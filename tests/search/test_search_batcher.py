@@ -41,7 +41,10 @@ def test_a_slow_search_does_not_stop_the_event_loop_and_concurrent_searches_are_
     assert [call[1] for call in retriever.calls] == [3, 3, 7] and batcher.calls == 3
     assert all(call[2].startswith("synth-retrieval") for call in retriever.calls)
     assert first == [[Hit(position=1, score=1.0)]]
-    assert later[2] == [[Hit(position=2, score=1.0)], [Hit(position=3, score=1.0)]]  # each caller gets its own hits back
+    assert later[2] == [
+        [Hit(position=2, score=1.0)],
+        [Hit(position=3, score=1.0)],
+    ]  # each caller gets its own hits back
     assert other_k == [[Hit(position=1, score=1.0)]]
 
 

@@ -15,7 +15,9 @@ def store(settings, make_item):
     """demo@1 (1 item), demo@2 (2 items), other@1 (3 items)."""
     publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(0)]})
     publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(1), make_item(2)]})
-    publish_version(settings, VersionSpec(name="other", recipe="multihop"), {"items": [make_item(i) for i in range(3, 6)]})
+    publish_version(
+        settings, VersionSpec(name="other", recipe="multihop"), {"items": [make_item(i) for i in range(3, 6)]}
+    )
     return settings
 
 
@@ -45,7 +47,9 @@ def test_a_damaged_part_is_named_and_every_other_version_keeps_working(store, ru
     assert code == 0 and len(json.loads(out)) == 3
     assert "demo@2 is damaged" in err and len([line for line in err.splitlines() if "demo@2" in line]) == 1
 
-    code, out, _ = run_cli("sql", "select dataset, version, count(*) as n from items group by all order by all", "--json")
+    code, out, _ = run_cli(
+        "sql", "select dataset, version, count(*) as n from items group by all order by all", "--json"
+    )
     assert code == 0
     assert json.loads(out) == [{"dataset": "demo", "version": 1, "n": 1}, {"dataset": "other", "version": 1, "n": 3}]
 
@@ -82,7 +86,11 @@ def test_a_truncated_catalog_is_rebuilt_from_the_manifests_keeping_the_runs(stor
     code, out, err = run_cli("datasets", "list", "--json")
     assert code == 0, err
     assert sorted(version["name"] + "@" + str(version["version"]) for version in json.loads(out)) == [
-        "demo@1", "demo@2", "made@1", "other@1"]
+        "demo@1",
+        "demo@2",
+        "made@1",
+        "other@1",
+    ]
     assert "was damaged" in err and "rebuilt" in err
     assert list(catalog.parent.glob("synth.duckdb.damaged-*"))
     code, out, _ = run_cli("runs", "list", "--json")
@@ -93,7 +101,9 @@ def test_a_truncated_catalog_is_rebuilt_from_the_manifests_keeping_the_runs(stor
 
 def test_generate_of_another_dataset_works_beside_a_damaged_version(store, run_cli):
     _truncate(_part(store, "demo@2"))
-    code, _, err = run_cli("generate", "--recipe", "multihop", "--n", "4", "--llm", "fake", "--name", "fresh", "--quiet")
+    code, _, err = run_cli(
+        "generate", "--recipe", "multihop", "--n", "4", "--llm", "fake", "--name", "fresh", "--quiet"
+    )
     assert code == 0, err
 
 

@@ -4,10 +4,10 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract.contracts import SYNTH
 from synth.errors import ConfigError, NotFoundError
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
 
@@ -16,7 +16,11 @@ SEARCH_TOOL = {
     "function": {
         "name": "search",
         "description": "Search the corpus.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "k": {"type": "integer"}}, "required": ["query"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "k": {"type": "integer"}},
+            "required": ["query"],
+        },
     },
 }
 OPEN_TOOL = {
@@ -67,36 +71,64 @@ def test_verl_export_matches_the_trainer_format_and_ships_tools_and_reward(setti
     assert result.rows == 3
     command = next(note for note in result.notes if note.startswith("train: "))
     assert f"cd {tmp_path.resolve()} && PYTHONPATH=$PWD python3 -m verl.trainer.main_ppo" in command
-    for override in ("data.train_files=$PWD/train.parquet", "actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/tool_config.yaml",
-                     "custom_reward_function.path=$PWD/synth_contract.py", "custom_reward_function.name=compute_score"):
+    for override in (
+        "data.train_files=$PWD/train.parquet",
+        "actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/tool_config.yaml",
+        "custom_reward_function.path=$PWD/synth_contract.py",
+        "custom_reward_function.name=compute_score",
+    ):
         assert override in command
     schema = pq.read_schema(out)
     # the five columns every verl row has, then agent_name: verl's multi-turn tool agent loop
     assert schema.names == ["data_source", "prompt", "ability", "reward_model", "extra_info", "agent_name"]
     assert str(schema.field("prompt").type) == "list<element: struct<role: string, content: string>>"
-    assert str(schema.field("reward_model").type) == "struct<style: string, ground_truth: struct<target: list<element: string>>>"
+    assert (
+        str(schema.field("reward_model").type)
+        == "struct<style: string, ground_truth: struct<target: list<element: string>>>"
+    )
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     row = rows[0]
     assert row["data_source"] == "synth_multihop"
     assert row["ability"] == "fact-reasoning"
     question = row["extra_info"]["question"]
-    assert row["prompt"] == [{"role": "system", "content": SYNTH.system_prompt}, {"role": "user", "content": f"Question: {question}"}]
+    assert row["prompt"] == [
+        {"role": "system", "content": SYNTH.system_prompt},
+        {"role": "user", "content": f"Question: {question}"},
+    ]
     assert row["reward_model"] == {"style": "rule", "ground_truth": {"target": ["Film 0", "The Film 0"]}}
     assert row["extra_info"]["split"] == "train" and row["extra_info"]["index"] == 0
     assert row["extra_info"]["item_id"] == "item-0" and row["extra_info"]["dataset"] == "demo@1"
     assert row["agent_name"] == "tool_agent" and row["extra_info"]["need_tools_kwargs"] is True
-    create_kwargs = {"ground_truth": {"target": ["Film 0", "The Film 0"]}, "question": question, "data_source": "synth_multihop"}
-    assert row["extra_info"]["tools_kwargs"] == {"search": {"create_kwargs": create_kwargs}, "open": {"create_kwargs": create_kwargs}}
+    create_kwargs = {
+        "ground_truth": {"target": ["Film 0", "The Film 0"]},
+        "question": question,
+        "data_source": "synth_multihop",
+    }
+    assert row["extra_info"]["tools_kwargs"] == {
+        "search": {"create_kwargs": create_kwargs},
+        "open": {"create_kwargs": create_kwargs},
+    }
 
     config = yaml.safe_load((tmp_path / "tool_config.yaml").read_text())
-    assert [tool["class_name"] for tool in config["tools"]] == ["synth_verl_tools.SearchTool", "synth_verl_tools.OpenTool"]
+    assert [tool["class_name"] for tool in config["tools"]] == [
+        "synth_verl_tools.SearchTool",
+        "synth_verl_tools.OpenTool",
+    ]
     assert [tool["tool_schema"] for tool in config["tools"]] == SYNTH.schemas  # what the SFT rows offer
-    assert config["tools"][0]["config"] == {"type": "native", "retrieval_service_url": "http://127.0.0.1:8000", "timeout": 30,
-                                            "topk": 3, "observation": "synth"}
+    assert config["tools"][0]["config"] == {
+        "type": "native",
+        "retrieval_service_url": "http://127.0.0.1:8000",
+        "timeout": 30,
+        "topk": 3,
+        "observation": "synth",
+    }
     assert (tmp_path / "synth_verl_tools.py").read_text().startswith('"""verl tools for data exported by synth')
     reward = load_by_path(tmp_path / "synth_contract.py")
     truth = row["reward_model"]["ground_truth"]
-    assert reward.compute_score(row["data_source"], "I think... <answer> the film 0 </answer>", truth, row["extra_info"]) == 1.0
+    assert (
+        reward.compute_score(row["data_source"], "I think... <answer> the film 0 </answer>", truth, row["extra_info"])
+        == 1.0
+    )
     call = '<tool_call>\n{"name": "answer", "arguments": {"answer": "Film 0"}}\n</tool_call>'
     assert reward.compute_score(row["data_source"], call, truth) == 1.0
     assert reward.compute_score(row["data_source"], "<answer>Film 9</answer>", truth) == 0.0
@@ -104,7 +136,15 @@ def test_verl_export_matches_the_trainer_format_and_ships_tools_and_reward(setti
 
 def test_verl_export_can_target_verls_builtin_scorer_and_filter_rows(settings, published, tmp_path):
     out = tmp_path / "hard.parquet"
-    result = export_version(settings, "demo@1", "verl", out, data_source="searchR1_hotpotqa", where="difficulty in ('medium', 'hard')", split="test")
+    result = export_version(
+        settings,
+        "demo@1",
+        "verl",
+        out,
+        data_source="searchR1_hotpotqa",
+        where="difficulty in ('medium', 'hard')",
+        split="test",
+    )
     assert result.rows == 2 and "built-in" in result.notes[1] and "custom_reward_function" not in result.notes[-1]
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     assert [row["extra_info"]["difficulty"] for row in rows] == ["hard", "medium"]
@@ -133,7 +173,9 @@ def test_verl_export_for_the_answer_tool_contract_ships_the_answer_tool(settings
 
 
 def test_verl_export_defaults_to_the_contract_the_versions_agents_ran_under(settings, make_item, tmp_path):
-    spec = VersionSpec(name="answering", recipe="multihop", config={"contract": "synth-answer-tool", "panel": {"retrieval_k": 5}})
+    spec = VersionSpec(
+        name="answering", recipe="multihop", config={"contract": "synth-answer-tool", "panel": {"retrieval_k": 5}}
+    )
     publish_version(settings, spec, {"items": [make_item(0)]})
     export_version(settings, "answering", "verl", tmp_path / "train.parquet")
     config = yaml.safe_load((tmp_path / "tool_config.yaml").read_text())
@@ -156,11 +198,15 @@ def test_searchr1_export_uses_a_scorer_name_searchr1_knows(settings, published, 
         export_version(settings, "demo", "searchr1", tmp_path / "other.parquet", contract="synth")
 
 
-@pytest.mark.parametrize("template, warning", [("Q: {question}", "no <answer>"),
-                                               ("<answer>a</answer> or <answer>b</answer> {question}", "2 <answer>")])
+@pytest.mark.parametrize(
+    "template, warning",
+    [("Q: {question}", "no <answer>"), ("<answer>a</answer> or <answer>b</answer> {question}", "2 <answer>")],
+)
 def test_searchr1_export_warns_about_templates_its_scorer_misreads(settings, published, tmp_path, template, warning):
     (tmp_path / "template.txt").write_text(template)
-    result = export_version(settings, "demo", "searchr1", tmp_path / "out.parquet", prompt_template=tmp_path / "template.txt")
+    result = export_version(
+        settings, "demo", "searchr1", tmp_path / "out.parquet", prompt_template=tmp_path / "template.txt"
+    )
     assert any(note.startswith("warning") and warning in note for note in result.notes)
 
 
@@ -171,7 +217,10 @@ def test_sft_export_loads_with_datasets_with_arguments_as_objects(settings, publ
     messages = rows[0]["messages"]
     assert [message["role"] for message in messages] == ["system", "user", "assistant", "tool", "assistant"]
     # the contract's prompt, with the item's question
-    assert messages[0]["content"] == SYNTH.system_prompt and messages[1]["content"] == "Question: Which film was directed by the person born in Town 0?"
+    assert (
+        messages[0]["content"] == SYNTH.system_prompt
+        and messages[1]["content"] == "Question: Which film was directed by the person born in Town 0?"
+    )
     assert messages[2]["content"] is None
     assert messages[2]["tool_calls"][0]["function"]["arguments"] == {"query": "Town 0 director"}
     assert messages[3]["tool_call_id"] == "call_0"
@@ -183,8 +232,17 @@ def test_sft_jsonl_export_keeps_null_content_and_can_write_string_arguments(sett
     export_version(settings, "demo", "sft", out, arguments="string")
     row = json.loads(out.read_text().splitlines()[0])
     assert row["tools"] == SYNTH.schemas
-    assert row["messages"][2] == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_0", "type": "function", "function": {"name": "search", "arguments": '{"query": "Town 0 director"}'}}]}
+    assert row["messages"][2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_0",
+                "type": "function",
+                "function": {"name": "search", "arguments": '{"query": "Town 0 director"}'},
+            }
+        ],
+    }
     rows = datasets.load_dataset("json", data_files=str(out), split="train")
     assert rows[0]["messages"][4]["content"] == "<answer>Film 0</answer>"
 

@@ -82,9 +82,22 @@ def test_openai_variants_are_normalized(settings, tmp_path):
     tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
     row = {
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "Who directed "}, {"type": "text", "text": "Gosford Park?"}]},
-            {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-                {"id": "a", "type": "function", "function": {"name": "search", "arguments": {"query": "Gosford Park director"}}}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Who directed "}, {"type": "text", "text": "Gosford Park?"}],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [
+                    {
+                        "id": "a",
+                        "type": "function",
+                        "function": {"name": "search", "arguments": {"query": "Gosford Park director"}},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": "a", "content": "Robert Altman directed Gosford Park."},
             {"role": "assistant", "content": "<answer>Robert Altman</answer>"},
         ],
@@ -98,13 +111,24 @@ def test_openai_variants_are_normalized(settings, tmp_path):
     assert trajectory.messages[1].tool_calls[0].function.arguments == '{"query": "Gosford Park director"}'
     assert trajectory.tools == tools and trajectory.model == "qwen3-8b" and trajectory.selected
     [item] = iter_records(settings, version, "items")
-    assert (item.answer, item.aliases, item.hops, item.metadata["answer_source"]) == ("Robert Altman", ["Altman"], 1, "file")
+    assert (item.answer, item.aliases, item.hops, item.metadata["answer_source"]) == (
+        "Robert Altman",
+        ["Altman"],
+        1,
+        "file",
+    )
 
 
 def test_answer_field_and_plain_text_preference_rows(settings, tmp_path):
-    rows = [{"prompt": "Who directed Gosford Park?", "chosen": "<answer>Robert Altman</answer>",
-             "rejected": "<answer>Julian Fellowes</answer>", "reward_model": {"ground_truth": {"target": ["Robert Altman"]}},
-             "truth": {"name": "R. Altman"}}]
+    rows = [
+        {
+            "prompt": "Who directed Gosford Park?",
+            "chosen": "<answer>Robert Altman</answer>",
+            "rejected": "<answer>Julian Fellowes</answer>",
+            "reward_model": {"ground_truth": {"target": ["Robert Altman"]}},
+            "truth": {"name": "R. Altman"},
+        }
+    ]
     path = write_jsonl(tmp_path / "trl.jsonl", rows)
     version = import_file(settings, path, "dpo", "plain").version
     [item] = iter_records(settings, version, "items")
@@ -128,20 +152,36 @@ def test_parquet_and_json_files_are_read(settings, tmp_path):
         assert read_jsonl(tmp_path / f"{name}.jsonl") == rows
 
 
-@pytest.mark.parametrize("fmt, row, problem", [
-    ("sft", {"message": []}, "row 2: no `messages` field"),
-    ("sft", {"messages": [{"role": "user", "content": "Q?"}, {"role": "tool", "content": "r"}]},
-     "row 2: messages[1]: a tool message needs the tool_call_id"),
-    ("sft", {"messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A", "weight": 1}]},
-     "row 2: messages[1] has fields synth does not store: weight"),
-    ("sft", {"messages": "[{", "tools": []}, "row 2: `messages` is a string but not valid JSON"),
-    ("sft", {"messages": [{"role": "assistant", "content": "A"}]}, "row 2: no user message"),
-    ("sft", {"messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "no tags"}]},
-     "row 2: no answer for 'Q?'"),
-    ("dpo", {"prompt": [{"role": "user", "content": "Q?"}], "chosen": []}, "row 2: `chosen` must be a non-empty list"),
-    ("sft-chatml", {"messages": [{"role": "tool", "content": "r"}]}, "row 2: messages[0] is not a ChatML message"),
-    ("searchr1-sft", {"messages": [{"role": "user", "content": "Q?"}]}, "row 2: a Search-R1 row needs"),
-])
+@pytest.mark.parametrize(
+    "fmt, row, problem",
+    [
+        ("sft", {"message": []}, "row 2: no `messages` field"),
+        (
+            "sft",
+            {"messages": [{"role": "user", "content": "Q?"}, {"role": "tool", "content": "r"}]},
+            "row 2: messages[1]: a tool message needs the tool_call_id",
+        ),
+        (
+            "sft",
+            {"messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A", "weight": 1}]},
+            "row 2: messages[1] has fields synth does not store: weight",
+        ),
+        ("sft", {"messages": "[{", "tools": []}, "row 2: `messages` is a string but not valid JSON"),
+        ("sft", {"messages": [{"role": "assistant", "content": "A"}]}, "row 2: no user message"),
+        (
+            "sft",
+            {"messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "no tags"}]},
+            "row 2: no answer for 'Q?'",
+        ),
+        (
+            "dpo",
+            {"prompt": [{"role": "user", "content": "Q?"}], "chosen": []},
+            "row 2: `chosen` must be a non-empty list",
+        ),
+        ("sft-chatml", {"messages": [{"role": "tool", "content": "r"}]}, "row 2: messages[0] is not a ChatML message"),
+        ("searchr1-sft", {"messages": [{"role": "user", "content": "Q?"}]}, "row 2: a Search-R1 row needs"),
+    ],
+)
 def test_a_bad_row_is_named_and_nothing_is_published(settings, tmp_path, fmt, row, problem):
     good = read_jsonl(FIXTURES / f"{fmt}.jsonl")[0]
     path = write_jsonl(tmp_path / "bad.jsonl", [good, row])
@@ -166,15 +206,28 @@ def test_unreadable_files_are_named(settings, tmp_path):
 def test_chatml_from_elsewhere_becomes_openai_messages(settings, tmp_path):
     tool = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
     system = f"# Tools\n\nSchemas:\n<tools>\n{json.dumps(tool)}\n</tools>\n\nCall them in tags."
-    row = {"messages": [
-        {"role": "system", "content": system},
-        {"role": "user", "content": "Who directed Gosford Park?"},
-        {"role": "assistant", "content": '<tool_call>\n{"arguments": {"query": "Gosford Park"}, "name": "search"}\n</tool_call>'},
-        {"role": "user", "content": "<tool_response>\nRobert Altman directed it.\n</tool_response>"},
-        {"role": "assistant", "content": "<answer>Robert Altman</answer>"},
-    ]}
+    row = {
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": "Who directed Gosford Park?"},
+            {
+                "role": "assistant",
+                "content": '<tool_call>\n{"arguments": {"query": "Gosford Park"}, "name": "search"}\n</tool_call>',
+            },
+            {"role": "user", "content": "<tool_response>\nRobert Altman directed it.\n</tool_response>"},
+            {"role": "assistant", "content": "<answer>Robert Altman</answer>"},
+        ]
+    }
     version = import_file(settings, write_jsonl(tmp_path / "hermes.jsonl", [row]), "sft-chatml", "hermes").version
     [trajectory] = iter_records(settings, version, "trajectories")
-    assert trajectory.tools == [tool] and [m.role for m in trajectory.messages] == ["user", "assistant", "tool", "assistant"]
-    assert trajectory.messages[1].content is None and trajectory.messages[1].tool_calls[0].function.arguments == '{"query": "Gosford Park"}'
+    assert trajectory.tools == [tool] and [m.role for m in trajectory.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert (
+        trajectory.messages[1].content is None
+        and trajectory.messages[1].tool_calls[0].function.arguments == '{"query": "Gosford Park"}'
+    )
     assert trajectory.messages[2].tool_call_id == trajectory.messages[1].tool_calls[0].id == "call_0"

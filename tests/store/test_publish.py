@@ -7,9 +7,9 @@ import textwrap
 import time
 
 import pytest
+from synth.schemas import FilterVerdict, FunnelStage
 
 from synth.errors import ConfigError, NotFoundError
-from synth.schemas import FilterVerdict, FunnelStage
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version
 from synth.store.reader import iter_records
@@ -46,7 +46,11 @@ def test_versions_are_numbered_per_dataset_and_record_lineage(settings, make_ite
 
 def test_records_round_trip_through_the_shards(settings, make_item):
     items = [make_item(index) for index in range(3)]
-    verdicts = [FilterVerdict(item_id="item-0", filter="leakage", kept=False, reason="answer_in_question", details={"span": [3, 9]})]
+    verdicts = [
+        FilterVerdict(
+            item_id="item-0", filter="leakage", kept=False, reason="answer_in_question", details={"span": [3, 9]}
+        )
+    ]
     version = publish_version(settings, spec(), {"items": items, "verdicts": verdicts})
     assert list(iter_records(settings, version, "items")) == items
     assert list(iter_records(settings, version, "verdicts")) == verdicts
@@ -57,7 +61,8 @@ def test_views_query_every_published_version(settings, make_item):
     publish_version(settings, spec(), {"items": [make_item(2)]})
     with Catalog.open(settings, read_only=True) as catalog:
         counts = catalog.connection.execute(
-            "select version, count(*), min(path[1].relation), min(metadata->>'index') from items group by version order by version"
+            "select version, count(*), min(path[1].relation), min(metadata->>'index') from items group by version "
+            "order by version"
         ).fetchall()
     assert counts == [(1, 2, "/people/person/place_of_birth", "0"), (2, 1, "/people/person/place_of_birth", "2")]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract.contracts import SYNTH
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
 
@@ -38,18 +38,35 @@ def tokenizer(tmp_path_factory):
 
 def teacher(index: int) -> Trajectory:
     """A teacher run as the agent stores it under the default contract: a search, an open, a tag answer."""
-    search = ToolCall(id="call_0", function=FunctionCall(name="search", arguments=json.dumps({"query": f"Town {index} director"})))
-    opened = ToolCall(id="call_1", function=FunctionCall(name="open", arguments=json.dumps({"doc_id": f"/m/p{index}#0"})))
+    search = ToolCall(
+        id="call_0", function=FunctionCall(name="search", arguments=json.dumps({"query": f"Town {index} director"}))
+    )
+    opened = ToolCall(
+        id="call_1", function=FunctionCall(name="open", arguments=json.dumps({"doc_id": f"/m/p{index}#0"}))
+    )
     return Trajectory(
-        id=f"t{index}", item_id=f"item-{index}", role="teacher", model="teacher", tools=SYNTH.schemas, selected=True,
+        id=f"t{index}",
+        item_id=f"item-{index}",
+        role="teacher",
+        model="teacher",
+        tools=SYNTH.schemas,
+        selected=True,
         metadata={"contract": "synth", "search_k": 3},
         messages=[
             ChatMessage(role="system", content="(the agent's own request prompt)"),
             ChatMessage(role="user", content=f"Question: Which film was directed by the person born in Town {index}?"),
             ChatMessage(role="assistant", content="I look for the director first.", tool_calls=[search]),
-            ChatMessage(role="tool", tool_call_id="call_0", content=f"Doc 1(Title: Person {index}) [id: /m/p{index}#0] Person {index} was born in Town {index}."),
+            ChatMessage(
+                role="tool",
+                tool_call_id="call_0",
+                content=f"Doc 1(Title: Person {index}) [id: /m/p{index}#0] Person {index} was born in Town {index}.",
+            ),
             ChatMessage(role="assistant", content=None, reasoning_content="Open the page.", tool_calls=[opened]),
-            ChatMessage(role="tool", tool_call_id="call_1", content=f"(Title: Person {index}) [id: /m/p{index}#0] Person {index} directed Film {index}."),
+            ChatMessage(
+                role="tool",
+                tool_call_id="call_1",
+                content=f"(Title: Person {index}) [id: /m/p{index}#0] Person {index} directed Film {index}.",
+            ),
             ChatMessage(role="assistant", content=f"<answer>Film {index}</answer>"),
         ],
     )
@@ -57,8 +74,11 @@ def teacher(index: int) -> Trajectory:
 
 @pytest.fixture
 def exported(settings, make_item, tmp_path):
-    version = publish_version(settings, VersionSpec(name="distilled", recipe="multihop"),
-                              {"items": [make_item(0), make_item(1)], "trajectories": [teacher(0), teacher(1)]})
+    version = publish_version(
+        settings,
+        VersionSpec(name="distilled", recipe="multihop"),
+        {"items": [make_item(0), make_item(1)], "trajectories": [teacher(0), teacher(1)]},
+    )
     export_version(settings, version.ref, "sft", tmp_path / "sft.jsonl")
     export_version(settings, version.ref, "sft", tmp_path / "sft.parquet")
     export_version(settings, version.ref, "verl", tmp_path / "rl" / "train.parquet")
@@ -72,18 +92,26 @@ def test_tool_calls_render_once_encoded_and_the_rl_prompt_is_the_sft_prefix(toke
     assert list(rows) == list(datasets.load_dataset("parquet", data_files=str(exported / "sft.parquet"), split="train"))
     rl = datasets.load_dataset("parquet", data_files=str(exported / "rl" / "train.parquet"), split="train")
     # the tool schemas verl puts in the prompt: tool_config.yaml's, which verl re-serializes unchanged
-    rl_tools = [tool["tool_schema"] for tool in yaml.safe_load((exported / "rl" / "tool_config.yaml").read_text())["tools"]]
+    rl_tools = [
+        tool["tool_schema"] for tool in yaml.safe_load((exported / "rl" / "tool_config.yaml").read_text())["tools"]
+    ]
     for row, rl_row in zip(rows, rl):
-        text = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], chat_template=template, tokenize=False)
+        text = tokenizer.apply_chat_template(
+            row["messages"], tools=row["tools"], chat_template=template, tokenize=False
+        )
         for message in row["messages"]:
             for call in message.get("tool_calls") or []:
                 arguments = json.dumps(call["function"]["arguments"], ensure_ascii=False)
-                assert f'<tool_call>\n{{"name": "{call["function"]["name"]}", "arguments": {arguments}}}\n</tool_call>' in text
+                assert (
+                    f'<tool_call>\n{{"name": "{call["function"]["name"]}", "arguments": {arguments}}}\n</tool_call>'
+                    in text
+                )
             if message["role"] == "tool":
                 assert f"<tool_response>\n{message['content']}\n</tool_response>" in text
         assert '"arguments": "' not in text  # never a JSON string inside the call: encoded once
-        prompt = tokenizer.apply_chat_template(rl_row["prompt"], tools=rl_tools, chat_template=template, tokenize=False,
-                                               add_generation_prompt=True)
+        prompt = tokenizer.apply_chat_template(
+            rl_row["prompt"], tools=rl_tools, chat_template=template, tokenize=False, add_generation_prompt=True
+        )
         assert text.startswith(prompt)  # the RL rollout starts where the SFT conversation does
 
 
@@ -94,14 +122,30 @@ def test_one_trl_sft_step_on_the_export(tokenizer, exported, template_name, tmp_
     from trl import SFTConfig, SFTTrainer
 
     tokenizer.chat_template = trl_template(template_name)
-    config = transformers.Qwen2Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096)
+    config = transformers.Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+    )
     torch.manual_seed(0)
     model = transformers.Qwen2ForCausalLM(config)
     dataset = datasets.load_dataset("json", data_files=str(exported / "sft.jsonl"), split="train")
-    arguments = SFTConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2, report_to=[],
-                          assistant_only_loss=True, use_cpu=True, save_strategy="no", logging_steps=1, max_length=4096,
-                          dataset_num_proc=None)
+    arguments = SFTConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=2,
+        report_to=[],
+        assistant_only_loss=True,
+        use_cpu=True,
+        save_strategy="no",
+        logging_steps=1,
+        max_length=4096,
+        dataset_num_proc=None,
+    )
     trainer = SFTTrainer(model=model, args=arguments, train_dataset=dataset, processing_class=tokenizer)
     example = trainer.train_dataset[0]
     trained = [token for token, label in zip(example["input_ids"], example["labels"]) if label != -100]

@@ -8,22 +8,27 @@ from synth.store.publish import VersionSpec, publish_version
 
 @pytest.fixture
 def published(settings, make_item):
-    return publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(0), make_item(1)]})
+    return publish_version(
+        settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(0), make_item(1)]}
+    )
 
 
-@pytest.mark.parametrize("query", [
-    "explain analyze copy (select 1) to '{out}'",
-    "/* hidden */ EXPLAIN ANALYZE select 1",
-    "copy items to '{out}'",
-    "select * from read_text('/etc/passwd')",
-    "select * from read_csv('https://example.com/data.csv')",
-    "select * from read_parquet('s3://bucket/part.parquet')",
-    "set enable_external_access = true",
-    "attach '{out}' as other",
-    "install httpfs",
-    "load httpfs",
-    "select 1; copy (select 1) to '{out}'",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "explain analyze copy (select 1) to '{out}'",
+        "/* hidden */ EXPLAIN ANALYZE select 1",
+        "copy items to '{out}'",
+        "select * from read_text('/etc/passwd')",
+        "select * from read_csv('https://example.com/data.csv')",
+        "select * from read_parquet('s3://bucket/part.parquet')",
+        "set enable_external_access = true",
+        "attach '{out}' as other",
+        "install httpfs",
+        "load httpfs",
+        "select 1; copy (select 1) to '{out}'",
+    ],
+)
 def test_writes_outside_reads_settings_and_extensions_are_refused_in_one_line(published, run_cli, tmp_path, query):
     out = tmp_path / "written"
     code, stdout, err = run_cli("sql", query.format(out=out))

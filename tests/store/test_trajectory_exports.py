@@ -6,18 +6,27 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract.contracts import SYNTH, SYNTH_ANSWER_TOOL
 from synth.errors import ConfigError, NotFoundError
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.export.searchr1_sft import Unsupported, assistant_text, thought
 from synth.store.publish import VersionSpec, publish_version
 
-SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}
-ANSWER = {"type": "function", "function": {"name": "answer", "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}}}}
-PROMPT = [ChatMessage(role="system", content="Use the tools."), ChatMessage(role="user", content="Question: Which film?")]
+SEARCH = {
+    "type": "function",
+    "function": {"name": "search", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}},
+}
+ANSWER = {
+    "type": "function",
+    "function": {"name": "answer", "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}}},
+}
+PROMPT = [
+    ChatMessage(role="system", content="Use the tools."),
+    ChatMessage(role="user", content="Question: Which film?"),
+]
 DOC_A = "Doc 1(Title: Alpha) [id: a#0] Alpha was directed by Ann."
 DOC_B = "Doc 1(Title: Beta) [id: b#0] Beta is a film.\nDoc 2(Title: Film 0) [id: f#0] Film 0 was made by Ann."
 
@@ -27,13 +36,25 @@ def call(call_id: str, name: str, arguments: str) -> ToolCall:
 
 
 def rollout(item_id: str, name: str, body: list[ChatMessage], role: str = "teacher", **fields) -> Trajectory:
-    return Trajectory(id=f"{item_id}-{name}", item_id=item_id, role=role, model="teacher", tools=[SEARCH, ANSWER],
-                      messages=PROMPT + body, metadata={"contract": "synth-answer-tool"}, **fields)
+    return Trajectory(
+        id=f"{item_id}-{name}",
+        item_id=item_id,
+        role=role,
+        model="teacher",
+        tools=[SEARCH, ANSWER],
+        messages=PROMPT + body,
+        metadata={"contract": "synth-answer-tool"},
+        **fields,
+    )
 
 
 CHOSEN = [  # a native teacher: parallel searches with one repeated call id, then the answer as a call
-    ChatMessage(role="assistant", content=None, reasoning_content="Two searches.", tool_calls=[
-        call("c1", "search", '{"query": "Town 0 director"}'), call("c1", "search", '{"query": "Film 0"}')]),
+    ChatMessage(
+        role="assistant",
+        content=None,
+        reasoning_content="Two searches.",
+        tool_calls=[call("c1", "search", '{"query": "Town 0 director"}'), call("c1", "search", '{"query": "Film 0"}')],
+    ),
     ChatMessage(role="tool", tool_call_id="c1", content=DOC_A),
     ChatMessage(role="tool", tool_call_id="c1", content=DOC_B),
     ChatMessage(role="assistant", content="It is Film 0.", tool_calls=[call("c2", "answer", '{"answer": "Film 0"}')]),
@@ -64,8 +85,11 @@ def published(settings, make_item):
         rollout("item-1", "wrong", WRONG, reject_reason="incorrect"),
         rollout("item-2", "opens", OPENS, selected=True),
     ]
-    return publish_version(settings, VersionSpec(name="demo", recipe="multihop"),
-                           {"items": [make_item(0), make_item(1), make_item(2)], "trajectories": trajectories})
+    return publish_version(
+        settings,
+        VersionSpec(name="demo", recipe="multihop"),
+        {"items": [make_item(0), make_item(1), make_item(2)], "trajectories": trajectories},
+    )
 
 
 def read_jsonl(path):
@@ -79,30 +103,53 @@ def question(index: int) -> str:
 def test_sft_exports_selected_teacher_trajectories_rendered_under_the_default_contract(settings, published, tmp_path):
     result = export_version(settings, "demo", "sft", tmp_path / "sft.jsonl", contract="synth")
     first, second, third = read_jsonl(tmp_path / "sft.jsonl")
-    assert [row["trajectory_id"] for row in (first, second, third)] == ["item-0-chosen", "item-1-malformed", "item-2-opens"]
+    assert [row["trajectory_id"] for row in (first, second, third)] == [
+        "item-0-chosen",
+        "item-1-malformed",
+        "item-2-opens",
+    ]
     assert first["tools"] == SYNTH.schemas
     assert first["messages"] == [
         {"role": "system", "content": SYNTH.system_prompt},
         {"role": "user", "content": f"Question: {question(0)}"},
-        {"role": "assistant", "content": None, "reasoning_content": "Two searches.", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": {"query": "Town 0 director"}}},
-            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": {"query": "Film 0"}}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "reasoning_content": "Two searches.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": {"query": "Town 0 director"}},
+                },
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": {"query": "Film 0"}}},
+            ],
+        },
         {"role": "tool", "content": DOC_A, "tool_call_id": "c1"},
         {"role": "tool", "content": DOC_B, "tool_call_id": "c1"},
         # the answer call becomes the contract's finish: <answer> in a last turn without calls
         {"role": "assistant", "content": "It is Film 0.\n<answer>Film 0</answer>"},
     ]
-    assert second["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"query": "x"'  # malformed stays a string
+    assert (
+        second["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"query": "x"'
+    )  # malformed stays a string
     assert result.notes == ["1 tool calls have malformed arguments, written as the strings the model produced"]
 
 
 def test_a_trajectory_keeps_the_contract_it_was_made_under_unless_told_otherwise(settings, published, tmp_path):
     export_version(settings, "demo", "sft", tmp_path / "sft.jsonl")  # recorded: synth-answer-tool
     row = read_jsonl(tmp_path / "sft.jsonl")[0]
-    assert row["tools"] == SYNTH_ANSWER_TOOL.schemas and row["messages"][0]["content"] == SYNTH_ANSWER_TOOL.system_prompt
+    assert (
+        row["tools"] == SYNTH_ANSWER_TOOL.schemas and row["messages"][0]["content"] == SYNTH_ANSWER_TOOL.system_prompt
+    )
     assert row["messages"][-3:] == [
-        {"role": "assistant", "content": "It is Film 0.", "tool_calls": [
-            {"id": "c2", "type": "function", "function": {"name": "answer", "arguments": {"answer": "Film 0"}}}]},
+        {
+            "role": "assistant",
+            "content": "It is Film 0.",
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "answer", "arguments": {"answer": "Film 0"}}}
+            ],
+        },
         {"role": "tool", "content": "Answer recorded.", "tool_call_id": "c2", "name": "answer"},
         {"role": "assistant", "content": "<answer>Film 0</answer>"},  # no row ends on a tool turn
     ]
@@ -117,15 +164,24 @@ def test_chatml_export_writes_the_same_conversation_as_tags(settings, published,
     assert f"<tools>\n{lines}\n</tools>" in system["content"]
     assert first["messages"][1:] == [
         {"role": "user", "content": f"Question: {question(0)}"},
-        {"role": "assistant", "content": (
-            "<think>\nTwo searches.\n</think>\n"
-            '<tool_call>\n{"name": "search", "arguments": {"query": "Town 0 director"}}\n</tool_call>\n'
-            '<tool_call>\n{"name": "search", "arguments": {"query": "Film 0"}}\n</tool_call>')},
-        {"role": "user", "content": f"<tool_response>\n{DOC_A}\n</tool_response>\n<tool_response>\n{DOC_B}\n</tool_response>"},
+        {
+            "role": "assistant",
+            "content": (
+                "<think>\nTwo searches.\n</think>\n"
+                '<tool_call>\n{"name": "search", "arguments": {"query": "Town 0 director"}}\n</tool_call>\n'
+                '<tool_call>\n{"name": "search", "arguments": {"query": "Film 0"}}\n</tool_call>'
+            ),
+        },
+        {
+            "role": "user",
+            "content": f"<tool_response>\n{DOC_A}\n</tool_response>\n<tool_response>\n{DOC_B}\n</tool_response>",
+        },
         {"role": "assistant", "content": "It is Film 0.\n<answer>Film 0</answer>"},
     ]
-    assert second["messages"][2] == {"role": "assistant", "content": (
-        'Searching.\n<tool_call>\n{"name": "search", "arguments": "{\\"query\\": \\"x\\""}\n</tool_call>')}
+    assert second["messages"][2] == {
+        "role": "assistant",
+        "content": ('Searching.\n<tool_call>\n{"name": "search", "arguments": "{\\"query\\": \\"x\\""}\n</tool_call>'),
+    }
 
 
 def test_sharegpt_export_alternates_as_llamafactory_requires(settings, published, tmp_path):
@@ -134,9 +190,14 @@ def test_sharegpt_export_alternates_as_llamafactory_requires(settings, published
     assert first["system"] == SYNTH.system_prompt and json.loads(first["tools"]) == SYNTH.schemas
     assert first["conversations"] == [
         {"from": "human", "value": f"Question: {question(0)}"},
-        {"from": "function_call", "value": (  # the reasoning is kept, in front of the calls
-            '<think>\nTwo searches.\n</think>\n\n<tool_call>[{"name": "search", "arguments": {"query": "Town 0 director"}}, '
-            '{"name": "search", "arguments": {"query": "Film 0"}}]</tool_call>')},
+        {
+            "from": "function_call",
+            "value": (  # the reasoning is kept, in front of the calls
+                '<think>\nTwo searches.\n</think>\n\n<tool_call>[{"name": "search", "arguments": {"query": "Town 0 '
+                'director"}}, '
+                '{"name": "search", "arguments": {"query": "Film 0"}}]</tool_call>'
+            ),
+        },
         {"from": "observation", "value": f"{DOC_A}\n</tool_response>\n<tool_response>\n{DOC_B}"},
         {"from": "gpt", "value": "It is Film 0.\n<answer>Film 0</answer>"},
     ]
@@ -154,7 +215,11 @@ def test_sharegpt_rows_are_what_llamafactorys_converter_keeps(settings, publishe
             assert turn["from"] in (("human", "observation") if index % 2 == 0 else ("gpt", "function_call"))
             if turn["from"] == "function_call":
                 value = turn["value"]
-                payload = value[value.index("<tool_call>") + 11:value.rindex("</tool_call>")] if "<tool_call>" in value else value
+                payload = (
+                    value[value.index("<tool_call>") + 11 : value.rindex("</tool_call>")]
+                    if "<tool_call>" in value
+                    else value
+                )
                 calls = json.loads(payload)
                 assert all({"name", "arguments"} <= set(c) for c in (calls if isinstance(calls, list) else [calls]))
 
@@ -165,14 +230,21 @@ def test_searchr1_sft_export_writes_one_completion_in_search_r1_tags(settings, p
     rows = pq.read_table(out).to_pylist()
     assert result.rows == 1 and result.notes == [
         "skipped 2 selected trajectories that cannot be shown faithfully "
-        "(malformed search call: 1, calls open, which the searchr1 contract does not have: 1)"]
+        "(malformed search call: 1, calls open, which the searchr1 contract does not have: 1)"
+    ]
     prompt, completion = rows[0]["messages"]
     assert prompt == {"role": "user", "content": SEARCH_R1_PROMPT.replace("{question}", question(0))}
-    assert completion == {"role": "assistant", "content": (  # results as Search-R1's own trainer shows them
-        "<think>Two searches.</think>\n"
-        '<search> Town 0 director </search>\n\n<information>Doc 1(Title: "Alpha") Alpha was directed by Ann.</information>\n\n'
-        '<search> Film 0 </search>\n\n<information>Doc 1(Title: "Beta") Beta is a film.\nDoc 2(Title: "Film 0") Film 0 was made by Ann.'
-        "</information>\n\n<think>It is Film 0.</think>\n<answer>Film 0</answer>")}
+    assert completion == {
+        "role": "assistant",
+        "content": (  # results as Search-R1's own trainer shows them
+            "<think>Two searches.</think>\n"
+            '<search> Town 0 director </search>\n\n<information>Doc 1(Title: "Alpha") Alpha was directed by '
+            "Ann.</information>\n\n"
+            '<search> Film 0 </search>\n\n<information>Doc 1(Title: "Beta") Beta is a film.\nDoc 2(Title: "Film 0") '
+            "Film 0 was made by Ann."
+            "</information>\n\n<think>It is Film 0.</think>\n<answer>Film 0</answer>"
+        ),
+    }
 
 
 @pytest.mark.parametrize("contract", ["synth", "searchr1", "verl-search"])
@@ -183,34 +255,62 @@ def test_every_sft_format_shows_the_same_tools_observations_and_answer(settings,
         export_version(settings, "demo", fmt, path, contract=contract, where="item_id = 'item-0'")
     sft, chatml, searchr1, sharegpt = (read_jsonl(path)[0] for path in paths.values())
     observations = [m["content"] for m in sft["messages"] if m["role"] == "tool"]
-    expected = {"synth": [DOC_A, DOC_B], "searchr1": ['Doc 1(Title: "Alpha") Alpha was directed by Ann.'],
-                "verl-search": ['{"result": "Doc 1 (Title: \\"Alpha\\")\\nAlpha was directed by Ann."}']}[contract]
-    assert observations[:len(expected)] == expected
+    expected = {
+        "synth": [DOC_A, DOC_B],
+        "searchr1": ['Doc 1(Title: "Alpha") Alpha was directed by Ann.'],
+        "verl-search": ['{"result": "Doc 1 (Title: \\"Alpha\\")\\nAlpha was directed by Ann."}'],
+    }[contract]
+    assert observations[: len(expected)] == expected
     for text in observations:
         assert text in chatml["messages"][3]["content"] and text in searchr1["messages"][1]["content"]
         assert any(text in turn["value"] for turn in sharegpt["conversations"] if turn["from"] == "observation")
     tools = sft["tools"]
-    assert json.loads(sharegpt["tools"]) == tools and all(json.dumps(tool) in chatml["messages"][0]["content"] for tool in tools)
-    argument = {"synth": {"query": "Town 0 director"}, "searchr1": {"query": "Town 0 director"},
-                "verl-search": {"query_list": ["Town 0 director"]}}[contract]
+    assert json.loads(sharegpt["tools"]) == tools and all(
+        json.dumps(tool) in chatml["messages"][0]["content"] for tool in tools
+    )
+    argument = {
+        "synth": {"query": "Town 0 director"},
+        "searchr1": {"query": "Town 0 director"},
+        "verl-search": {"query_list": ["Town 0 director"]},
+    }[contract]
     assert sft["messages"][2]["tool_calls"][0]["function"]["arguments"] == argument
-    for text in (sft["messages"][-1]["content"], chatml["messages"][-1]["content"], searchr1["messages"][1]["content"],
-                 sharegpt["conversations"][-1]["value"]):
+    for text in (
+        sft["messages"][-1]["content"],
+        chatml["messages"][-1]["content"],
+        searchr1["messages"][1]["content"],
+        sharegpt["conversations"][-1]["value"],
+    ):
         assert text.endswith("<answer>Film 0</answer>")
 
 
 def test_a_prompt_template_makes_the_question_turn_of_sft_and_rl_alike(settings, published, tmp_path):
     (tmp_path / "prompt.txt").write_text("Find out: {question}")
     for contract in ("synth", "synth-answer-tool"):
-        export_version(settings, "demo", "sft", tmp_path / f"{contract}.jsonl", prompt_template=tmp_path / "prompt.txt",
-                       where="item_id = 'item-0'", contract=contract)
-        export_version(settings, "demo", "verl", tmp_path / contract / "train.parquet", prompt_template=tmp_path / "prompt.txt",
-                       contract=contract)
+        export_version(
+            settings,
+            "demo",
+            "sft",
+            tmp_path / f"{contract}.jsonl",
+            prompt_template=tmp_path / "prompt.txt",
+            where="item_id = 'item-0'",
+            contract=contract,
+        )
+        export_version(
+            settings,
+            "demo",
+            "verl",
+            tmp_path / contract / "train.parquet",
+            prompt_template=tmp_path / "prompt.txt",
+            contract=contract,
+        )
         sft = read_jsonl(tmp_path / f"{contract}.jsonl")[0]
         rl = pq.read_table(tmp_path / contract / "train.parquet").to_pylist()[0]
         system = {"synth": SYNTH, "synth-answer-tool": SYNTH_ANSWER_TOOL}[contract].system_prompt
-        assert sft["messages"][:2] == rl["prompt"] == [{"role": "system", "content": system},
-                                                       {"role": "user", "content": f"Find out: {question(0)}"}]
+        assert (
+            sft["messages"][:2]
+            == rl["prompt"]
+            == [{"role": "system", "content": system}, {"role": "user", "content": f"Find out: {question(0)}"}]
+        )
 
 
 def test_searchr1_sft_refuses_a_contract_that_finishes_with_a_call(settings, published, tmp_path):
@@ -225,8 +325,13 @@ def test_searchr1_sft_wraps_free_text_in_think_and_keeps_tagged_text():
 
 def test_searchr1_sft_cannot_express_other_tools():
     with pytest.raises(Unsupported, match="calls open"):
-        assistant_text(PROMPT + [ChatMessage(role="assistant", content=None, tool_calls=[call("c", "open", '{"doc_id": "d"}')]),
-                                 ChatMessage(role="tool", tool_call_id="c", content="(Title: D) d")])
+        assistant_text(
+            PROMPT
+            + [
+                ChatMessage(role="assistant", content=None, tool_calls=[call("c", "open", '{"doc_id": "d"}')]),
+                ChatMessage(role="tool", tool_call_id="c", content="(Title: D) d"),
+            ]
+        )
 
 
 def test_dpo_pairs_the_selected_teacher_trajectory_with_each_incorrect_one(settings, published, tmp_path):
@@ -234,20 +339,33 @@ def test_dpo_pairs_the_selected_teacher_trajectory_with_each_incorrect_one(setti
     first, second = read_jsonl(tmp_path / "dpo.jsonl")
     assert (first["chosen_id"], first["rejected_id"]) == ("item-0-chosen", "item-0-wrong")
     assert (second["chosen_id"], second["rejected_id"]) == ("item-1-malformed", "item-1-wrong")
-    assert first["prompt"] == [{"role": "system", "content": SYNTH.system_prompt}, {"role": "user", "content": f"Question: {question(0)}"}]
+    assert first["prompt"] == [
+        {"role": "system", "content": SYNTH.system_prompt},
+        {"role": "user", "content": f"Question: {question(0)}"},
+    ]
     assert first["chosen"][0]["content"] is None and first["chosen"][0]["reasoning_content"] == "Two searches."
-    assert [c["function"]["arguments"] for c in first["chosen"][0]["tool_calls"]] == [{"query": "Town 0 director"}, {"query": "Film 0"}]
+    assert [c["function"]["arguments"] for c in first["chosen"][0]["tool_calls"]] == [
+        {"query": "Town 0 director"},
+        {"query": "Film 0"},
+    ]
     assert first["chosen"][-1] == {"role": "assistant", "content": "It is Film 0.\n<answer>Film 0</answer>"}
     assert first["rejected"] == [{"role": "assistant", "content": "<answer>Film 9</answer>"}]
     assert first["tools"] == SYNTH.schemas and first["item_id"] == "item-0"
     export_version(settings, "demo", "dpo", tmp_path / "dpo.parquet", contract="synth")
     row = pq.read_table(tmp_path / "dpo.parquet").to_pylist()[0]
-    assert [json.loads(tool) for tool in row["tools"]] == SYNTH.schemas and json.loads(row["chosen"][0])["tool_calls"][1]["id"] == "c1"
+    assert [json.loads(tool) for tool in row["tools"]] == SYNTH.schemas and json.loads(row["chosen"][0])["tool_calls"][
+        1
+    ]["id"] == "c1"
 
 
 def test_dpo_without_pairs_says_why(settings, make_item, tmp_path):
-    only = [rollout("item-0", "chosen", CHOSEN, selected=True), rollout("item-0", "silent", WRONG, reject_reason="no_answer")]
-    publish_version(settings, VersionSpec(name="lonely", recipe="multihop"), {"items": [make_item(0)], "trajectories": only})
+    only = [
+        rollout("item-0", "chosen", CHOSEN, selected=True),
+        rollout("item-0", "silent", WRONG, reject_reason="no_answer"),
+    ]
+    publish_version(
+        settings, VersionSpec(name="lonely", recipe="multihop"), {"items": [make_item(0)], "trajectories": only}
+    )
     with pytest.raises(NotFoundError, match="no preference pairs.*rejected as incorrect"):
         export_version(settings, "lonely", "dpo", tmp_path / "dpo.jsonl")
     assert not (tmp_path / "dpo.jsonl").exists()
@@ -255,7 +373,9 @@ def test_dpo_without_pairs_says_why(settings, make_item, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["sft", "sft-chatml", "sharegpt", "searchr1-sft"])
 def test_an_export_with_nothing_to_write_is_an_error_that_says_why(settings, published, tmp_path, fmt):
-    with pytest.raises(NotFoundError, match="nothing to export.*no teacher trajectory is selected among those matching --where"):
+    with pytest.raises(
+        NotFoundError, match="nothing to export.*no teacher trajectory is selected among those matching --where"
+    ):
         export_version(settings, "demo", fmt, tmp_path / "out.jsonl", where="item_id = 'nope'")
     with pytest.raises(NotFoundError, match="every matching trajectory was skipped.*calls open"):
         export_version(settings, "demo", fmt, tmp_path / "out.jsonl", where="item_id = 'item-2'", contract="searchr1")

@@ -1,7 +1,7 @@
 """Exports of one published version to the formats trainers read."""
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from synth.contract import get_contract
 from synth.errors import ConfigError
@@ -10,7 +10,8 @@ from synth.store.catalog import Catalog
 from synth.store.export.options import ExportRequest, ExportResult
 
 FORMATS: dict[str, str] = {
-    "sft": "SFT chat rows {messages, tools} in OpenAI format from the selected teacher trajectories (.parquet or .jsonl)",
+    "sft": "SFT chat rows {messages, tools} in OpenAI format from the selected teacher trajectories (.parquet or "
+    ".jsonl)",
     "sft-chatml": "the same as plain role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes ChatML)",
     "sharegpt": "the same in LLaMA-Factory's sharegpt format (human/function_call/observation/gpt, tools column)",
     "searchr1-sft": "the same as one Search-R1 completion (<think>/<search>/<information>/<answer>) per question",
@@ -26,8 +27,15 @@ def _exporter(name: str) -> Callable[[ExportRequest], ExportResult]:
     from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, sharegpt, verl
 
     return {
-        "sft": sft.export, "sft-chatml": chatml.export, "sharegpt": sharegpt.export, "searchr1-sft": searchr1_sft.export,
-        "dpo": dpo.export, "verl": verl.export, "searchr1": searchr1.export, "hf": hf.export, "jsonl": jsonl.export,
+        "sft": sft.export,
+        "sft-chatml": chatml.export,
+        "sharegpt": sharegpt.export,
+        "searchr1-sft": searchr1_sft.export,
+        "dpo": dpo.export,
+        "verl": verl.export,
+        "searchr1": searchr1.export,
+        "hf": hf.export,
+        "jsonl": jsonl.export,
     }[name]
 
 
@@ -49,8 +57,10 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
     if options.get("contract") is not None:
         get_contract(options["contract"])
     if role != "teacher" and fmt not in PROPOSER_FORMATS:
-        raise ConfigError(f"--role {role} exports with {' or '.join(PROPOSER_FORMATS)} only ({fmt} is built around answering "
-                          "a question); drop --role to export teacher trajectories")
+        raise ConfigError(
+            f"--role {role} exports with {' or '.join(PROPOSER_FORMATS)} only ({fmt} is built around answering "
+            "a question); drop --role to export teacher trajectories"
+        )
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(ref)
     return _exporter(fmt)(ExportRequest(settings=settings, version=version, out=Path(out), **options))

@@ -18,22 +18,31 @@ channel. The conversation is the one every trajectory export shows (`synth.contr
 """
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
 from synth.schemas import ChatMessage, ToolCall
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import PLAIN_MESSAGES, Skipped, export_contract, nothing_to_export, rendered, require_trajectories
+from synth.store.export.trajectories import (
+    PLAIN_MESSAGES,
+    Skipped,
+    export_contract,
+    nothing_to_export,
+    rendered,
+    require_trajectories,
+)
 
 SCHEMA = pa.schema([("messages", PLAIN_MESSAGES), ("item_id", pa.string()), ("trajectory_id", pa.string())])
 
 TOOLS_HEADING = "# Tools\n\n"
-_TOOLS_INTRO = "These functions are available to you, each described by one JSON schema per line between <tools> and </tools>:\n"
+_TOOLS_INTRO = (
+    "These functions are available to you, each described by one JSON schema per line between <tools> and </tools>:\n"
+)
 _TOOLS_USAGE = (
     "\n\nTo call one, write its name and a JSON object of arguments between <tool_call> and </tool_call>, "
-    "for example:\n<tool_call>\n{\"name\": \"function_name\", \"arguments\": {\"argument\": \"value\"}}\n</tool_call>\n"
+    'for example:\n<tool_call>\n{"name": "function_name", "arguments": {"argument": "value"}}\n</tool_call>\n'
     "You may call several at once, each in its own tags. Each result comes back in the next user turn, "
     "between <tool_response> and </tool_response>."
 )
@@ -50,7 +59,8 @@ def call_block(call: ToolCall) -> str:
         json.loads(arguments)
     except json.JSONDecodeError:
         arguments = json.dumps(arguments, ensure_ascii=False)
-    return f'<tool_call>\n{{"name": {json.dumps(call.function.name, ensure_ascii=False)}, "arguments": {arguments}}}\n</tool_call>'
+    name = json.dumps(call.function.name, ensure_ascii=False)
+    return f'<tool_call>\n{{"name": {name}, "arguments": {arguments}}}\n</tool_call>'
 
 
 def assistant_text(message: ChatMessage) -> str:
@@ -94,8 +104,11 @@ def export(request: ExportRequest) -> ExportResult:
 
     def rows() -> Iterator[dict]:
         for trajectory, conversation in rendered(request, "selected", export_contract(request), skipped):
-            yield {"messages": chatml_messages(conversation.messages, conversation.tools),
-                   "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
+            yield {
+                "messages": chatml_messages(conversation.messages, conversation.tools),
+                "item_id": trajectory.item_id,
+                "trajectory_id": trajectory.id,
+            }
 
     count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "ChatML SFT", skipped))
     return ExportResult(request.out, count, skipped.notes())

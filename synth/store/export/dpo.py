@@ -13,8 +13,8 @@ objects unless `--arguments string`); pairs whose prompts still differ (e.g. imp
 another system prompt) are skipped and counted. `messages` and `tools` follow the `sft` export.
 """
 
+from collections.abc import Iterator
 from itertools import chain
-from typing import Iterator
 
 import pyarrow as pa
 
@@ -23,17 +23,26 @@ from synth.errors import NotFoundError
 from synth.schemas import ChatMessage, Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import MESSAGES, Skipped, export_contract, openai_messages, rendered, require_trajectories
+from synth.store.export.trajectories import (
+    MESSAGES,
+    Skipped,
+    export_contract,
+    openai_messages,
+    rendered,
+    require_trajectories,
+)
 
-SCHEMA = pa.schema([
-    ("prompt", MESSAGES),
-    ("chosen", MESSAGES),
-    ("rejected", MESSAGES),
-    ("tools", MESSAGES),
-    ("item_id", pa.string()),
-    ("chosen_id", pa.string()),
-    ("rejected_id", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("prompt", MESSAGES),
+        ("chosen", MESSAGES),
+        ("rejected", MESSAGES),
+        ("tools", MESSAGES),
+        ("item_id", pa.string()),
+        ("chosen_id", pa.string()),
+        ("rejected_id", pa.string()),
+    ]
+)
 
 PAIRED_WITH = "dpo_chosen_ids"
 
@@ -73,7 +82,7 @@ def export(request: ExportRequest) -> ExportResult:
         candidates = rendered(request, "selected or reject_reason = 'incorrect'", export_contract(request), skipped)
         for (winner, chosen), (loser, rejected) in pairs(candidates):
             cut = prompt_length(chosen.messages)
-            if rejected.messages[:prompt_length(rejected.messages)] != chosen.messages[:cut]:
+            if rejected.messages[: prompt_length(rejected.messages)] != chosen.messages[:cut]:
                 mismatched += 1
                 continue
             yield {
@@ -89,8 +98,11 @@ def export(request: ExportRequest) -> ExportResult:
     pending = rows()
     first = next(pending, None)
     if first is None:
-        why = f"the prompts of all {mismatched} pairs differ" if mismatched else (
-            "no item has both a selected teacher trajectory and one rejected as incorrect")
+        why = (
+            f"the prompts of all {mismatched} pairs differ"
+            if mismatched
+            else ("no item has both a selected teacher trajectory and one rejected as incorrect")
+        )
         if skipped.reasons:
             why += "; " + "; ".join(skipped.notes("trajectories"))
         raise NotFoundError(

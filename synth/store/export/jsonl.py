@@ -1,6 +1,6 @@
 """Full records as JSON Lines: every field of every item, privileged information included."""
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows

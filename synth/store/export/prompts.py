@@ -44,9 +44,15 @@ def search_r1_answer_tag_warning(template: str) -> str | None:
     """What goes wrong with Search-R1's scorer on prompts of `template`, or None."""
     examples = len(ANSWER_TAG.findall(render(template, "")))
     if examples == 0:
-        return ("warning: the prompt template has no <answer>...</answer> example; Search-R1's qa_em reads an answer only "
-                "when the prompt holds one, so every rollout would score 0: add one, e.g. 'for example <answer> Paris </answer>'")
+        return (
+            "warning: the prompt template has no <answer>...</answer> example; Search-R1's qa_em reads an answer only "
+            "when the prompt holds one, so every rollout would score 0: add one, e.g. 'for example <answer> Paris "
+            "</answer>'"
+        )
     if examples > 1:
-        return (f"warning: the prompt template holds {examples} <answer>...</answer> matches; Search-R1's qa_em would score a "
-                "rollout that never answers against the template's last one: keep exactly one example")
+        return (
+            f"warning: the prompt template holds {examples} <answer>...</answer> matches; Search-R1's qa_em would "
+            "score a "
+            "rollout that never answers against the template's last one: keep exactly one example"
+        )
     return None

@@ -9,7 +9,7 @@ popqa, hotpotqa, 2wikimultihopqa, musique, bamboogle, all exact match on <answer
 `extra_info.dataset`. Its scorer needs exactly one <answer> example in the prompt (see `prompts`).
 """
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -34,8 +34,10 @@ SCHEMA = pa.schema(
 def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet",), why="Search-R1's trainer reads Parquet")
     if request.contract not in (None, "searchr1"):
-        raise ConfigError(f"--format searchr1 is Search-R1's own protocol (its trainer renders search results itself); "
-                          f"drop --contract {request.contract}, or use --format verl for that contract")
+        raise ConfigError(
+            f"--format searchr1 is Search-R1's own protocol (its trainer renders search results itself); "
+            f"drop --contract {request.contract}, or use --format verl for that contract"
+        )
     template = load_template(request.prompt_template, SEARCH_R1_PROMPT)
     data_source = request.data_source or DEFAULT_DATA_SOURCE
 
@@ -50,10 +52,14 @@ def export(request: ExportRequest) -> ExportResult:
     if data_source in SEARCH_R1_SOURCES:
         notes = [f"data_source={data_source}: Search-R1's trainer scores it with qa_em (exact match on <answer>)"]
     else:
-        notes = [f"data_source={data_source} is not in Search-R1's scorer list {list(SEARCH_R1_SOURCES)}: "
-                 "add it to _select_rm_score_fn or training will stop with NotImplementedError"]
+        notes = [
+            f"data_source={data_source} is not in Search-R1's scorer list {list(SEARCH_R1_SOURCES)}: "
+            "add it to _select_rm_score_fn or training will stop with NotImplementedError"
+        ]
     warning = search_r1_answer_tag_warning(template)
     notes += [warning] if warning else []
-    notes.append("SFT data for it: synth export NAME --format searchr1-sft (same prompt and observations); "
-                 "retriever: synth search serve (Search-R1's retriever.url = http://HOST:PORT/retrieve)")
+    notes.append(
+        "SFT data for it: synth export NAME --format searchr1-sft (same prompt and observations); "
+        "retriever: synth search serve (Search-R1's retriever.url = http://HOST:PORT/retrieve)"
+    )
     return ExportResult(request.out, count, notes)

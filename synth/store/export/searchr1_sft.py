@@ -17,7 +17,7 @@ unparseable arguments, a call without a result, a second user turn) are skipped 
 
 import json
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -51,7 +51,7 @@ def thought(text: str) -> str:
     """`text` with its free text (outside Search-R1 tags) wrapped in <think>; fully tagged text is kept as it is."""
     pieces, free_text, position = [], False, 0
     for tagged in [*TAGGED.finditer(text), None]:
-        free = text[position:tagged.start() if tagged else len(text)].strip()
+        free = text[position : tagged.start() if tagged else len(text)].strip()
         if free:
             pieces.append(f"<think>{free}</think>")
             free_text = True
@@ -87,7 +87,12 @@ def _action(call: ToolCall, result: str | None) -> str:
     except json.JSONDecodeError:
         arguments = None
     value = arguments.get("query" if name == "search" else "answer") if isinstance(arguments, dict) else None
-    if name == "search" and isinstance(arguments, dict) and isinstance(arguments.get("query_list"), list) and len(arguments["query_list"]) == 1:
+    if (
+        name == "search"
+        and isinstance(arguments, dict)
+        and isinstance(arguments.get("query_list"), list)
+        and len(arguments["query_list"]) == 1
+    ):
         value = arguments["query_list"][0]
     if not isinstance(value, str):
         raise Unsupported(f"malformed {name} call")

@@ -15,7 +15,7 @@ MiniCPM-V 4.5's, shipped in vLLM) test `'</think>' in message.content` and fail 
 content of tool-call turns: give those templates `""` instead.
 """
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -31,12 +31,14 @@ from synth.store.export.trajectories import (
     require_trajectories,
 )
 
-SCHEMA = pa.schema([
-    ("messages", MESSAGES),
-    ("tools", MESSAGES),
-    ("item_id", pa.string()),
-    ("trajectory_id", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("messages", MESSAGES),
+        ("tools", MESSAGES),
+        ("item_id", pa.string()),
+        ("trajectory_id", pa.string()),
+    ]
+)
 
 
 def export(request: ExportRequest) -> ExportResult:

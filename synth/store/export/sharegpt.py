@@ -19,7 +19,7 @@ that still cannot alternate are skipped and counted.
 """
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -36,19 +36,25 @@ from synth.store.export.trajectories import (
     require_trajectories,
 )
 
-SCHEMA = pa.schema([
-    ("conversations", pa.list_(pa.struct([("from", pa.string()), ("value", pa.string())]))),
-    ("system", pa.string()),
-    ("tools", pa.string()),
-    ("item_id", pa.string()),
-    ("trajectory_id", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("conversations", pa.list_(pa.struct([("from", pa.string()), ("value", pa.string())]))),
+        ("system", pa.string()),
+        ("tools", pa.string()),
+        ("item_id", pa.string()),
+        ("trajectory_id", pa.string()),
+    ]
+)
 OBSERVATION_JOIN = "\n</tool_response>\n<tool_response>\n"
 """How LLaMA-Factory itself joins the results of parallel calls into one observation."""
 
 
 def dataset_info(file_name: str) -> dict:
-    return {"file_name": file_name, "formatting": "sharegpt", "columns": {"messages": "conversations", "system": "system", "tools": "tools"}}
+    return {
+        "file_name": file_name,
+        "formatting": "sharegpt",
+        "columns": {"messages": "conversations", "system": "system", "tools": "tools"},
+    }
 
 
 def _thought(message: ChatMessage) -> str:
@@ -57,8 +63,10 @@ def _thought(message: ChatMessage) -> str:
 
 
 def _function_call(message: ChatMessage, skipped: Skipped) -> str:
-    calls = [{"name": call.function.name, "arguments": arguments_value(call.function.arguments, True, skipped)}
-             for call in message.tool_calls]
+    calls = [
+        {"name": call.function.name, "arguments": arguments_value(call.function.arguments, True, skipped)}
+        for call in message.tool_calls
+    ]
     payload = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
     thought = _thought(message)
     return f"{thought}<tool_call>{payload}</tool_call>" if thought else payload
@@ -104,10 +112,21 @@ def export(request: ExportRequest) -> ExportResult:
             except Unrenderable as reason:
                 skipped.reasons[str(reason)] += 1
                 continue
-            yield {"conversations": turns, "system": system, "tools": json.dumps(conversation.tools, ensure_ascii=False),
-                   "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
+            yield {
+                "conversations": turns,
+                "system": system,
+                "tools": json.dumps(conversation.tools, ensure_ascii=False),
+                "item_id": trajectory.item_id,
+                "trajectory_id": trajectory.id,
+            }
 
     count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "sharegpt", skipped))
     entry = json.dumps({request.out.stem: dataset_info(request.out.name)})
-    return ExportResult(request.out, count, [f"LLaMA-Factory: put the file in your dataset_dir and add to its dataset_info.json: {entry}",
-                                             *skipped.notes()])
+    return ExportResult(
+        request.out,
+        count,
+        [
+            f"LLaMA-Factory: put the file in your dataset_dir and add to its dataset_info.json: {entry}",
+            *skipped.notes(),
+        ],
+    )

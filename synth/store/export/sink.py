@@ -2,8 +2,9 @@
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,20 +34,25 @@ def check_output(out: Path, force: bool, suffixes: tuple[str, ...] | None = None
         raise ConfigError(f"--out {out} already exists; choose another path or pass --force to replace it")
 
 
-def write_rows(rows: Iterable[dict[str, Any]], schema: pa.Schema | None, out: Path,
-               on_empty: Callable[[], None] | None = None) -> int:
+def write_rows(
+    rows: Iterable[dict[str, Any]], schema: pa.Schema | None, out: Path, on_empty: Callable[[], None] | None = None
+) -> int:
     """Stream rows into `out` (.parquet with `schema`, or .jsonl); returns the row count. With no
     rows, `on_empty` runs (and raises, saying why) before anything replaces `out`."""
     temporary = out.with_name(f".{out.name}.tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        count = _write_parquet(rows, schema, temporary) if out.suffix in PARQUET_SUFFIXES else _write_jsonl(rows, temporary)
+        count = (
+            _write_parquet(rows, schema, temporary) if out.suffix in PARQUET_SUFFIXES else _write_jsonl(rows, temporary)
+        )
         if count == 0 and on_empty is not None:
             on_empty()
         os.replace(temporary, out)
     except OSError as error:  # unwritable folder, full disk, read-only file system: nothing is left half-written
-        raise OutputError(f"cannot write --out {out}: {error.strerror or error}; choose a writable path with free space "
-                          "(nothing was written)") from None
+        raise OutputError(
+            f"cannot write --out {out}: {error.strerror or error}; choose a writable path with free space "
+            "(nothing was written)"
+        ) from None
     finally:
         try:
             temporary.unlink(missing_ok=True)
@@ -60,10 +66,17 @@ def _table(batch: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     for field in schema:
         values = [row.get(field.name) for row in batch]
         if _is_json_list(field.type):
-            storage = pa.array([None if value is None else [json.dumps(v, ensure_ascii=False) for v in value] for value in values],
-                               type=pa.list_(pa.string()))
-            columns.append(pa.ListArray.from_arrays(storage.offsets, pa.ExtensionArray.from_storage(field.type.value_type, storage.values),
-                                                    mask=storage.is_null()))
+            storage = pa.array(
+                [None if value is None else [json.dumps(v, ensure_ascii=False) for v in value] for value in values],
+                type=pa.list_(pa.string()),
+            )
+            columns.append(
+                pa.ListArray.from_arrays(
+                    storage.offsets,
+                    pa.ExtensionArray.from_storage(field.type.value_type, storage.values),
+                    mask=storage.is_null(),
+                )
+            )
         else:
             columns.append(pa.array(values, type=field.type))
     return pa.Table.from_arrays(columns, schema=schema)
@@ -71,10 +84,14 @@ def _table(batch: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
 
 def _with_json_features(schema: pa.Schema) -> pa.Schema:
     """Tell `datasets` which columns hold JSON objects (its `Json` feature), so it decodes them."""
-    features = {field.name: {"feature": {"_type": "Json"}, "_type": "List"} for field in schema if _is_json_list(field.type)}
+    features = {
+        field.name: {"feature": {"_type": "Json"}, "_type": "List"} for field in schema if _is_json_list(field.type)
+    }
     if not features:
         return schema
-    return schema.with_metadata({**(schema.metadata or {}), b"huggingface": json.dumps({"info": {"features": features}}).encode()})
+    return schema.with_metadata(
+        {**(schema.metadata or {}), b"huggingface": json.dumps({"info": {"features": features}}).encode()}
+    )
 
 
 def _write_parquet(rows: Iterable[dict[str, Any]], schema: pa.Schema, path: Path) -> int:

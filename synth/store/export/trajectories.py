@@ -10,8 +10,9 @@ cannot show is skipped and counted (`Skipped`), never half-written.
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -61,7 +62,10 @@ class Skipped:
             listed = ", ".join(f"{reason}: {count}" for reason, count in self.reasons.most_common())
             notes.append(f"skipped {sum(self.reasons.values())} {what} that cannot be shown faithfully ({listed})")
         if self.string_arguments:
-            notes.append(f"{self.string_arguments} tool calls have malformed arguments, written as the strings the model produced")
+            notes.append(
+                f"{self.string_arguments} tool calls have malformed arguments, written as the strings the model "
+                "produced"
+            )
         return notes
 
 
@@ -76,8 +80,9 @@ def item_questions(request: ExportRequest) -> dict[str, str]:
     return dict(read_columns(request.settings, request.version, "items", ["id", "question"]))
 
 
-def rendered(request: ExportRequest, condition: str, contract: AgentContract | None, skipped: Skipped,
-             user_prompt=None) -> Iterator[tuple[Trajectory, Conversation]]:
+def rendered(
+    request: ExportRequest, condition: str, contract: AgentContract | None, skipped: Skipped, user_prompt=None
+) -> Iterator[tuple[Trajectory, Conversation]]:
     """Matching trajectories rendered under `contract`; the unrenderable are counted in `skipped`.
     `--prompt-template` makes the question turn, as it does in the RL exports."""
     questions = item_questions(request)
@@ -121,8 +126,13 @@ def openai_message(message: ChatMessage, as_object: bool, skipped: Skipped) -> d
     payload = {"role": message.role, "content": message.content, **message.model_dump(exclude_none=True)}
     if message.tool_calls:
         payload["tool_calls"] = [
-            {**call.model_dump(), "function": {"name": call.function.name,
-                                               "arguments": arguments_value(call.function.arguments, as_object, skipped)}}
+            {
+                **call.model_dump(),
+                "function": {
+                    "name": call.function.name,
+                    "arguments": arguments_value(call.function.arguments, as_object, skipped),
+                },
+            }
             for call in message.tool_calls
         ]
     return payload
@@ -137,7 +147,9 @@ def nothing_to_export(request: ExportRequest, fmt: str, skipped: Skipped) -> Non
     if skipped.reasons:
         why = "every matching trajectory was skipped: " + "; ".join(skipped.notes())
     else:
-        why = f"no {request.role} trajectory is selected" + (f" among those matching --where {request.where!r}" if request.where else "")
+        why = f"no {request.role} trajectory is selected" + (
+            f" among those matching --where {request.where!r}" if request.where else ""
+        )
         if request.role == "teacher" and not request.where:
             why += " (teachers run with --param distill.enabled=true; see `synth datasets show` for their rejections)"
     raise NotFoundError(f"{request.version.ref} has nothing to export as {fmt}: {why}")
@@ -146,5 +158,7 @@ def nothing_to_export(request: ExportRequest, fmt: str, skipped: Skipped) -> Non
 def require_tag_finish(contract: AgentContract | None, fmt: str) -> None:
     """Formats whose protocol finishes with <answer> tags cannot show a contract that answers by a call."""
     if contract is not None and contract.finish != "tag":
-        raise ConfigError(f"--format {fmt} finishes with <answer> tags, but the {contract.name} contract finishes with an "
-                          "answer call; choose a contract that answers in tags (e.g. --contract synth)")
+        raise ConfigError(
+            f"--format {fmt} finishes with <answer> tags, but the {contract.name} contract finishes with an "
+            "answer call; choose a contract that answers in tags (e.g. --contract synth)"
+        )

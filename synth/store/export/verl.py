@@ -24,8 +24,8 @@ in every release, so that is the one file type written.
 """
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -43,8 +43,13 @@ from synth.store.reader import iter_records
 
 ABILITY = "fact-reasoning"
 VERL_BUILTIN_QA_SOURCES = (
-    "searchR1_nq", "searchR1_triviaqa", "searchR1_popqa", "searchR1_hotpotqa",
-    "searchR1_2wikimultihopqa", "searchR1_musique", "searchR1_bamboogle",
+    "searchR1_nq",
+    "searchR1_triviaqa",
+    "searchR1_popqa",
+    "searchR1_hotpotqa",
+    "searchR1_2wikimultihopqa",
+    "searchR1_musique",
+    "searchR1_bamboogle",
 )
 AGENT_NAME = "tool_agent"
 """verl's agent loop for multi-turn tool use (an agent loop runs every verl rollout; it reads this column)."""
@@ -56,45 +61,60 @@ MAX_TOOL_RESPONSE_CHARS = 8192
 """verl cuts tool results at 256 characters by default; SFT showed them whole."""
 
 GROUND_TRUTH = pa.struct([("target", pa.list_(pa.string()))])
-CREATE_KWARGS = pa.struct([("create_kwargs", pa.struct([
-    ("ground_truth", GROUND_TRUTH),
-    ("question", pa.string()),
-    ("data_source", pa.string()),
-]))])
+CREATE_KWARGS = pa.struct(
+    [
+        (
+            "create_kwargs",
+            pa.struct(
+                [
+                    ("ground_truth", GROUND_TRUTH),
+                    ("question", pa.string()),
+                    ("data_source", pa.string()),
+                ]
+            ),
+        )
+    ]
+)
 PROMPT = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
 
 def extra_info_type(tool_names: list[str]) -> pa.DataType:
-    return pa.struct([
-        ("split", pa.string()),
-        ("index", pa.int64()),
-        ("item_id", pa.string()),
-        ("dataset", pa.string()),
-        ("question", pa.string()),
-        ("answer", pa.string()),
-        ("hops", pa.int64()),
-        ("difficulty", pa.string()),
-        ("need_tools_kwargs", pa.bool_()),
-        ("tools_kwargs", pa.struct([(tool, CREATE_KWARGS) for tool in tool_names])),
-    ])
+    return pa.struct(
+        [
+            ("split", pa.string()),
+            ("index", pa.int64()),
+            ("item_id", pa.string()),
+            ("dataset", pa.string()),
+            ("question", pa.string()),
+            ("answer", pa.string()),
+            ("hops", pa.int64()),
+            ("difficulty", pa.string()),
+            ("need_tools_kwargs", pa.bool_()),
+            ("tools_kwargs", pa.struct([(tool, CREATE_KWARGS) for tool in tool_names])),
+        ]
+    )
 
 
 def schema(tool_names: list[str]) -> pa.Schema:
-    return pa.schema([
-        ("data_source", pa.string()),
-        ("prompt", PROMPT),
-        ("ability", pa.string()),
-        ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", GROUND_TRUTH)])),
-        ("extra_info", extra_info_type(tool_names)),
-        ("agent_name", pa.string()),
-    ])
+    return pa.schema(
+        [
+            ("data_source", pa.string()),
+            ("prompt", PROMPT),
+            ("ability", pa.string()),
+            ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", GROUND_TRUTH)])),
+            ("extra_info", extra_info_type(tool_names)),
+            ("agent_name", pa.string()),
+        ]
+    )
 
 
 def default_data_source(request: ExportRequest) -> str:
     return request.data_source or f"synth_{request.version.recipe}"
 
 
-def rl_row(item: Item, index: int, request: ExportRequest, prompt: list[dict], data_source: str, tool_names: list[str]) -> dict:
+def rl_row(
+    item: Item, index: int, request: ExportRequest, prompt: list[dict], data_source: str, tool_names: list[str]
+) -> dict:
     ground_truth = {"target": plain_variants(item.answers)}
     create_kwargs = {"ground_truth": ground_truth, "question": item.question, "data_source": data_source}
     return {
@@ -140,10 +160,13 @@ def tool_config(contract: AgentContract, request: ExportRequest) -> dict:
 def helper_files(contract: AgentContract, request: ExportRequest) -> dict[str, str]:
     """The files that travel with the Parquet, by name."""
     here = Path(portable.__file__).parent
-    header = (f"# verl tool config written by `synth export --format verl` (agent contract: {contract.name}).\n"
-              "# Start the retriever first: synth search serve (with the --kg/--corpus the data was made from).\n")
+    header = (
+        f"# verl tool config written by `synth export --format verl` (agent contract: {contract.name}).\n"
+        "# Start the retriever first: synth search serve (with the --kg/--corpus the data was made from).\n"
+    )
     return {
-        TOOL_CONFIG: header + yaml.safe_dump(tool_config(contract, request), sort_keys=False, allow_unicode=True, width=1000),
+        TOOL_CONFIG: header
+        + yaml.safe_dump(tool_config(contract, request), sort_keys=False, allow_unicode=True, width=1000),
         f"{TOOLS_MODULE}.py": (here / "verl_tools.py").read_text(encoding="utf-8"),
         f"{CONTRACT_MODULE}.py": (here / "portable.py").read_text(encoding="utf-8"),
     }
@@ -154,7 +177,9 @@ def write_helpers(files: dict[str, str], folder: Path, force: bool) -> None:
     for name, text in files.items():
         path = folder / name
         if path.exists() and not force and path.read_text(encoding="utf-8") != text:
-            raise ConfigError(f"{path} exists with other content (another export's?); export to another folder or pass --force")
+            raise ConfigError(
+                f"{path} exists with other content (another export's?); export to another folder or pass --force"
+            )
     for name, text in files.items():
         temporary = folder / f".{name}.tmp"
         temporary.write_text(text, encoding="utf-8")
@@ -171,12 +196,19 @@ def run_notes(request: ExportRequest, data_source: str) -> list[str]:
         f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={MAX_TOOL_RESPONSE_CHARS}",
     ]
     if data_source in VERL_BUILTIN_QA_SOURCES:
-        scorer = (f"data_source={data_source}: verl scores it with its built-in search_r1_like_qa_em "
-                  "(exact match on the last <answer> tag; no accent folding, no answer calls)")
+        scorer = (
+            f"data_source={data_source}: verl scores it with its built-in search_r1_like_qa_em "
+            "(exact match on the last <answer> tag; no accent folding, no answer calls)"
+        )
     else:
-        overrides += [f"custom_reward_function.path=$PWD/{CONTRACT_MODULE}.py", "custom_reward_function.name=compute_score"]
-        scorer = (f"data_source={data_source}: scored by compute_score in {CONTRACT_MODULE}.py (verl's default scorer "
-                  "does not know this source and would raise NotImplementedError)")
+        overrides += [
+            f"custom_reward_function.path=$PWD/{CONTRACT_MODULE}.py",
+            "custom_reward_function.name=compute_score",
+        ]
+        scorer = (
+            f"data_source={data_source}: scored by compute_score in {CONTRACT_MODULE}.py (verl's default scorer "
+            "does not know this source and would raise NotImplementedError)"
+        )
     return [
         f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py and {CONTRACT_MODULE}.py beside the data; keep them together",
         scorer,
@@ -190,9 +222,13 @@ def export(request: ExportRequest) -> ExportResult:
     check_output(request.out, request.force, (".parquet",), why="verl reads Parquet")
     url = urlparse(request.retrieval_url)
     if url.scheme not in ("http", "https") or not url.netloc:
-        raise ConfigError(f"--retrieval-url {request.retrieval_url!r} is not an http(s) URL; give where synth search serve listens, "
-                          "e.g. http://127.0.0.1:8000")
-    contract = export_contract(request, request.version.config.get("contract") or "synth")  # what the version's agents ran under
+        raise ConfigError(
+            f"--retrieval-url {request.retrieval_url!r} is not an http(s) URL; give where synth search serve listens, "
+            "e.g. http://127.0.0.1:8000"
+        )
+    contract = export_contract(
+        request, request.version.config.get("contract") or "synth"
+    )  # what the version's agents ran under
     template = load_template(request.prompt_template, None)
     data_source = default_data_source(request)
     tool_names = [tool["function"]["name"] for tool in contract.schemas]
@@ -213,4 +249,6 @@ def export(request: ExportRequest) -> ExportResult:
 
 def no_items(request: ExportRequest) -> None:
     where = f" matching --where {request.where!r}" if request.where else ""
-    raise NotFoundError(f"{request.version.ref} has no items{where}, so there is nothing to train on; nothing was written")
+    raise NotFoundError(
+        f"{request.version.ref} has no items{where}, so there is nothing to train on; nothing was written"
+    )

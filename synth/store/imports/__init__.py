@@ -50,11 +50,19 @@ def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_fiel
     built = build(path, read_rows(path), _parser(fmt), answer_field)
     if not built.trajectories:
         raise InputFileError(f"{path} has no rows to import")
-    summary = {"rows": built.rows, "items": len(built.items), "trajectories": len(built.trajectories),
-               "merged_rollouts": built.merged, "answers_from_trajectories": built.answers_from_trajectories}
+    summary = {
+        "rows": built.rows,
+        "items": len(built.items),
+        "trajectories": len(built.trajectories),
+        "merged_rollouts": built.merged,
+        "answers_from_trajectories": built.answers_from_trajectories,
+    }
     spec = VersionSpec(
-        name=name, recipe="imported", config={"file": str(path.resolve()), "format": fmt, "answer_field": answer_field},
-        models={"teacher": ", ".join(sorted(built.models))}, summary=summary,
+        name=name,
+        recipe="imported",
+        config={"file": str(path.resolve()), "format": fmt, "answer_field": answer_field},
+        models={"teacher": ", ".join(sorted(built.models))},
+        summary=summary,
     )
     version = publish_version(settings, spec, {"items": built.items, "trajectories": built.trajectories})
     notes = []
@@ -64,5 +72,8 @@ def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_fiel
             "(metadata answer_source='trajectory'); pass --answer-field if the file has reference answers"
         )
     if built.merged:
-        notes.append(f"{built.merged} rollouts repeated earlier ones (e.g. the chosen side of further DPO pairs) and were stored once")
+        notes.append(
+            f"{built.merged} rollouts repeated earlier ones (e.g. the chosen side of further DPO pairs) and were "
+            "stored once"
+        )
     return ImportResult(version, built.rows, len(built.trajectories), len(built.items), notes)

@@ -10,9 +10,10 @@ are the tool calls of its first selected trajectory, answer calls not counted, a
 """
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -130,19 +131,33 @@ class Builder:
 
     def _trajectory(self, number: int, question: _Question, rollout: Rollout, model: str) -> str:
         messages = rollout.messages
-        trajectory_id = rollout.id or content_hash({
-            "messages": [message.model_dump(mode="json") for message in messages], "tools": rollout.tools, "selected": rollout.selected,
-        })
+        trajectory_id = rollout.id or content_hash(
+            {
+                "messages": [message.model_dump(mode="json") for message in messages],
+                "tools": rollout.tools,
+                "selected": rollout.selected,
+            }
+        )
         known = self.trajectories.get(trajectory_id)
         if known is not None:
             if known["messages"] != messages or known["item_id"] != question.id:
-                raise RowError(f"trajectory id {trajectory_id!r} was used on row {known['metadata']['row']} for another trajectory")
+                raise RowError(
+                    f"trajectory id {trajectory_id!r} was used on row {known['metadata']['row']} for another trajectory"
+                )
             self.built.merged += 1
             return trajectory_id
         self.trajectories[trajectory_id] = dict(
-            id=trajectory_id, item_id=question.id, role="teacher", model=model, messages=messages, tools=rollout.tools,
-            final_answer=final_answer(messages), correct=rollout.correct, num_tool_calls=_calls(messages),
-            selected=rollout.selected, reject_reason=rollout.reject_reason,
+            id=trajectory_id,
+            item_id=question.id,
+            role="teacher",
+            model=model,
+            messages=messages,
+            tools=rollout.tools,
+            final_answer=final_answer(messages),
+            correct=rollout.correct,
+            num_tool_calls=_calls(messages),
+            selected=rollout.selected,
+            reject_reason=rollout.reject_reason,
             metadata={"source": self.path.name, "row": number},
         )
         question.trajectories.append(trajectory_id)
@@ -168,14 +183,23 @@ class Builder:
             answers, source = [answer], "trajectory"
             self.built.answers_from_trajectories += 1
         return Item(
-            id=question.id, question=question.question, answer=answers[0], aliases=answers[1:], recipe=RECIPE,
+            id=question.id,
+            question=question.question,
+            answer=answers[0],
+            aliases=answers[1:],
+            recipe=RECIPE,
             hops=max(1, _calls(first.messages, exclude="answer")),
             provenance=Provenance(generator="import", models={"teacher": first.model}),
             metadata={"answer_source": source, "source": self.path.name, "row": question.row},
         )
 
 
-def build(path: Path, rows: Iterable[tuple[int, dict[str, Any]]], parse: Callable[[dict[str, Any]], Parsed], answer_field: str | None) -> Built:
+def build(
+    path: Path,
+    rows: Iterable[tuple[int, dict[str, Any]]],
+    parse: Callable[[dict[str, Any]], Parsed],
+    answer_field: str | None,
+) -> Built:
     builder = Builder(path, answer_field)
     for number, row in rows:
         builder.add(number, row, parse)

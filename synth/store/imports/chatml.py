@@ -71,7 +71,7 @@ def assistant_message(text: str, next_id: int) -> ChatMessage:
             spans.append(match.span())
     if not calls:
         return ChatMessage(role="assistant", content=text)
-    content = text[:spans[0][0]].removesuffix("\n")
+    content = text[: spans[0][0]].removesuffix("\n")
     rest = "".join(text[end:start] for (_, end), (start, _) in zip(spans, spans[1:] + [(len(text), 0)]))
     if rest.strip():
         content = f"{content}\n{rest.strip()}" if content else rest.strip()
@@ -92,7 +92,11 @@ def convert(raw: list[Any]) -> tuple[list[ChatMessage], list[dict]]:
     pending: list[str] = []
     calls = 0
     for index, entry in enumerate(raw):
-        if not isinstance(entry, dict) or entry.get("role") not in ("system", "user", "assistant") or not isinstance(entry.get("content"), str):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("role") not in ("system", "user", "assistant")
+            or not isinstance(entry.get("content"), str)
+        ):
             raise RowError(f"messages[{index}] is not a ChatML message {{role: system|user|assistant, content: str}}")
         role, content = entry["role"], entry["content"]
         if role == "system" and index == 0:

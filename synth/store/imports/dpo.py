@@ -31,7 +31,12 @@ def parse(row: dict[str, Any]) -> Parsed:
     tools = tools_list(row.get("tools"))
     chosen = Rollout(prompt + _side(row, "chosen", "assistant"), tools, id=row.get("chosen_id"), correct=True)
     rejected = Rollout(
-        prompt + _side(row, "rejected", "assistant"), tools, id=row.get("rejected_id"),
-        selected=False, reject_reason="incorrect", correct=False, paired_with=0,
+        prompt + _side(row, "rejected", "assistant"),
+        tools,
+        id=row.get("rejected_id"),
+        selected=False,
+        reject_reason="incorrect",
+        correct=False,
+        paired_with=0,
     )
     return Parsed(first_user(prompt), [chosen, rejected])

@@ -81,7 +81,9 @@ def tool_call(raw: Any, where: str) -> ToolCall:
 def _text(content: Any, where: str) -> str | None:
     if content is None or isinstance(content, str):
         return content
-    if isinstance(content, list) and all(isinstance(part, dict) and isinstance(part.get("text"), str) for part in content):
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and isinstance(part.get("text"), str) for part in content
+    ):
         return "".join(part["text"] for part in content)
     raise RowError(f"{where}.content must be a string, null or a list of text parts")
 

@@ -2,8 +2,9 @@
 list, or an object holding one; row = position) or Parquet (row = position)."""
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from synth.errors import ConfigError, InputFileError, NotFoundError
 from synth.textfiles import read_json_document, text_lines
@@ -16,7 +17,9 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise NotFoundError(f"import file {path} does not exist")
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise ConfigError(f"cannot import {path}: synth reads {', '.join(SUFFIXES)} files; convert it or fix the suffix")
+        raise ConfigError(
+            f"cannot import {path}: synth reads {', '.join(SUFFIXES)} files; convert it or fix the suffix"
+        )
     numbered = _parquet(path) if suffix == ".parquet" else _jsonl(path) if suffix == ".jsonl" else _json(path)
     for number, row in numbered:
         if not isinstance(row, dict):
@@ -32,7 +35,9 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             try:
                 yield number, json.loads(line)
             except json.JSONDecodeError as error:
-                raise InputFileError(f"{path} row {number}: not valid JSON ({error.msg} at character {error.pos})") from None
+                raise InputFileError(
+                    f"{path} row {number}: not valid JSON ({error.msg} at character {error.pos})"
+                ) from None
 
 
 def _json(path: Path) -> Iterator[tuple[int, Any]]:
@@ -66,7 +71,9 @@ def _holds_json(data_type) -> bool:
     """A column of Arrow's JSON type, or a list of it (how exports write messages and tools)."""
     import pyarrow as pa
 
-    return isinstance(data_type, pa.JsonType) or (pa.types.is_list(data_type) and isinstance(data_type.value_type, pa.JsonType))
+    return isinstance(data_type, pa.JsonType) or (
+        pa.types.is_list(data_type) and isinstance(data_type.value_type, pa.JsonType)
+    )
 
 
 def _decode_json(value: Any) -> Any:

@@ -25,7 +25,7 @@ _STEP = re.compile(r"<search>(.*?)</search>\s*<information>(.*?)</information>\s
 def question_in(prompt: str, template: str = SEARCH_R1_PROMPT) -> str:
     prefix, _, suffix = template.partition("{question}")
     if prompt.startswith(prefix) and prompt.endswith(suffix) and len(prompt) > len(prefix) + len(suffix):
-        return prompt[len(prefix):len(prompt) - len(suffix)]
+        return prompt[len(prefix) : len(prompt) - len(suffix)]
     _, marker, after = prompt.rpartition("Question:")
     return after.strip() if marker and after.strip() else prompt
 
@@ -39,7 +39,7 @@ def turns(completion: str) -> list[ChatMessage]:
     messages: list[ChatMessage] = []
     position = 0
     for number, step in enumerate(_STEP.finditer(completion)):
-        before = completion[position:step.start()]
+        before = completion[position : step.start()]
         content = before[:-1] if before.endswith("\n") else before
         arguments = json.dumps({"query": _query(step.group(1))}, ensure_ascii=False)
         call = ToolCall(id=f"call_{number}", function=FunctionCall(name="search", arguments=arguments))
