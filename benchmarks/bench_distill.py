@@ -27,11 +27,12 @@ from synth.filters.rejection import distill_statistics, judge_rollouts  # noqa: 
 from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
 from synth.generators.guidance import path_guidance  # noqa: E402
 
+from synth.flows_file import declared_models  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.base import LLMBackend  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
-from synth.llm.models import ModelPool, declared_models  # noqa: E402
+from synth.llm.models import ModelPool  # noqa: E402
 from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402

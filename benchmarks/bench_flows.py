@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib  # noqa: E402
 
+from synth.config import apply_params  # noqa: E402
 from synth.prefect_env import configure_prefect  # noqa: E402
 from synth.runner import RunRequest, run_locally  # noqa: E402
 from synth.settings import Settings  # noqa: E402
@@ -37,7 +38,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-flows-"))
     flows_file = root / "flows.yaml"
     flows_file.write_text(FLOWS)
-    params = (f"n={arguments.items}", "seed=0", "hops=[2]", PANEL)
+    config = apply_params({}, [f"n={arguments.items}", "seed=0", "hops=[2]", PANEL])
     shards = -(-arguments.items // arguments.shard_size)
     rows = []
 
@@ -50,7 +51,7 @@ def main() -> None:
         "local runner",
         lambda: run_locally(
             Settings(home=root / "local"),
-            RunRequest("multihop", params, flows_file=str(flows_file), shard_size=arguments.shard_size),
+            RunRequest("multihop", config, flows_file=str(flows_file), shard_size=arguments.shard_size),
         ).row_counts["items"],
     )
 
@@ -65,7 +66,7 @@ def main() -> None:
 
     def flow(home: str, task_runner=None):
         return multihop_flow(
-            params=list(params),
+            config=config,
             dataset="bench",
             flows_file=str(flows_file),
             shard_size=arguments.shard_size,

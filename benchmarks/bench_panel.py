@@ -26,10 +26,11 @@ from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
 from synth.pipelines.multihop import Config  # noqa: E402
 
+from synth.flows_file import declared_models  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
-from synth.llm.models import ModelPool, declared_models  # noqa: E402
+from synth.llm.models import ModelPool  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402

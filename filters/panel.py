@@ -20,6 +20,7 @@ from synth.config import FrozenConfig
 from synth.hashing import content_hash
 from synth.matching import match_answer
 from synth.search.tools import SearchTools
+from synth.search.world import RetrieverChoice
 
 
 class SolverSpec(FrozenConfig):
@@ -69,6 +70,11 @@ class PanelConfig(FrozenConfig):
         default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct."
     )
     retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents a search returns to solvers.")
+    retriever: RetrieverChoice | None = Field(
+        default=None,
+        description="Model solvers search with this retriever (bm25, dense, hybrid or a /retrieve URL); "
+        "default: the recipe's `retriever`.",
+    )
     gold_evidence: Literal["statements", "documents"] = Field(
         default="statements",
         description="What the gold_evidence condition shows: the evidence documents' sentences that state the "

@@ -17,11 +17,17 @@ from synth.schemas import FilterVerdict, Item
 from synth.config import FrozenConfig
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever
+from synth.search.world import RetrieverChoice
 
 
 class ShortcutConfig(FrozenConfig):
     enabled: bool = Field(default=True, description="Drop items whose evidence one search with the question retrieves.")
     k: int = Field(default=10, ge=1, le=100, description="Documents the one search returns.")
+    retriever: RetrieverChoice | None = Field(
+        default=None,
+        description="The one search is made with this retriever (bm25, dense, hybrid or a /retrieve URL); "
+        "default: the recipe's `retriever`.",
+    )
 
 
 class ShortcutFilter(Filter):

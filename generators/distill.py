@@ -22,6 +22,7 @@ from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.search.agent import Rollout, SearchAgent
 from synth.search.tools import SearchTools
+from synth.search.world import RetrieverChoice
 
 
 class DistillConfig(FrozenConfig):
@@ -29,6 +30,11 @@ class DistillConfig(FrozenConfig):
         default=False, description="Distill teacher trajectories for the published items (SFT and DPO data)."
     )
     teacher_model: str = Field(default="embedded", description="Declared model for the teacher role.")
+    retriever: RetrieverChoice | None = Field(
+        default=None,
+        description="The teacher searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "
+        "default: the recipe's `retriever`.",
+    )
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
     temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the rollouts.")
     protocol: Literal["auto", "native", "json", "tags"] = Field(

@@ -27,6 +27,7 @@ from synth.llm.client import LLMClient
 from synth.matching import normalize_answer
 from synth.search.agent import AgentTask, Demonstration, Rollout, SearchAgent
 from synth.search.corpus import Corpus
+from synth.search.world import RetrieverChoice
 
 PROPOSE_SCHEMA = {
     "type": "function",
@@ -96,6 +97,11 @@ class TargetConfig(FrozenConfig):
 
 class ProposerConfig(FrozenConfig):
     model: str = Field(default="embedded", description="Declared model for the proposer role.")
+    retriever: RetrieverChoice | None = Field(
+        default=None,
+        description="The proposer searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "
+        "default: the recipe's `retriever`.",
+    )
     temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the proposer.")
     turn_tokens: int = Field(default=96, ge=8, description="Tokens per proposer turn.")
     extra_turns: int = Field(

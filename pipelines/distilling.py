@@ -6,27 +6,25 @@ rollouts of an item are in the same shard, so each shard judges its own rollouts
 merges the shards' trajectories into the version and their figures into the summary.
 """
 
-import asyncio
 from collections.abc import Callable
 
 from synth.filters.rejection import distill_statistics, judge_rollouts
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
+from synth.pipelines.base import DistillShard, RecipeResult, RunContext
 from synth.schemas import Item
 
-from synth.generate import RecipeResult, RunContext
 from synth.search.tools import SearchTools
-from synth.store.workdir import StageOutput
 
 
-def distill_items(
+async def distill_items(
     items: list[Item],
     config: DistillConfig,
     context: RunContext,
     tools: SearchTools,
     f1_threshold: float,
     guidance: Callable[[Item], Guidance | None] | None = None,
-) -> StageOutput:
+) -> DistillShard:
     """Rollouts of the teacher on `items`, judged; every rollout is kept in the output (rejected
     ones with their reason), so statistics and DPO negatives survive."""
     client = context.llm_session({"teacher": config.teacher_model}).client("teacher")
@@ -34,28 +32,25 @@ def distill_items(
     context.progress.log(
         f"distill: {client.model_id} x {len(items)} items, n={config.n}, protocol {teacher.protocol} ..."
     )
-    rollouts = asyncio.run(teacher.rollouts(items))
+    rollouts = await teacher.rollouts(items)
     judged = judge_rollouts(items, rollouts, config, f1_threshold)
-    return StageOutput(
-        tables={"trajectories": judged},
-        meta={"teacher": client.model_id, "protocol": teacher.protocol, "items": len(items)},
-    )
+    return DistillShard(judged, teacher=client.model_id, protocol=teacher.protocol, items=len(items))
 
 
-def add_distillation(result: RecipeResult, shards: list[StageOutput], config: DistillConfig) -> RecipeResult:
+def add_distillation(result: RecipeResult, shards: list[DistillShard], config: DistillConfig) -> RecipeResult:
     """The labeled result with the teacher trajectories added and their figures in the statistics."""
-    trajectories = [trajectory for shard in shards for trajectory in shard.tables["trajectories"]]
+    trajectories = [trajectory for shard in shards for trajectory in shard.trajectories]
     tables = dict(result.tables)
     tables["trajectories"] = list(tables.get("trajectories", [])) + trajectories
     statistics = dict(result.statistics)
     statistics["distill"] = {
-        "teacher": shards[0].meta["teacher"] if shards else None,
-        "protocol": shards[0].meta["protocol"] if shards else None,
-        **distill_statistics(trajectories, sum(shard.meta["items"] for shard in shards), config),
+        "teacher": shards[0].teacher if shards else None,
+        "protocol": shards[0].protocol if shards else None,
+        **distill_statistics(trajectories, sum(shard.items for shard in shards), config),
     }
     models = dict(result.models)
     if shards:
-        models["teacher"] = shards[0].meta["teacher"]
+        models["teacher"] = shards[0].teacher
     return RecipeResult(
         tables=tables, funnel=result.funnel, models=models, kg_snapshot=result.kg_snapshot, statistics=statistics
     )

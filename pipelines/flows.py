@@ -18,10 +18,13 @@ from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.tasks import exponential_backoff
 
+from synth.recipes import get_recipe
 from synth.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.workdir import RunDir
 
+# Process-wide on purpose: a worker loads a run's world and starts its model engines once for all
+# the shards of that run it gets (tasks receive paths, not objects); `publish_task` drops the entry.
 _RUNS: dict[str, Run] = {}
 _RUNS_LOCK = threading.Lock()
 
@@ -119,7 +122,7 @@ def _ui_url() -> str | None:
 
 def run_recipe(
     recipe: str,
-    params: list[str] | None = None,
+    config: dict[str, Any] | None = None,
     dataset: str | None = None,
     flows_file: str | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
@@ -132,7 +135,7 @@ def run_recipe(
     from prefect.runtime import flow_run
 
     settings = Settings(home=Path(home)) if home else Settings()
-    request = RunRequest(recipe, tuple(params or ()), dataset, llm, flows_file, shard_size, limits)
+    request = RunRequest(recipe, dict(config or {}), dataset, llm, flows_file, shard_size, limits)
     run_dir = open_run(settings, request)
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"
     home, root = str(settings.home.absolute()), str(run_dir.root)
@@ -143,16 +146,16 @@ def run_recipe(
         if earlier is not None:
             return {"ref": earlier.ref, "items": earlier.row_counts.get("items", 0), "run_id": run_dir.id}
         if run.round_count():
-            tags = _model_tags(run, run.pipeline.round_models())
+            tags = _model_tags(run, run.recipe.stage_models("round"))
             for index in range(run.round_count()):
                 round_task.with_options(tags=tags)(home, root, runner, index)
         shards = construct_task(home, root, runner)
-        tags = _model_tags(run, run.pipeline.shard_models())
+        tags = _model_tags(run, run.recipe.stage_models("attempt"))
         futures = [attempt_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(shards)]
         for future in futures:
             future.result()
         distills = label_task(home, root, runner)
-        tags = _model_tags(run, run.pipeline.distill_models()) if distills else []
+        tags = _model_tags(run, run.recipe.stage_models("distill")) if distills else []
         futures = [distill_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(distills)]
         for future in futures:
             future.result()
@@ -185,14 +188,14 @@ def dask_runner(spec: dict[str, Any]):
     )
 
 
-# One shard at a time in the flow's process: the shards share the process's model engines (an
-# in-process vLLM engine serves one batch at a time anyway). Dask spreads them over workers.
+# One shard at a time in the flow's process: the shards share the process's model engines. Dask
+# spreads them over workers. (`synth generate` runs a stage's shards together in one event loop.)
 def _recipe_flow(recipe: str, summary: str):
-    """The Prefect flow of `recipe` (named synth-RECIPE); `task_runner` {kind: dask, ...} runs the
-    stages as a subflow on Dask."""
+    """The Prefect flow of `recipe` (named synth-NAME); `task_runner` {kind: dask, ...} runs the
+    stages as a subflow on Dask. `config`: the recipe's parameters as nested values."""
 
     def recipe_flow(
-        params: list[str] | None = None,
+        config: dict[str, Any] | None = None,
         dataset: str | None = None,
         flows_file: str | None = None,
         shard_size: int = DEFAULT_SHARD_SIZE,
@@ -202,16 +205,18 @@ def _recipe_flow(recipe: str, summary: str):
         limits: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         if task_runner and task_runner.get("kind") == "dask":
-            on_dask = FLOWS[recipe].with_options(name=f"synth-{recipe}-dask", task_runner=dask_runner(task_runner))
-            return on_dask(params, dataset, flows_file, shard_size, llm, home, None, limits)
-        return run_recipe(recipe, params, dataset, flows_file, shard_size, llm, home, limits)
+            on_dask = made.with_options(name=f"synth-{name}-dask", task_runner=dask_runner(task_runner))
+            return on_dask(config, dataset, flows_file, shard_size, llm, home, None, limits)
+        return run_recipe(recipe, config, dataset, flows_file, shard_size, llm, home, limits)
 
+    name = recipe.rpartition(":")[2] if ":" in recipe else recipe
     # deployments import the flow by this name from this module (`flows.py:multihop_flow`)
-    recipe_flow.__name__ = recipe_flow.__qualname__ = f"{recipe}_flow"
+    recipe_flow.__name__ = recipe_flow.__qualname__ = f"{name}_flow"
     recipe_flow.__doc__ = summary
-    return flow(
-        name=f"synth-{recipe}", persist_result=False, log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1)
+    made = flow(
+        name=f"synth-{name}", persist_result=False, log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1)
     )(recipe_flow)
+    return made
 
 
 multihop_flow = _recipe_flow(
@@ -226,3 +231,12 @@ selfplay_flow = _recipe_flow(
 
 FLOWS = {"multihop": multihop_flow, "selfplay": selfplay_flow}
 """Recipe name -> its flow (a module-level name, so served deployments can import it)."""
+
+
+def flow_for(recipe: str):
+    """The flow of a built-in recipe, or a new one for a `module:Class` recipe (runnable with
+    `synth flows run`; a deployment needs a module-level name, as the built-ins have)."""
+    if recipe in FLOWS:
+        return FLOWS[recipe]
+    recipe_class = get_recipe(recipe)
+    return _recipe_flow(recipe, f"Recipe {recipe_class.name} ({recipe}) as a Prefect flow: {recipe_class.description}")

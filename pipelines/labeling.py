@@ -6,7 +6,6 @@ item by the consensus rules, and returns what to publish: labeled items, every a
 trajectory, the labels, and the verdicts with their funnel stage.
 """
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,9 +14,9 @@ from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
 from synth.filters.panel import Panel, PanelConfig
 from synth.filters.solvers import ModelSolver, RetrievalReader
+from synth.pipelines.base import RunContext
 from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 
-from synth.generate import RunContext
 from synth.search.tools import SearchTools
 
 
@@ -64,9 +63,11 @@ def build_panel(
     return Panel(members, tools, config.f1_threshold, judge), {solver.name: solver.model for solver, _ in members}
 
 
-def attempt_items(items: list[Item], panel: Panel, context: RunContext) -> tuple[list[SolverAttempt], list[Trajectory]]:
+async def attempt_items(
+    items: list[Item], panel: Panel, context: RunContext
+) -> tuple[list[SolverAttempt], list[Trajectory]]:
     """Every solver's attempts on `items` (one shard of a run): the part that costs model calls."""
-    return asyncio.run(panel.attempt(items, progress=context.progress.log))
+    return await panel.attempt(items, progress=context.progress.log)
 
 
 def judge_items(

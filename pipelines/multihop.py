@@ -30,21 +30,27 @@ from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
+from synth.pipelines.base import (
+    Construction,
+    DistillShard,
+    PanelShard,
+    Recipe,
+    RecipeResult,
+    Round,
+    RunContext,
+)
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 
 from synth.config import FrozenConfig
-from synth.contract import get_contract
 from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
-from synth.generate import RecipeResult, RunContext
-from synth.kg.snapshot import load_kg
+from synth.kg.graph import KnowledgeGraph
 from synth.matching import normalize_answer
 from synth.search.corpus import KGCorpus, fact_sentence
-from synth.search.retrieval import RetrieverChoice
 from synth.search.tools import SearchTools
-from synth.store.workdir import StageOutput
+from synth.search.world import RetrieverChoice, World
 
 
 class Config(FrozenConfig):
@@ -124,47 +130,66 @@ class Config(FrozenConfig):
         return sorted(set(value))
 
 
-class Pipeline:
+class MultihopRecipe(Recipe[Config]):
     """The recipe in stages, each resumable on its own: `construct` (walks, reverse construction,
     cheap filters: seconds), `attempt` (the solver panel on one shard of the candidates: the model
-    calls), `finish` (consensus over every shard, quotas, statistics) and, with `distill.enabled`,
-    `distill` (teacher rollouts on one shard of the finished items) and `add_distillation`."""
+    calls), `label` (consensus over every shard, quotas, statistics) and, with `distill.enabled`,
+    `distill` (teacher rollouts on one shard of the labeled items) and `add_distillation`."""
 
-    def __init__(self, config: Config, context: RunContext):
-        self.config, self.context = config, context
-
-    @cached_property
-    def full(self):
-        self.context.progress.log("loading the knowledge graph ...")
-        return load_kg(self.config.kg, self.context.settings.kg_path)
+    name = "multihop"
+    description = "Walk the knowledge graph and build multi-hop questions whose answer is unique in the graph."
+    Config = Config
 
     @cached_property
-    def kg(self):
-        return self.full.without_relations(self.config.exclude_relations)
-
-    @cached_property
-    def world(self) -> "_World":
-        return _World(self.config, self.context, self.full)
+    def world(self) -> World:
+        """The bundled (or configured) graph, its corpus and the search tools every agent of the run uses."""
+        context = self.context
+        return World(context.settings, kg=self.config.kg, contract=self.config.contract, log=context.progress.log)
 
     @property
+    def full(self) -> KnowledgeGraph:
+        return self.world.graph
+
+    @cached_property
+    def kg(self) -> KnowledgeGraph:
+        """The graph walks use: without the excluded relations."""
+        return self.full.without_relations(self.config.exclude_relations)
+
+    def tools(self, retriever: str | None) -> SearchTools:
+        """The search tools of an agent configured with `retriever` (None: the recipe's `retriever`)."""
+        return self.world.tools(retriever or self.config.retriever, self.config.panel.retrieval_k)
+
+    def evidence(self, item: Item) -> list[Document]:
+        """What the gold_evidence condition shows: each evidence document whole, or cut down to the
+        sentences that state the item's path and cue edges (a few dozen tokens instead of ~1,200,
+        and a cleaner test of whether the question follows from its facts)."""
+        if self.config.panel.gold_evidence == "documents":
+            return self.tools(self.config.panel.retriever).open_all(item.evidence_doc_ids)
+        edges = item.path + [Hop.model_validate(edge) for edge in item.metadata.get("cue_edges", [])]
+        statements: dict[tuple[str, str], list[str]] = {}
+        for edge in edges:
+            key = (edge.evidence_doc_id or edge.head, edge.head)
+            statements.setdefault(key, []).append(fact_sentence(self.full, edge.head, edge.relation, edge.tail))
+        return [
+            Document(id=doc_id, title=self.full.name(head), text=" ".join(dict.fromkeys(sentences)), entity_id=head)
+            for (doc_id, head), sentences in statements.items()
+        ]
+
     def runs_panel(self) -> bool:
         return self.config.panel.enabled
 
-    def shard_models(self) -> list[str]:
-        """The declared models a panel shard calls (for per-model concurrency limits)."""
+    def distills(self) -> bool:
+        return self.config.distill.enabled
+
+    def stage_models(self, stage: str) -> list[str]:
+        if stage == "distill":
+            return [self.config.distill.teacher_model]
         panel = self.config.panel
         return [solver.model for solver in panel.solvers if solver.model] + (
             [panel.judge_model] if panel.judge_model else []
         )
 
-    @property
-    def distills(self) -> bool:
-        return self.config.distill.enabled
-
-    def distill_models(self) -> list[str]:
-        return [self.config.distill.teacher_model]
-
-    def construct(self) -> StageOutput:
+    def construct(self, rounds: list[Round]) -> Construction:
         config, context, kg = self.config, self.context, self.kg
         try:
             generator = MultihopGenerator(
@@ -197,7 +222,7 @@ class Pipeline:
         items = [item for hops in config.hops for item in accepted[hops]]
         statistics = {"attempts": attempts, "verbalizer": "template"}
         if config.shortcut.enabled or config.panel.enabled:
-            statistics["retriever"] = self.world.lineage
+            statistics["retriever"] = self.world.lineage(config.retriever)
         models = {}
         if config.verbalizer == "llm" and items:
             client = context.llm_session({"generator": config.generator_model}).client("generator")
@@ -217,38 +242,31 @@ class Pipeline:
                 statistics["rephrasings_judged"] = report.judged
             models["generator"] = client.model_id
         funnel = _funnel(attempts, rejected, chain)
-        return StageOutput(
-            tables={"items": items, "verdicts": list(chain.verdicts)},
-            meta={
-                "funnel": [stage.model_dump(mode="json") for stage in funnel],
-                "statistics": statistics,
-                "models": models,
-            },
+        return Construction(
+            items=items, verdicts=list(chain.verdicts), funnel=funnel, statistics=statistics, models=models
         )
 
-    def attempt(self, items: list[Item]) -> StageOutput:
-        panel, solvers = build_panel(self.config.panel, self.context, self.world.tools, self.world.evidence)
-        attempts, trajectories = attempt_items(items, panel, self.context)
-        return StageOutput(
-            tables={"attempts": attempts, "trajectories": trajectories},
-            meta={"solvers": solvers, "judge": panel.judge.model if panel.judge else None},
-        )
+    async def attempt(self, items: list[Item]) -> PanelShard:
+        panel_config = self.config.panel
+        panel, solvers = build_panel(panel_config, self.context, self.tools(panel_config.retriever), self.evidence)
+        attempts, trajectories = await attempt_items(items, panel, self.context)
+        return PanelShard(attempts, trajectories, solvers, judge=panel.judge.model if panel.judge else None)
 
-    def finish(self, construction: StageOutput, shards: list[StageOutput]) -> RecipeResult:
+    def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         config = self.config
-        items, verdicts = construction.tables["items"], list(construction.tables["verdicts"])
-        funnel = [FunnelStage.model_validate(stage) for stage in construction.meta["funnel"]]
-        statistics, models = dict(construction.meta["statistics"]), dict(construction.meta["models"])
+        items, verdicts = construction.items, list(construction.verdicts)
+        funnel = list(construction.funnel)
+        statistics, models = dict(construction.statistics), dict(construction.models)
         tables: dict[str, list] = {}
         if shards:
-            solvers = {name: model for shard in shards for name, model in shard.meta["solvers"].items()}
+            solvers = {name: model for shard in shards for name, model in shard.solvers.items()}
             labeled = judge_items(
                 items,
-                [a for shard in shards for a in shard.tables["attempts"]],
-                [t for shard in shards for t in shard.tables["trajectories"]],
+                [a for shard in shards for a in shard.attempts],
+                [t for shard in shards for t in shard.trajectories],
                 solvers,
                 config.consensus,
-                judge=shards[0].meta["judge"],
+                judge=shards[0].judge,
                 supports=_graph_supports(self.full),
             )
             items, surplus = _select(labeled.items, config.n, config.hops)
@@ -283,63 +301,18 @@ class Pipeline:
             tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models
         )
 
-    def distill(self, items: list[Item]) -> StageOutput:
-        return distill_items(
+    async def distill(self, items: list[Item]) -> DistillShard:
+        return await distill_items(
             items,
             self.config.distill,
             self.context,
-            self.world.tools,
+            self.tools(self.config.distill.retriever),
             self.config.panel.f1_threshold,
             guidance=lambda item: path_guidance(item, self.full.name),
         )
 
-    def add_distillation(self, result: RecipeResult, shards: list[StageOutput]) -> RecipeResult:
+    def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
         return add_distillation(result, shards, self.config.distill)
-
-
-class _World:
-    """The corpus and the BM25 search tools, built on first use (the shortcut filter and the panel share them)."""
-
-    def __init__(self, config: Config, context: RunContext, full):
-        self.config, self.context, self.full = config, context, full
-
-    @cached_property
-    def tools(self) -> SearchTools:
-        from synth.search.corpus import Corpus
-        from synth.search.retrieval import open_retriever
-        from synth.search.world import corpus_store, search_cache
-
-        self.context.progress.log(f"opening the {self.config.retriever} retriever of the corpus ...")
-        corpus = Corpus.from_kg(self.full, corpus_store(self.context.settings), log=self.context.progress.log)
-        retriever = open_retriever(
-            self.config.retriever, corpus, search_cache(self.context.settings), log=self.context.progress.log
-        )
-        return SearchTools(
-            corpus, retriever, default_k=self.config.panel.retrieval_k, contract=get_contract(self.config.contract)
-        )
-
-    @property
-    def lineage(self) -> dict:
-        """The retriever the run searched with, for the version's summary (a remote one as its /health describes it)."""
-        from synth.search.retrieval import describe_retriever
-
-        return describe_retriever(self.config.retriever, self.tools.retriever, self.tools.corpus)
-
-    def evidence(self, item: Item) -> list[Document]:
-        """What the gold_evidence condition shows: each evidence document whole, or cut down to the
-        sentences that state the item's path and cue edges (a few dozen tokens instead of ~1,200,
-        and a cleaner test of whether the question follows from its facts)."""
-        if self.config.panel.gold_evidence == "documents":
-            return self.tools.open_all(item.evidence_doc_ids)
-        edges = item.path + [Hop.model_validate(edge) for edge in item.metadata.get("cue_edges", [])]
-        statements: dict[tuple[str, str], list[str]] = {}
-        for edge in edges:
-            key = (edge.evidence_doc_id or edge.head, edge.head)
-            statements.setdefault(key, []).append(fact_sentence(self.full, edge.head, edge.relation, edge.tail))
-        return [
-            Document(id=doc_id, title=self.full.name(head), text=" ".join(dict.fromkeys(sentences)), entity_id=head)
-            for (doc_id, head), sentences in statements.items()
-        ]
 
 
 def _graph_supports(kg):
@@ -381,7 +354,7 @@ def _panel_statistics(labeled) -> dict:
     return statistics
 
 
-def _cheap_filters(config: Config, context: RunContext, kg, world: "_World") -> list:
+def _cheap_filters(config: Config, context: RunContext, kg, world: World) -> list:
     """Format, leakage and exact dedup always; near-duplicates (also against earlier versions of
     the dataset), contamination (when benchmark files are given) and one-search shortcuts as configured."""
     filters = [FormatFilter(config.format), LeakageFilter(kg.names), ExactDedupFilter()]
@@ -391,7 +364,8 @@ def _cheap_filters(config: Config, context: RunContext, kg, world: "_World") -> 
     if config.contamination.benchmarks:
         filters.append(ContaminationFilter(config.contamination))
     if config.shortcut.enabled:
-        filters.append(ShortcutFilter(world.tools.corpus, world.tools.retriever, config.shortcut.k))
+        retriever = world.retriever(config.shortcut.retriever or config.retriever)
+        filters.append(ShortcutFilter(world.corpus, retriever, config.shortcut.k))
     return filters
 
 

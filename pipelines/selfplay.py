@@ -31,19 +31,25 @@ from synth.filters.rag_verify import RAGConfig, RAGVerifier
 from synth.generators.curriculum import CurriculumConfig, next_searches
 from synth.generators.distill import DistillConfig
 from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
+from synth.pipelines.base import (
+    Construction,
+    DistillShard,
+    PanelShard,
+    Recipe,
+    RecipeResult,
+    Round,
+)
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
-from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 
 from synth.config import FrozenConfig
-from synth.contract import get_contract
 from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
-from synth.generate import RecipeResult, RunContext
 from synth.llm.types import is_model_failure
 from synth.search.passages import PASSAGE_WORDS
-from synth.search.retrieval import RetrieverChoice
-from synth.store.workdir import StageOutput
+from synth.search.tools import SearchTools
+from synth.search.world import RetrieverChoice, World
 
 
 def _selfplay_solvers() -> list[SolverSpec]:
@@ -142,27 +148,64 @@ class Config(FrozenConfig):
         return self.per_round or math.ceil(self.n * self.oversample / self.rounds)
 
 
-class Pipeline:
-    """Rounds (`play_round`), then `construct` merges them; `finish` and distillation as every recipe."""
+class SelfplayRecipe(Recipe[Config]):
+    """Rounds (`play_round`), then `construct` merges them; labels and distillation as every recipe.
+    No panel shards: the solvers run inside each round, since the curriculum needs their results."""
 
-    runs_panel = False  # the solver runs inside each round: the curriculum needs its results
+    name = "selfplay"
+    description = (
+        "A proposer agent searches the corpus and writes questions for target answers; RAG-verified, "
+        "tried by a solver panel, kept in a difficulty band; rounds adapt the search depth."
+    )
+    Config = Config
 
-    def __init__(self, config: Config, context: RunContext):
-        self.config, self.context = config, context
-
-    @property
     def rounds(self) -> int:
         return self.config.rounds
 
     @cached_property
-    def world(self) -> "_World":
-        return _World(self.config, self.context)
+    def world(self) -> World:
+        """The corpus (a Search-R1 file or a graph's) and the search tools of every agent of the run."""
+        config, context = self.config, self.context
+        corpus_file = Path(config.corpus) if config.corpus is not None else None
+        return World(
+            context.settings,
+            kg=config.kg,
+            corpus_file=corpus_file,
+            passage_words=config.passage_words,
+            contract=config.contract,
+            log=context.progress.log,
+        )
 
-    def shard_models(self) -> list[str]:
-        return []
+    def tools(self, retriever: str | None, k: int | None = None) -> SearchTools:
+        """The search tools of an agent configured with `retriever` (None: the recipe's `retriever`) and
+        top-k `k` (None: the recipe's `retrieval_k`)."""
+        return self.world.tools(retriever or self.config.retriever, k or self.config.retrieval_k)
 
-    def round_models(self) -> list[str]:
-        """The declared models a round calls (for per-model concurrency limits)."""
+    @cached_property
+    def targets(self) -> list:
+        """The corpus documents that can be a question's answer."""
+        corpus = self.world.corpus
+        targets = eligible_targets(corpus, self.config.targets)
+        if not targets:
+            raise ConfigError(
+                f"corpus {corpus.name} has no usable target: no document with a title of at most "
+                f"{self.config.targets.max_answer_words} words and at least "
+                f"{self.config.targets.min_document_words} words of text; "
+                "lower targets.min_document_words or raise targets.max_answer_words"
+            )
+        return targets
+
+    def evidence(self, item: Item) -> list[Document]:
+        return self.tools(self.config.panel.retriever).open_all(item.evidence_doc_ids)
+
+    def distills(self) -> bool:
+        return self.config.distill.enabled
+
+    def stage_models(self, stage: str) -> list[str]:
+        if stage == "distill":
+            return [self.config.distill.teacher_model]
+        if stage != "round":
+            return []
         panel = self.config.panel
         return [
             self.config.proposer.model,
@@ -171,27 +214,25 @@ class Pipeline:
             *([panel.judge_model] if panel.judge_model else []),
         ]
 
-    @property
-    def distills(self) -> bool:
-        return self.config.distill.enabled
-
-    def distill_models(self) -> list[str]:
-        return [self.config.distill.teacher_model]
-
-    def play_round(self, index: int, earlier: list[StageOutput]) -> StageOutput:
+    def play_round(self, index: int, earlier: list[Round]) -> Round:
         """Round `index`: its targets, at the depth the round before chose; `earlier`: those rounds."""
         config, context, world = self.config, self.context, self.world
-        searches = earlier[-1].meta["round"]["next_searches"] if earlier else config.curriculum.start_searches
-        targets = sample_targets(world.targets, config.seed, index * config.targets_per_round, config.targets_per_round)
+        searches = earlier[-1].statistics["next_searches"] if earlier else config.curriculum.start_searches
+        targets = sample_targets(self.targets, config.seed, index * config.targets_per_round, config.targets_per_round)
         short = (
-            f" (the corpus has {len(world.targets)} targets in all)" if len(targets) < config.targets_per_round else ""
+            f" (the corpus has {len(self.targets)} targets in all)" if len(targets) < config.targets_per_round else ""
         )
         context.progress.log(
             f"round {index + 1}/{config.rounds}: {len(targets)} targets{short}, {searches} searches requested"
         )
         proposer_client = context.llm_session({"proposer": config.proposer.model}).client("proposer")
         proposer = Proposer(
-            config.proposer, proposer_client, world.tools, config.seed, world.corpus.name, log=context.progress.log
+            config.proposer,
+            proposer_client,
+            self.tools(config.proposer.retriever),
+            config.seed,
+            world.corpus.name,
+            log=context.progress.log,
         )
         proposals = asyncio.run(proposer.propose(targets, searches, index)) if targets else []
         rejected = Counter(p.outcome.reason for p in proposals if not isinstance(p.outcome, Item))
@@ -203,7 +244,7 @@ class Pipeline:
         ]
 
         judge = context.llm_session({"rag_judge": config.rag.judge_model}).client("rag_judge")
-        chain = FilterChain(self._gates([item for stage in earlier for item in stage.tables["items"]], judge))
+        chain = FilterChain(self._gates([item for stage in earlier for item in stage.items], judge))
         verified = chain.run(candidates)
         funnel += list(chain.stages.values())
         solved = self._solve(verified) if verified else _Solved()
@@ -218,30 +259,27 @@ class Pipeline:
             f"round {index + 1}: {len(candidates)} questions, {len(verified)} verified, {len(solved.kept)} in band; "
             f"next round: {decision.searches} searches ({decision.decision}: {decision.reason})"
         )
-        return StageOutput(
-            tables={
-                "items": solved.kept,
-                "verdicts": verdicts,
-                "attempts": solved.attempts,
-                "labels": solved.labels,
-                "trajectories": proposer_trajectories + solved.trajectories,
-            },
-            meta={
-                "funnel": [stage.model_dump(mode="json") for stage in funnel],
-                "round": statistics,
-                "models": {
-                    "proposer": proposer_client.model_id,
-                    "rag_judge": judge.model_id,
-                    **{f"solver:{name}": model for name, model in solved.solvers.items()},
-                },
+        return Round(
+            items=solved.kept,
+            verdicts=verdicts,
+            attempts=solved.attempts,
+            labels=solved.labels,
+            trajectories=proposer_trajectories + solved.trajectories,
+            funnel=funnel,
+            statistics=statistics,
+            models={
+                "proposer": proposer_client.model_id,
+                "rag_judge": judge.model_id,
+                **{f"solver:{name}": model for name, model in solved.solvers.items()},
             },
         )
 
     def _solve(self, verified: list[Item]) -> "_Solved":
         """The solver panel on the verified questions, consensus labels, then the band."""
         config, context = self.config, self.context
-        panel, solvers = build_panel(config.panel, context, self.world.tools, self.world.evidence)
-        attempts, trajectories = attempt_items(verified, panel, context)
+        tools = self.tools(config.panel.retriever, config.panel.retrieval_k)
+        panel, solvers = build_panel(config.panel, context, tools, self.evidence)
+        attempts, trajectories = asyncio.run(attempt_items(verified, panel, context))
         labeled = judge_items(
             verified,
             attempts,
@@ -268,7 +306,7 @@ class Pipeline:
     def _gates(self, earlier_items: list[Item], judge) -> list:
         """Cheap gates first, then the judge: format, answer in the question, proposer searches,
         exact and near duplicates (also of earlier rounds and versions), contamination, RAG."""
-        config, context, world = self.config, self.context, self.world
+        config, context = self.config, self.context
         dedup = ExactDedupFilter()
         for item in earlier_items:
             dedup.check(item)
@@ -284,15 +322,15 @@ class Pipeline:
             gates.append(NearDupFilter(config.near_dup, earlier))
         if config.contamination.benchmarks:
             gates.append(ContaminationFilter(config.contamination))
-        gates.append(RAGVerifier(config.rag, judge, world.tools, config.panel.f1_threshold))
+        gates.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever), config.panel.f1_threshold))
         return gates
 
-    def construct(self, rounds: list[StageOutput]) -> StageOutput:
+    def construct(self, rounds: list[Round]) -> Construction:
         """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""
-        items = [item for stage in rounds for item in stage.tables["items"]]
+        items = [item for stage in rounds for item in stage.items]
         chosen, surplus = items[: self.config.n], items[self.config.n :]
         chosen_ids = {item.id for item in chosen}
-        funnel = _merge_funnels([FunnelStage.model_validate(stage) for r in rounds for stage in r.meta["funnel"]])
+        funnel = _merge_funnels([stage for r in rounds for stage in r.funnel])
         funnel.append(
             FunnelStage(
                 stage="quota",
@@ -301,52 +339,56 @@ class Pipeline:
                 dropped={"over_quota": len(surplus)} if surplus else {},
             )
         )
-        verdicts = [v for r in rounds for v in r.tables["verdicts"] if v.item_id in chosen_ids or not v.kept]
+        verdicts = [v for r in rounds for v in r.verdicts if v.item_id in chosen_ids or not v.kept]
         verdicts += [
             FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus
         ]
-        models = {key: value for r in rounds for key, value in r.meta["models"].items() if value}
+        models = {key: value for r in rounds for key, value in r.models.items() if value}
         statistics = {
             "corpus": self.world.corpus.name,
             "corpus_documents": len(self.world.corpus),
-            "eligible_targets": len(self.world.targets),
-            "retriever": self.world.lineage,
-            "rounds": [r.meta["round"] for r in rounds],
+            "eligible_targets": len(self.targets),
+            "retriever": self.world.lineage(self.config.retriever),
+            "rounds": [r.statistics for r in rounds],
             "difficulty": dict(Counter(item.difficulty for item in chosen)),
             "items_per_searches": dict(Counter(item.hops for item in chosen)),
         }
-        return StageOutput(
-            tables={
-                "items": chosen,
-                "verdicts": verdicts,
-                "labels": [label for r in rounds for label in r.tables["labels"] if label.item_id in chosen_ids],
-                **{
-                    table: [record for r in rounds for record in r.tables[table]]
-                    for table in ("attempts", "trajectories")
-                },
-            },
-            meta={
-                "funnel": [stage.model_dump(mode="json") for stage in funnel],
-                "statistics": statistics,
-                "models": models,
-                "kg_snapshot": self.world.snapshot,
-            },
+        return Construction(
+            items=chosen,
+            verdicts=verdicts,
+            labels=[label for r in rounds for label in r.labels if label.item_id in chosen_ids],
+            attempts=[attempt for r in rounds for attempt in r.attempts],
+            trajectories=[trajectory for r in rounds for trajectory in r.trajectories],
+            funnel=funnel,
+            statistics=statistics,
+            models=models,
+            kg_snapshot=self.world.snapshot,
         )
 
-    def finish(self, construction: StageOutput, shards: list[StageOutput]) -> RecipeResult:
-        meta = construction.meta
+    def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
+        """The rounds already labeled and banded every item: construction is what is published."""
+        tables = {
+            "items": construction.items,
+            "verdicts": construction.verdicts,
+            "labels": construction.labels,
+            "attempts": construction.attempts,
+            "trajectories": construction.trajectories,
+        }
         return RecipeResult(
-            tables=dict(construction.tables),
-            funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]],
-            models=meta["models"],
-            kg_snapshot=meta["kg_snapshot"],
-            statistics=meta["statistics"],
+            tables=tables,
+            funnel=construction.funnel,
+            models=construction.models,
+            kg_snapshot=construction.kg_snapshot,
+            statistics=construction.statistics,
         )
 
-    def distill(self, items: list[Item]) -> StageOutput:
-        return distill_items(items, self.config.distill, self.context, self.world.tools, self.config.panel.f1_threshold)
+    async def distill(self, items: list[Item]) -> DistillShard:
+        config = self.config
+        return await distill_items(
+            items, config.distill, self.context, self.tools(config.distill.retriever), config.panel.f1_threshold
+        )
 
-    def add_distillation(self, result: RecipeResult, shards: list[StageOutput]) -> RecipeResult:
+    def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
         return add_distillation(result, shards, self.config.distill)
 
 
@@ -363,82 +405,6 @@ class _Solved:
     mean_success: float | None = None
     """Mean pooled search success over the verified questions: the curriculum's signal."""
     solvers: dict[str, str] = field(default_factory=dict)
-
-
-class _World:
-    """The corpus (a Search-R1 file or a graph's), its BM25 search tools and the eligible targets."""
-
-    def __init__(self, config: Config, context: RunContext):
-        self.config, self.context = config, context
-
-    @cached_property
-    def _source(self):
-        """(corpus, lineage): the file's name and content hash, or the graph's snapshot id."""
-        from synth.search.corpus import Corpus
-        from synth.search.world import corpus_store
-
-        if self.config.corpus is not None:
-            path = Path(self.config.corpus).expanduser()
-            if not path.is_file():
-                raise ConfigError(
-                    f"corpus file {path} not found; give a Search-R1 JSONL file "
-                    '({"id": ..., "contents": "\\"Title\\"\\ntext"} per line) with --param corpus=PATH'
-                )
-            corpus = Corpus.from_jsonl(
-                path, corpus_store(self.context.settings), self.config.passage_words, log=self.context.progress.log
-            )
-            return corpus, f"{corpus.name}@{corpus.fingerprint}"
-        from synth.kg.snapshot import load_kg
-
-        self.context.progress.log("loading the knowledge graph ...")
-        kg = load_kg(self.config.kg, self.context.settings.kg_path)
-        return Corpus.from_kg(kg, corpus_store(self.context.settings), log=self.context.progress.log), kg.snapshot
-
-    @property
-    def corpus(self):
-        return self._source[0]
-
-    @property
-    def snapshot(self) -> str:
-        return self._source[1]
-
-    @cached_property
-    def tools(self):
-        from synth.search.retrieval import open_retriever
-        from synth.search.tools import SearchTools
-        from synth.search.world import search_cache
-
-        self.context.progress.log(
-            f"opening the {self.config.retriever} retriever of {self.corpus.name} ({len(self.corpus)} documents) ..."
-        )
-        retriever = open_retriever(
-            self.config.retriever, self.corpus, search_cache(self.context.settings), log=self.context.progress.log
-        )
-        return SearchTools(
-            self.corpus, retriever, default_k=self.config.retrieval_k, contract=get_contract(self.config.contract)
-        )
-
-    @property
-    def lineage(self) -> dict:
-        """The retriever the run searched with, for the version's summary (a remote one as its /health describes it)."""
-        from synth.search.retrieval import describe_retriever
-
-        return describe_retriever(self.config.retriever, self.tools.retriever, self.corpus)
-
-    @cached_property
-    def targets(self):
-        targets = eligible_targets(self.corpus, self.config.targets)
-        if not targets:
-            raise ConfigError(
-                f"corpus {self.corpus.name} has no usable target: no document with a title of at most "
-                f"{self.config.targets.max_answer_words} words and at least "
-                f"{self.config.targets.min_document_words} words of text; "
-                "lower targets.min_document_words or raise targets.max_answer_words"
-            )
-        return targets
-
-    def evidence(self, item: Item):
-        return self.tools.open_all(item.evidence_doc_ids)
 
 
 def _judged_proposals(proposals: list[Proposal], verdicts: list[FilterVerdict], attempts) -> list[Trajectory]:

@@ -51,6 +51,26 @@ def apply_params(base: dict[str, Any], params: list[str]) -> dict[str, Any]:
     return result
 
 
+def nest_dotted(values: dict[str, Any]) -> dict[str, Any]:
+    """`{"walk.max_degree": 9}` -> `{"walk": {"max_degree": 9}}`, at every level: a YAML mapping
+    may spell a nested parameter as `--param` does."""
+    nested: dict[str, Any] = {}
+    for key, value in values.items():
+        node = nested
+        *groups, last = str(key).split(".")
+        for part in groups:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"parameter {key!r}: {part!r} is a value, not a group of parameters")
+            node = child
+        value = nest_dotted(value) if isinstance(value, dict) else value
+        if isinstance(node.get(last), dict) and isinstance(value, dict):
+            node[last] = {**node[last], **value}
+        else:
+            node[last] = value
+    return nested
+
+
 def _deep_copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _deep_copy(child) for key, child in value.items()}

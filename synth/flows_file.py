@@ -12,7 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
-from synth.config import FrozenConfig
+from synth.config import FrozenConfig, nest_dotted
 from synth.errors import ConfigError, NotFoundError
 from synth.limits import RunLimits
 from synth.llm.accounting import Budget
@@ -38,7 +38,9 @@ class TaskRunnerSpec(FrozenConfig):
 class FlowEntry(FrozenConfig):
     recipe: str
     dataset: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Recipe parameters, nested or with dotted keys as `--param` spells them."
+    )
     description: str = ""
     schedule: str | None = Field(
         default=None, description="Cron expression (five fields) for `synth flows serve|deploy`."
@@ -56,6 +58,11 @@ class FlowEntry(FrozenConfig):
     failures: FailurePolicy = Field(
         default_factory=FailurePolicy, description="max_rate: the share of a stage's model calls that may fail."
     )
+
+    @field_validator("params")
+    @classmethod
+    def _nested(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return nest_dotted(value)
 
     def limits(self) -> RunLimits:
         return RunLimits(budget=self.budget, failures=self.failures)
@@ -173,7 +180,6 @@ def _refuse_recursion(path: Path, root: yaml.Node | None) -> None:
 
 
 def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry) -> None:
-    from synth.config import apply_params
     from synth.recipes import RECIPES
 
     if entry.recipe not in RECIPES:
@@ -182,7 +188,7 @@ def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry
         )
     model = RECIPES[entry.recipe].load().Config
     try:
-        config = model.model_validate(apply_params({}, flow_params(entry)))
+        config = model.model_validate(entry.params)
     except ValidationError as error:
         first = error.errors()[0]
         message = (
@@ -215,18 +221,13 @@ def model_references(values: Any, location: tuple = ()) -> list[tuple[tuple, str
     return found
 
 
-def flow_params(entry: FlowEntry) -> list[str]:
-    """The entry's parameters as `key=value` overrides (nested dicts flattened to dotted keys)."""
-
-    def flatten(values: dict[str, Any], prefix: str = ""):
-        for key, value in values.items():
-            if isinstance(value, dict):
-                yield from flatten(value, f"{prefix}{key}.")
-            else:
-                flow = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
-                yield f"{prefix}{key}={flow}"
-
-    return list(flatten(entry.params))
+def declared_models(flows_file: Path | None) -> dict[str, ModelSpec]:
+    """The built-in models plus those declared under `models:` in the flows file (if it exists);
+    a declared name replaces a built-in one."""
+    models = dict(BUILTIN_MODELS)
+    if flows_file is not None and flows_file.is_file():
+        models.update(load_flows(flows_file).models)
+    return models
 
 
 def get_flow(path: Path, flow: str, check: bool = True) -> tuple[FlowsFile, FlowEntry]:
@@ -238,9 +239,9 @@ def get_flow(path: Path, flow: str, check: bool = True) -> tuple[FlowsFile, Flow
 
 def resolve_flow(
     path: Path, flow: str, recipe: str | None, name: str | None
-) -> tuple[str, str | None, list[str], RunLimits]:
-    """(recipe, dataset name, overrides, limits) of flow `flow`; an explicit `recipe` must agree, `name` wins."""
+) -> tuple[str, str | None, dict[str, Any], RunLimits]:
+    """(recipe, dataset name, parameters, limits) of flow `flow`; an explicit `recipe` must agree, `name` wins."""
     _, entry = get_flow(path, flow, check=False)
     if recipe and recipe != entry.recipe:
         raise ConfigError(f"--recipe {recipe} conflicts with flow {flow!r}, which runs {entry.recipe}; drop one")
-    return entry.recipe, name or entry.dataset, flow_params(entry), entry.limits()
+    return entry.recipe, name or entry.dataset, dict(entry.params), entry.limits()

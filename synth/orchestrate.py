@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import ConfigError
-from synth.flows_file import FlowEntry, flow_params, get_flow, load_flows
+from synth.flows_file import FlowEntry, get_flow, load_flows
 from synth.prefect_env import configure_prefect
 from synth.settings import Settings
 
@@ -17,7 +17,7 @@ from synth.settings import Settings
 def flow_parameters(settings: Settings, path: Path, name: str, entry: FlowEntry) -> dict[str, Any]:
     """The recipe flow's parameters for one entry: plain values, as a deployment stores them."""
     return {
-        "params": flow_params(entry),
+        "config": entry.params,
         "dataset": entry.dataset or name,
         "flows_file": str(path.absolute()),
         "shard_size": entry.shard_size,
@@ -28,11 +28,9 @@ def flow_parameters(settings: Settings, path: Path, name: str, entry: FlowEntry)
 
 
 def _recipe_flow(recipe: str):
-    from synth.pipelines.flows import FLOWS
+    from synth.pipelines.flows import flow_for
 
-    if recipe not in FLOWS:
-        raise ConfigError(f"recipe {recipe!r} has no Prefect flow yet; flows exist for: {', '.join(FLOWS)}")
-    return FLOWS[recipe]
+    return flow_for(recipe)
 
 
 def apply_shard_limits(path: Path) -> dict[str, int]:

@@ -1,32 +1,49 @@
 """One run of a recipe as resumable stages: rounds (self-play recipes: one stage per round, in
-order), construct, attempt one panel shard at a time, label (consensus and quotas), distill one
-shard of the labeled items at a time (optional), publish.
+order), construct, attempt on each panel shard, label (consensus and quotas), distill each shard of
+the labeled items (optional), publish. The runner knows recipes only through `Recipe`
+(`synth.pipelines.base`).
 
-`synth generate` drives the stages in order in one process; the Prefect flows
-(`synth.pipelines.flows`) make each stage a task, so shards can run on other workers. Either way a
-stage is saved to the run's folder (`synth.store.workdir`) when it finishes, and a rerun after a
-crash skips the stages already saved: the model calls of finished shards are not made again, and
-those of the shard that was cut off come from the response cache.
+`synth generate` drives the stages in order in one process, a stage's shards together in one event
+loop (they share each model's concurrency pool); the Prefect flows (`synth.pipelines.flows`) make
+each stage a task, so shards can run on other workers. Either way a stage is saved to the run's
+folder (`synth.store.workdir`) when it finishes, and a rerun after a crash skips the stages already
+saved: the model calls of finished shards are not made again, and those of the shard that was cut
+off come from the response cache.
 """
 
+import asyncio
 import os
 import socket
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeVar
 
-from synth.config import apply_params, build_config
-from synth.errors import BudgetExhausted
-from synth.generate import RecipeResult
+from synth.config import build_config
+from synth.errors import BudgetExhausted, ConfigError, NotFoundError
+from synth.flows_file import declared_models, model_references
 from synth.limits import RunLimits
 from synth.llm.accounting import Ledger, Price
+from synth.llm.base import LLMBackend
 from synth.llm.gate import check_stage
+from synth.pipelines.base import (
+    Construction,
+    DistillShard,
+    PanelShard,
+    Recipe,
+    RecipeResult,
+    Round,
+    RunContext,
+    StageRecord,
+)
 from synth.progress import Progress
 from synth.recipes import get_recipe
-from synth.schemas import DatasetVersion, FunnelStage, RunRecord
+from synth.schemas import DatasetVersion, Item, RunRecord
 from synth.settings import Settings
+from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 from synth.store.workdir import RunDir, StageOutput
 
@@ -34,6 +51,7 @@ DEFAULT_SHARD_SIZE = 64
 """Items per panel shard: the unit of resumption and of distribution over workers."""
 CONSTRUCT = "construct"
 LABEL = "label"
+S = TypeVar("S", bound=StageRecord)
 
 
 def shard_stage(index: int) -> str:
@@ -48,27 +66,13 @@ def distill_stage(index: int) -> str:
     return f"distill-{index:05d}"
 
 
-def _result_stage(result: RecipeResult) -> StageOutput:
-    return StageOutput(
-        tables=result.tables,
-        meta={
-            "funnel": [stage.model_dump(mode="json") for stage in result.funnel],
-            "models": result.models,
-            "kg_snapshot": result.kg_snapshot,
-            "statistics": result.statistics,
-        },
-    )
-
-
-def _stage_result(stage: StageOutput) -> RecipeResult:
-    meta = stage.meta
-    return RecipeResult(
-        tables=stage.tables,
-        funnel=[FunnelStage.model_validate(f) for f in meta["funnel"]],
-        models=meta["models"],
-        kg_snapshot=meta["kg_snapshot"],
-        statistics=meta["statistics"],
-    )
+async def _together(stages: list[Coroutine[Any, Any, None]]) -> None:
+    """Run the stages concurrently; when one fails the others still finish (and are saved), then
+    the first failure is raised."""
+    outcomes = await asyncio.gather(*stages, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,9 @@ class RunRequest:
     """Everything a run needs, serialisable, so a flow can hand it to tasks on other machines."""
 
     recipe: str
-    params: tuple[str, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+    """The recipe's parameters as nested values (defaults fill the rest): validated once, in `open_run`,
+    and written to the run folder as the validated config."""
     dataset: str | None = None
     llm: str | None = None
     flows_file: str | None = None
@@ -88,15 +94,11 @@ class RunRequest:
 def open_run(settings: Settings, request: RunRequest) -> RunDir:
     """Validate the request and open its run folder: the unfinished one with the same recipe,
     dataset, config and models, or a new one."""
-    from synth.llm.models import declared_models
-
     recipe = get_recipe(request.recipe)
-    dataset = validate_dataset_name(request.dataset or request.recipe)
+    dataset = validate_dataset_name(request.dataset or recipe.name)
     if request.shard_size < 1:
-        from synth.errors import ConfigError
-
         raise ConfigError(f"shard size must be at least 1, got {request.shard_size}")
-    config = build_config(recipe.load().Config, apply_params({}, list(request.params)), f"recipe {request.recipe}")
+    config = build_config(recipe.Config, request.config, f"recipe {request.recipe}")
     flows_file = Path(request.flows_file) if request.flows_file else None
     declared = declared_models(flows_file)
     check_models(config.model_dump(mode="json"), declared, request.llm, request.recipe)
@@ -123,9 +125,6 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
 def check_models(config: dict, declared: dict, llm: str | None, recipe: str) -> None:
     """Every model the config names (or `--llm`) is declared: said before any stage runs, not
     after construction has spent minutes."""
-    from synth.errors import ConfigError
-    from synth.flows_file import model_references
-
     named = (
         [("--llm", llm)]
         if llm
@@ -140,16 +139,21 @@ def check_models(config: dict, declared: dict, llm: str | None, recipe: str) -> 
 
 
 class Run:
-    """The stages of one run folder. Cheap to create; the recipe's world is built on first use."""
+    """The stages of one run folder. Cheap to create; the recipe's world is built on first use.
+    `backends`: declared model name -> a backend to use instead (see `RunContext.backends`)."""
 
-    def __init__(self, settings: Settings, run_dir: RunDir, progress: Progress | None = None, runner: str = "local"):
-        from synth.generate import RunContext
-
+    def __init__(
+        self,
+        settings: Settings,
+        run_dir: RunDir,
+        progress: Progress | None = None,
+        runner: str = "local",
+        backends: dict[str, LLMBackend] | None = None,
+    ):
         self.settings, self.dir, self.runner = settings, run_dir, runner
         info = run_dir.info
-        self.recipe = get_recipe(info["recipe"])
-        self.module = self.recipe.load()
-        self.config = build_config(self.module.Config, info["config"], f"recipe {info['recipe']}")
+        self.recipe_class = get_recipe(info["recipe"])
+        self.config = build_config(self.recipe_class.Config, info["config"], f"recipe {info['recipe']}")
         request = info.get("request", {})
         self.shard_size = request.get("shard_size", DEFAULT_SHARD_SIZE)
         self.limits = RunLimits.model_validate(request.get("limits") or {})
@@ -160,34 +164,54 @@ class Run:
             llm=request.get("llm"),
             flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
             dataset=info["dataset"],
+            backends=dict(backends or {}),
         )
         self.context.ledger.budget = self.limits.budget
         for stage in self.resumed:  # the budget covers what earlier attempts spent
             self.context.ledger.absorb(run_dir.meta(stage).get("llm", []))
 
     @cached_property
-    def pipeline(self):
-        return self.module.Pipeline(self.config, self.context)
+    def recipe(self) -> Recipe:
+        return self.recipe_class(self.config, self.context)
 
-    def _stage(self, name: str, work) -> None:
-        """Run `work` and save its output as stage `name`, unless an earlier attempt saved it."""
+    def _stage(self, name: str, work: Callable[[], StageRecord]) -> None:
+        """Run `work` and save what it returns as stage `name`, unless an earlier attempt saved it."""
         if self.dir.done(name):
             self.context.progress.log(f"{name}: done earlier, skipped")
             return
+        started = time.monotonic()
+        with self.context.ledger.stage() as calls:
+            record = work()
+        self._save(name, record, calls, started)
+
+    async def _stage_async(self, name: str, work: Callable[[], Awaitable[StageRecord]]) -> None:
+        """`_stage` for a coroutine stage; its calls are told apart from those of the stages
+        running beside it in the same event loop."""
+        if self.dir.done(name):
+            self.context.progress.log(f"{name}: done earlier, skipped")
+            return
+        started = time.monotonic()
+        with self.context.ledger.stage() as calls:
+            record = await work()
+        self._save(name, record, calls, started)
+
+    def _save(self, name: str, record: StageRecord, calls: Ledger, started: float) -> None:
+        rows = calls.export()
         ledger = self.context.ledger
-        mark, started = ledger.export(), time.monotonic()
-        output: StageOutput = work()
-        calls = ledger.since(mark)
         if ledger.exhausted:
             raise BudgetExhausted(self._budget_message(name))
-        check_stage(name, calls, ledger, self.limits.failures)
+        check_stage(name, rows, ledger, self.limits.failures)
+        output = record.to_output()
         output.meta.update(
             seconds=round(time.monotonic() - started, 2),
-            llm=calls,
-            prices={model: price.model_dump() for model, price in self.context.ledger.prices.items()},
+            llm=rows,
+            prices={model: price.model_dump() for model, price in ledger.prices.items()},
             worker=f"{os.getpid()}@{socket.gethostname()}",
         )
         self.dir.save(name, output)
+
+    def _load(self, kind: type[S], name: str) -> S:
+        return kind.from_output(self.dir.load(name))
 
     def _budget_message(self, stage: str) -> str:
         budget, ledger = self.limits.budget, self.context.ledger
@@ -200,83 +224,94 @@ class Run:
         refused = summary["llm_failures"].get("budget_exceeded", 0)
         return (
             f"stopped by the budget ({limit}): {spent} spent on {summary['llm_sent']} calls sent "
-            f"({summary['llm_cache_hits']} answered from the cache, {refused} refused); stages done: {done}; stage "
-            f"{stage} was not finished "
-            "and nothing was published. Rerun the same command with a larger budget (--max-tokens, --max-cost or "
-            "budget: in flows.yaml) to resume: finished stages and answered calls are reused"
+            f"({summary['llm_cache_hits']} answered from the cache, {refused} refused); stages done: {done}; "
+            f"stage {stage} was not finished and nothing was published. Rerun the same command with a larger budget "
+            "(--max-tokens, --max-cost or budget: in flows.yaml) to resume: "
+            "finished stages and answered calls are reused"
         )
 
     def round_count(self) -> int:
-        """Rounds of a recipe that plays them (`Pipeline.rounds`; each depends on the one before)."""
-        return getattr(self.pipeline, "rounds", 0)
+        """Rounds of a recipe that plays them (each depends on the one before)."""
+        return self.recipe.rounds()
 
     def play_round(self, index: int) -> None:
-        def work() -> StageOutput:
-            return self.pipeline.play_round(index, [self.dir.load(round_stage(earlier)) for earlier in range(index)])
-
-        self._stage(round_stage(index), work)
+        earlier = [self._load(Round, round_stage(before)) for before in range(index)]
+        self._stage(round_stage(index), lambda: self.recipe.play_round(index, earlier))
 
     def construct(self) -> int:
         """Run (or reuse) the rounds, if any, and the construction stage; returns the number of panel shards."""
         rounds = self.round_count()
         for index in range(rounds):
             self.play_round(index)
-        if rounds:
-            self._stage(
-                CONSTRUCT,
-                lambda: self.pipeline.construct([self.dir.load(round_stage(index)) for index in range(rounds)]),
-            )
-        else:
-            self._stage(CONSTRUCT, self.pipeline.construct)
+        self._stage(
+            CONSTRUCT, lambda: self.recipe.construct([self._load(Round, round_stage(index)) for index in range(rounds)])
+        )
         return self.shard_count()
 
     @cached_property
-    def candidates(self) -> list:
+    def candidates(self) -> list[Item]:
         """The construction stage's items (read once; only after that stage is saved)."""
         return self.dir.load(CONSTRUCT).tables["items"]
 
     def shard_count(self) -> int:
-        if not self.pipeline.runs_panel:
+        if not self.recipe.runs_panel():
             return 0
         return -(-len(self.candidates) // self.shard_size)
 
-    def attempt(self, index: int) -> None:
-        def work() -> StageOutput:
+    async def _attempt(self, index: int) -> None:
+        async def work() -> PanelShard:
             shard = self.candidates[index * self.shard_size : (index + 1) * self.shard_size]
             self.context.progress.log(f"panel shard {index + 1}/{self.shard_count()}: {len(shard)} items")
-            return self.pipeline.attempt(shard)
+            return await self.recipe.attempt(shard)
 
-        self._stage(shard_stage(index), work)
+        await self._stage_async(shard_stage(index), work)
+
+    def attempt(self, index: int) -> None:
+        """Panel shard `index` alone (a Prefect task)."""
+        asyncio.run(self._attempt(index))
+
+    def attempt_all(self) -> None:
+        """Every panel shard in one event loop: their requests share each model's concurrency pool,
+        so the number of requests in flight, not a shard's size, limits the work."""
+        asyncio.run(_together([self._attempt(index) for index in range(self.shard_count())]))
 
     def label(self) -> int:
         """Consensus over every panel shard, quotas and statistics, saved as one stage; returns the
         number of distillation shards."""
 
-        def work() -> StageOutput:
-            construction = self.dir.load(CONSTRUCT)
-            shards = [self.dir.load(shard_stage(index)) for index in range(self.shard_count())]
-            return _result_stage(self.pipeline.finish(construction, shards))
+        def work() -> RecipeResult:
+            construction = self._load(Construction, CONSTRUCT)
+            shards = [self._load(PanelShard, shard_stage(index)) for index in range(self.shard_count())]
+            return self.recipe.label(construction, shards)
 
         self._stage(LABEL, work)
         return self.distill_count()
 
     @cached_property
-    def labeled(self) -> list:
+    def labeled(self) -> list[Item]:
         """The items the label stage publishes (read once; only after that stage is saved)."""
         return self.dir.load(LABEL).tables["items"]
 
     def distill_count(self) -> int:
-        if not getattr(self.pipeline, "distills", False):
+        if not self.recipe.distills():
             return 0
         return -(-len(self.labeled) // self.shard_size)
 
-    def distill(self, index: int) -> None:
-        def work() -> StageOutput:
+    async def _distill(self, index: int) -> None:
+        async def work() -> DistillShard:
             items = self.labeled[index * self.shard_size : (index + 1) * self.shard_size]
             self.context.progress.log(f"distill shard {index + 1}/{self.distill_count()}: {len(items)} items")
-            return self.pipeline.distill(items)
+            return await self.recipe.distill(items)
 
-        self._stage(distill_stage(index), work)
+        await self._stage_async(distill_stage(index), work)
+
+    def distill(self, index: int) -> None:
+        """Distillation shard `index` alone (a Prefect task)."""
+        asyncio.run(self._distill(index))
+
+    def distill_all(self) -> None:
+        """Every distillation shard in one event loop (see `attempt_all`)."""
+        asyncio.run(_together([self._distill(index) for index in range(self.distill_count())]))
 
     def publish(
         self, flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None
@@ -286,11 +321,15 @@ class Run:
         labeled = self.dir.load(LABEL)
         distilled = [self.dir.load(distill_stage(index)) for index in range(self.distill_count())]
         started = time.monotonic()
-        result = _stage_result(labeled)
+        result = RecipeResult.from_output(labeled)
         if distilled:
-            result = self.pipeline.add_distillation(result, distilled)
+            result = self.recipe.add_distillation(result, [DistillShard.from_output(shard) for shard in distilled])
         # metadata alone for the stages whose tables the label stage already merged
-        merged = (*map(round_stage, range(self.round_count())), CONSTRUCT, *map(shard_stage, range(self.shard_count())))
+        merged = (
+            *map(round_stage, range(self.round_count())),
+            CONSTRUCT,
+            *map(shard_stage, range(self.shard_count())),
+        )
         earlier = [StageOutput(meta=self.dir.meta(name)) for name in merged]
         stages = [*earlier, labeled, *distilled]
         ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
@@ -302,17 +341,18 @@ class Run:
         seconds = sum(stage.meta.get("seconds", 0.0) for stage in stages) + time.monotonic() - started
         llm_summary = {"llm": ledger.summary()} if ledger.totals or self.context.session is not None else {}
         info = self.dir.info
+        items = len(result.tables.get("items", []))
         spec = VersionSpec(
             name=info["dataset"],
             recipe=info["recipe"],
             config=info["config"],
             models=result.models,
             kg_snapshot=result.kg_snapshot,
-            seed=getattr(self.config, "seed", None),
+            seed=info["config"].get("seed"),
             funnel=result.funnel,
             summary={
                 "seconds": round(seconds, 2),
-                "items_per_second": round(len(result.tables.get("items", [])) / seconds, 3) if seconds else None,
+                "items_per_second": round(items / seconds, 3) if seconds else None,
                 "run_id": self.dir.id,
                 **result.statistics,
                 **llm_summary,
@@ -328,9 +368,6 @@ class Run:
         run's catalog row written if a kill skipped it."""
         if self.dir.info.get("status") != "published":
             return None
-        from synth.errors import NotFoundError
-        from synth.store.catalog import Catalog
-
         with Catalog.open(self.settings, read_only=True) as catalog:
             try:
                 version = catalog.resolve(f"{self.dir.info['dataset']}@{self.dir.info['version']}")
@@ -357,8 +394,6 @@ class Run:
         resumed: list[str] | None = None,
     ) -> None:
         """Write this run's row to the catalog (`synth runs list`); `error`: why it failed."""
-        from synth.store.catalog import Catalog
-
         info = self.dir.info
         run = RunRecord(
             run_id=self.dir.id,
@@ -384,24 +419,27 @@ class Run:
 
     def close(self) -> None:
         if self.context.session is not None:
-            import asyncio
-
             asyncio.run(self.context.session.aclose())
             self.context.session = None
 
 
-def run_locally(settings: Settings, request: RunRequest, progress: Progress | None = None) -> DatasetVersion:
+def run_locally(
+    settings: Settings,
+    request: RunRequest,
+    progress: Progress | None = None,
+    backends: dict[str, LLMBackend] | None = None,
+) -> DatasetVersion:
     """Every stage in order in this process (what `synth generate` does); a run published
     earlier returns its version (nothing is made or published twice)."""
-    run = Run(settings, open_run(settings, request), progress)
+    run = Run(settings, open_run(settings, request), progress, backends=backends)
     try:
         earlier = run.published_version()
         if earlier is not None:
             return earlier
-        for index in range(run.construct()):
-            run.attempt(index)
-        for index in range(run.label()):
-            run.distill(index)
+        run.construct()
+        run.attempt_all()
+        run.label()
+        run.distill_all()
         return run.publish()
     except BudgetExhausted as error:
         run.record(status="stopped", error=error)

@@ -73,17 +73,17 @@ def generate(
     from synth.limits import RunLimits
     from synth.progress import Progress
 
-    overrides, limits = [], None
+    values, limits = {}, None
     if flow:
         from synth.flows_file import resolve_flow
 
-        recipe, name, overrides, limits = resolve_flow(flows_file, flow, recipe, name)
+        recipe, name, values, limits = resolve_flow(flows_file, flow, recipe, name)
     limits = (limits or RunLimits()).merged(
         max_tokens, max_cost, max_failure_rate
     )  # this command's limits replace a rerun's earlier ones
     if not recipe:
         raise click.UsageError("give --recipe NAME (see `synth recipes`) or --flow NAME")
-    overrides += [f"n={count}"] if count is not None else []
+    overrides = [f"n={count}"] if count is not None else []
     overrides += [f"seed={seed}"] if seed is not None else []
     overrides += list(params)
     result = run_generate(
@@ -96,6 +96,7 @@ def generate(
         flows_file=flows_file,
         shard_size=shard_size,
         limits=limits,
+        config=values,
     )
     if as_json:
         print_json(result.version.model_dump(mode="json"))

@@ -23,7 +23,8 @@ def models() -> None:
 def list_models(flows_file, as_json) -> None:
     """Every declared model: backend, model, endpoints, prices, and whether the embedded one is ready."""
     from synth.cli.render import print_json, print_table
-    from synth.llm.models import declared_models, describe_model
+    from synth.flows_file import declared_models
+    from synth.llm.models import describe_model
 
     settings = load_settings()
     rows = [describe_model(name, spec, settings) for name, spec in declared_models(flows_file).items()]
@@ -74,7 +75,7 @@ def ask(prompt, model_name, system, max_tokens, temperature, seed, schema_text, 
     import asyncio
 
     from synth.cli.render import print_json
-    from synth.llm.models import declared_models
+    from synth.flows_file import declared_models
     from synth.llm.session import LLMSession
     from synth.llm.types import ChatRequest, LLMFailure, SamplingParams
 

@@ -42,7 +42,7 @@ def retriever_option(function):
 
 
 def _check_retriever(context, parameter, value: str) -> str:
-    from synth.search.retrieval import check_retriever
+    from synth.search.world import check_retriever
 
     try:
         return check_retriever(value)
@@ -61,18 +61,10 @@ def searching_retriever_option(function):
     )(function)
 
 
-def _open(settings, kg, corpus_file, passage_words, retriever):
-    from synth.search.world import load_corpus
+def _world(settings, kg, corpus_file, passage_words):
+    from synth.search.world import World
 
-    corpus = load_corpus(settings, kg, corpus_file, passage_words, log=_stderr)
-    return corpus, _retriever(settings, corpus, retriever)
-
-
-def _retriever(settings, corpus, kind):
-    from synth.search.retrieval import open_retriever
-    from synth.search.world import search_cache
-
-    return open_retriever(kind, corpus, search_cache(settings), log=_stderr)
+    return World(settings, kg=kg, corpus_file=corpus_file, passage_words=passage_words, log=_stderr)
 
 
 def _stderr(line: str) -> None:
@@ -98,8 +90,9 @@ def query(query, k, kg, corpus_file, passage_words, retriever, as_json) -> None:
     from synth.cli.render import print_json
     from synth.search.tools import render_documents
 
-    corpus, index = _open(load_settings(), kg, corpus_file, passage_words, retriever)
-    [hits] = index.search([query], k)
+    world = _world(load_settings(), kg, corpus_file, passage_words)
+    corpus = world.corpus
+    [hits] = world.retriever(retriever).search([query], k)
     documents = [corpus.documents[hit.position] for hit in hits]
     if as_json:
         print_json([{**document.model_dump(), "score": hit.score} for document, hit in zip(documents, hits)])
@@ -131,16 +124,17 @@ def index(kg, corpus_file, passage_words, retrievers, checkpoint_every) -> None:
     import time
 
     from synth.search.retrieval import DenseRetriever
-    from synth.search.world import load_corpus, search_cache
+    from synth.search.world import search_cache
 
     settings = load_settings()
-    corpus = load_corpus(settings, kg, corpus_file, passage_words, log=_stderr)
+    world = _world(settings, kg, corpus_file, passage_words)
+    corpus = world.corpus
     for name in retrievers or ("bm25", "dense"):
         started = time.perf_counter()
         if name == "dense":
             built = DenseRetriever(corpus, search_cache(settings), log=_stderr, checkpoint_every=checkpoint_every)
         else:
-            built = _retriever(settings, corpus, name)
+            built = world.retriever(name)
         parts = [built, getattr(built, "sparse", None), getattr(built, "dense", None)]  # hybrid: both of its indexes
         folders = {
             path
@@ -184,8 +178,8 @@ def serve(host, port, kg, corpus_file, passage_words, retriever) -> None:
     """
     from synth.search.server import serve as run_server
 
-    corpus, index = _open(load_settings(), kg, corpus_file, passage_words, retriever)
-    run_server(corpus, index, retriever, host, port, on_ready=lambda line: click.echo(line, err=True))
+    world = _world(load_settings(), kg, corpus_file, passage_words)
+    run_server(world.corpus, world.retriever(retriever), retriever, host, port, on_ready=lambda line: click.echo(line, err=True))
 
 
 @search.command()
@@ -194,7 +188,5 @@ def serve(host, port, kg, corpus_file, passage_words, retriever) -> None:
 def export(out, kg, corpus_file, passage_words) -> None:
     """Write the corpus as Search-R1 JSONL ({"id", "contents": "\\"Title\\"\\ntext"}), one passage a line, for
     other retrievers."""
-    from synth.search.world import load_corpus
-
-    corpus = load_corpus(load_settings(), kg, corpus_file, passage_words, log=_stderr)
+    corpus = _world(load_settings(), kg, corpus_file, passage_words).corpus
     click.echo(f"wrote {corpus.write_jsonl(out):,} documents to {out}")

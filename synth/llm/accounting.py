@@ -2,6 +2,9 @@
 a cost estimate from configured prices, and a budget that stops a run before it is exceeded."""
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from pydantic import Field
@@ -71,6 +74,23 @@ class Ledger:
         return self.totals.setdefault((stage, model), StageModelTotals())
 
     def record(self, request: ChatRequest, model: str, result: ChatResponse | LLMFailure) -> None:
+        self._add(request, model, result)
+        stage = _STAGE_LEDGER.get()
+        if stage is not None and stage is not self:
+            stage._add(request, model, result)
+
+    @contextmanager
+    def stage(self) -> Iterator["Ledger"]:
+        """A ledger that also receives every call recorded in this context (and in the asyncio tasks
+        it starts): one run stage's own calls, even while other stages run in the same event loop."""
+        own = Ledger(prices=self.prices)
+        token = _STAGE_LEDGER.set(own)
+        try:
+            yield own
+        finally:
+            _STAGE_LEDGER.reset(token)
+
+    def _add(self, request: ChatRequest, model: str, result: ChatResponse | LLMFailure) -> None:
         entry = self._entry(request.stage, model)
         entry.requests += 1
         if isinstance(result, LLMFailure):
@@ -210,3 +230,7 @@ class Ledger:
                 for (stage, model), entry in sorted(self.totals.items())
             },
         }
+
+
+_STAGE_LEDGER: ContextVar[Ledger | None] = ContextVar("synth_stage_ledger", default=None)
+"""The ledger of the run stage whose code is running here (see `Ledger.stage`)."""

@@ -3,7 +3,6 @@ teacher), never to code. Backends for identical specs are shared, so two roles o
 model use one engine."""
 
 import os
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -63,17 +62,6 @@ BUILTIN_MODELS = {
 """Always declared: the bundled SmolLM2 on vLLM, and the scripted dry-run backend."""
 
 
-def declared_models(flows_file: Path | None) -> dict[str, ModelSpec]:
-    """The built-in models plus those declared under `models:` in the flows file (if it exists);
-    a declared name replaces a built-in one."""
-    from synth.flows_file import load_flows
-
-    models = dict(BUILTIN_MODELS)
-    if flows_file is not None and flows_file.is_file():
-        models.update(load_flows(flows_file).models)
-    return models
-
-
 def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
     """A new backend for `spec` (engines start lazily, on the first request)."""
     if spec.backend == "fake":
@@ -129,13 +117,19 @@ def require_vllm() -> None:
 class ModelPool:
     """Backends by spec, shared across roles; close them all with `aclose()`."""
 
-    def __init__(self, settings: Settings, models: dict[str, ModelSpec], log=print):
+    def __init__(
+        self, settings: Settings, models: dict[str, ModelSpec], log=print, injected: dict[str, LLMBackend] | None = None
+    ):
         self.settings = settings
         self.models = models
         self.log = log
+        self.injected = dict(injected or {})
+        """Model name -> a backend given by the caller (a test's scripted one); not closed here."""
         self._backends: dict[str, LLMBackend] = {}
 
     def backend(self, role: str) -> LLMBackend:
+        if role in self.injected:
+            return self.injected[role]
         if role not in self.models:
             raise ConfigError(
                 f"no model configured for role {role!r}; configured roles: {', '.join(self.models) or 'none'}"

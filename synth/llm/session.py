@@ -7,6 +7,7 @@ all tokens, cache hits and failures, and the budget covers the whole run.
 
 from synth.errors import ConfigError
 from synth.llm.accounting import Budget, Ledger
+from synth.llm.base import LLMBackend
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.models import ModelPool, ModelSpec
@@ -23,10 +24,11 @@ class LLMSession:
         use_cache: bool = True,
         log=print,
         ledger: Ledger | None = None,
+        backends: dict[str, LLMBackend] | None = None,
     ):
         self.models = models
         self.roles = dict(roles or {})
-        self.pool = ModelPool(settings, models, log)
+        self.pool = ModelPool(settings, models, log, injected=backends)
         self.cache = ResponseCache(settings.llm_cache_path) if use_cache else None
         self.ledger = ledger or Ledger(budget=budget or Budget())
         self._clients: dict[str, LLMClient] = {}
@@ -34,7 +36,7 @@ class LLMSession:
     def client(self, role: str) -> LLMClient:
         """The client for a role (or, if no role of that name is mapped, for a model of that name)."""
         name = self.roles.get(role, role)
-        if name not in self.models:
+        if name not in self.models and name not in self.pool.injected:
             raise ConfigError(
                 f"role {role!r} refers to model {name!r}, which is not declared; declared models: "
                 f"{', '.join(self.models)} "
@@ -42,7 +44,8 @@ class LLMSession:
             )
         if name not in self._clients:
             backend = self.pool.backend(name)
-            price = self.models[name].price
+            spec = self.models.get(name)
+            price = spec.price if spec is not None else None
             if price is not None:
                 self.ledger.prices[backend.model_id] = price
             self._clients[name] = LLMClient(backend, cache=self.cache, ledger=self.ledger)

@@ -13,17 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Protocol
 
 import numpy as np
-from pydantic import AfterValidator
 
 from synth.errors import ConfigError
 from synth.search.ann import ANN_MIN_DOCUMENTS
 from synth.search.build_once import build_once
 from synth.search.corpus import Corpus
 
-RETRIEVERS = ("bm25", "dense", "hybrid")
 RRF_K = 60
 """Reciprocal-rank-fusion constant (Cormack et al. 2009): rank r adds 1 / (RRF_K + r)."""
 
@@ -243,46 +241,3 @@ class HybridRetriever:
             ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
             fused_rows.append([Hit(position, score) for position, score in ordered])
         return fused_rows
-
-
-def check_retriever(kind: str) -> str:
-    """`kind` if it names a retriever: one of RETRIEVERS, or the URL of a Search-R1 /retrieve endpoint."""
-    if kind in RETRIEVERS or kind.startswith(("http://", "https://")):
-        return kind
-    raise ValueError(_unknown(kind))
-
-
-def _unknown(kind: str) -> str:
-    return (
-        f"unknown retriever {kind!r}; choose one of {', '.join(RETRIEVERS)}, "
-        "or give the URL of a Search-R1-compatible /retrieve endpoint (http://HOST:PORT/retrieve)"
-    )
-
-
-RetrieverChoice = Annotated[str, AfterValidator(check_retriever)]
-"""A config field naming a retriever: bm25, dense, hybrid or a /retrieve URL."""
-
-
-def describe_retriever(kind: str, retriever: Retriever, corpus: Corpus) -> dict:
-    """What a version's lineage records about the retriever its agents searched with."""
-    description = getattr(retriever, "description", None)
-    return (
-        description
-        if description is not None
-        else {"retriever": kind, "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint}
-    )
-
-
-def open_retriever(kind: str, corpus: Corpus, cache_dir: Path, log: Callable[[str], None] = print) -> Retriever:
-    """A retriever over `corpus`: built (once, cached under `cache_dir`) or, for a URL, remote."""
-    if kind.startswith(("http://", "https://")):
-        from synth.search.remote import RemoteRetriever
-
-        return RemoteRetriever(kind, corpus, cache_dir / "remote-hits.sqlite", log=log)
-    if kind == "bm25":
-        return BM25Retriever(corpus, cache_dir, log=log)
-    if kind == "dense":
-        return DenseRetriever(corpus, cache_dir, log=log)
-    if kind == "hybrid":
-        return HybridRetriever(BM25Retriever(corpus, cache_dir, log=log), DenseRetriever(corpus, cache_dir, log=log))
-    raise ConfigError(_unknown(kind))

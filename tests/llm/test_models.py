@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from synth.errors import ConfigError
-from synth.flows_file import load_flows
+from synth.flows_file import declared_models, load_flows
 from synth.llm import embedded
-from synth.llm.models import BUILTIN_MODELS, build_backend, declared_models, describe_model
+from synth.llm.models import BUILTIN_MODELS, build_backend, describe_model
 from synth.llm.session import LLMSession
 from synth.llm.types import ChatRequest
 

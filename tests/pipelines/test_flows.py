@@ -8,6 +8,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from synth.pipelines import multihop
 from synth.pipelines.flows import multihop_flow
 
+from synth.config import apply_params
 from synth.errors import SynthError
 from synth.settings import Settings
 from synth.store.catalog import Catalog
@@ -54,9 +55,11 @@ def workers(home, run_id):
 
 
 def test_dask_on_two_workers_makes_the_same_items_as_the_default_runner(tmp_path, flows_file, prefect_server):
-    default = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path / "a"))
+    default = multihop_flow(
+        config=apply_params({}, PARAMS), dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path / "a")
+    )
     on_dask = multihop_flow(
-        params=PARAMS,
+        config=apply_params({}, PARAMS),
         dataset="d",
         flows_file=flows_file,
         shard_size=2,
@@ -91,38 +94,44 @@ class Stop(SynthError):
 
 
 def test_a_failed_flow_resumes_without_redoing_finished_shards(tmp_path, flows_file, monkeypatch):
-    original = multihop.Pipeline.attempt
+    original = multihop.MultihopRecipe.attempt
     shards = []
 
-    def stop_at_third(self, items):
+    async def stop_at_third(self, items):
         shards.append([item.id for item in items])
         if len(shards) == 3:
             raise Stop("stopped mid-run")
-        return original(self, items)
+        return await original(self, items)
 
-    monkeypatch.setattr(multihop.Pipeline, "attempt", stop_at_third)
+    monkeypatch.setattr(multihop.MultihopRecipe, "attempt", stop_at_third)
     with pytest.raises(Stop):
-        multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path))
+        multihop_flow(
+            config=apply_params({}, PARAMS), dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path)
+        )
     assert len(shards) == 4  # the fourth shard was already queued and finished
-    result = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path))
+    result = multihop_flow(
+        config=apply_params({}, PARAMS), dataset="d", flows_file=flows_file, shard_size=2, home=str(tmp_path)
+    )
     assert len(shards) == 5 and shards[4] == shards[2]  # only the failed shard ran again
     _, run = published(tmp_path, result)
     assert run.resumed_stages == ["attempt-00000", "attempt-00001", "attempt-00003", "construct"]
 
 
 def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypatch):
-    original = multihop.Pipeline.attempt
+    original = multihop.MultihopRecipe.attempt
     calls = []
 
-    def flaky_once(self, items):
+    async def flaky_once(self, items):
         calls.append(len(items))
         if len(calls) == 2:
             raise ConnectionError("model server went away")
-        return original(self, items)
+        return await original(self, items)
 
-    monkeypatch.setattr(multihop.Pipeline, "attempt", flaky_once)
+    monkeypatch.setattr(multihop.MultihopRecipe, "attempt", flaky_once)
     monkeypatch.setattr(multihop_flow, "retry_delay_seconds", 0, raising=False)
-    result = multihop_flow(params=PARAMS, dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path))
+    result = multihop_flow(
+        config=apply_params({}, PARAMS), dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path)
+    )
     assert calls == [4, 4, 4] and result["items"] == 8
 
 
@@ -132,20 +141,23 @@ def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
     from synth.runner import Run, RunRequest, open_run
 
     settings = Settings(home=tmp_path)
-    run = Run(settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), flows_file=flows_file)))
-    assert _model_tags(run, run.pipeline.shard_models()) == [
+    run = Run(settings, open_run(settings, RunRequest("multihop", apply_params({}, PARAMS), flows_file=flows_file)))
+    assert _model_tags(run, run.recipe.stage_models("attempt")) == [
         "model:dry"
     ]  # not the generator model, which only verbalizer=llm calls
-    assert _model_tags(run, run.pipeline.distill_models()) == ["model:embedded"]  # the default teacher
+    assert _model_tags(run, run.recipe.stage_models("distill")) == ["model:embedded"]  # the default teacher
     overridden = Run(
-        settings, open_run(settings, RunRequest("multihop", tuple(PARAMS), llm="fake", flows_file=flows_file))
+        settings,
+        open_run(settings, RunRequest("multihop", apply_params({}, PARAMS), llm="fake", flows_file=flows_file)),
     )
-    assert _model_tags(overridden, overridden.pipeline.shard_models()) == ["model:fake"]
+    assert _model_tags(overridden, overridden.recipe.stage_models("attempt")) == ["model:fake"]
 
 
 def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_file):
     params = [*PARAMS, "distill.enabled=true", "distill.teacher_model=dry", "distill.n=2", "distill.max_turns=2"]
-    result = multihop_flow(params=params, dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path))
+    result = multihop_flow(
+        config=apply_params({}, params), dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path)
+    )
     items, run = published(tmp_path, result)
     assert run.stages == ["attempt-00000", "attempt-00001", "construct", "distill-00000", "distill-00001", "label"]
     settings = Settings(home=tmp_path)
@@ -163,7 +175,7 @@ def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monk
     import synth.llm.fake
 
     monkeypatch.setattr(synth.llm.fake, "dry_run_reply", ScriptedWorld("alternate"))
-    result = selfplay_flow(params=params(), dataset="sp", llm="fake", home=str(tmp_path))
+    result = selfplay_flow(config=apply_params({}, params()), dataset="sp", llm="fake", home=str(tmp_path))
     items, run = published(tmp_path, result)
     assert len(items) == 6 and {difficulty for _, _, difficulty in items} == {"medium"}
     assert run.stages == ["construct", "label", "round-00000", "round-00001", "round-00002"]

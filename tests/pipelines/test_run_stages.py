@@ -4,6 +4,7 @@ publishes the same items as an uninterrupted run without redoing them."""
 import pytest
 from synth.pipelines import multihop
 
+from synth.config import apply_params
 from synth.generate import generate
 from synth.runner import RunRequest, open_run
 from synth.settings import Settings
@@ -24,19 +25,19 @@ def items_of(settings, version):
 def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
     reference = generate(Settings(home=tmp_path / "clean"), "multihop", ARGS, llm="fake", shard_size=2)
     settings = Settings(home=tmp_path / "crashy")
-    original = multihop.Pipeline.attempt
+    original = multihop.MultihopRecipe.attempt
     shards_attempted = []
 
-    def crash_on_third_shard(self, items):
+    async def crash_on_third_shard(self, items):
         shards_attempted.append([item.id for item in items])
         if len(shards_attempted) == 3:
             raise Crash("killed mid-run")
-        return original(self, items)
+        return await original(self, items)
 
-    monkeypatch.setattr(multihop.Pipeline, "attempt", crash_on_third_shard)
+    monkeypatch.setattr(multihop.MultihopRecipe, "attempt", crash_on_third_shard)
     with pytest.raises(Crash):
         generate(settings, "multihop", ARGS, llm="fake", shard_size=2)
-    run_dir = open_run(settings, RunRequest("multihop", tuple(ARGS), llm="fake", shard_size=2))
+    run_dir = open_run(settings, RunRequest("multihop", apply_params({}, ARGS), llm="fake", shard_size=2))
     assert run_dir.stages() == ["attempt-00000", "attempt-00001", "construct"]
     run_dir.release()  # this test holds the run only to look at it
     with Catalog.open(settings, read_only=True) as catalog:
@@ -70,19 +71,19 @@ def test_a_published_run_is_returned_not_made_again(tmp_path):
 def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
     args = [*ARGS, "distill.enabled=true", "distill.n=2", "distill.max_turns=2"]
     settings = Settings(home=tmp_path)
-    original = multihop.Pipeline.distill
+    original = multihop.MultihopRecipe.distill
     distilled = []
 
-    def crash_on_second_shard(self, items):
+    async def crash_on_second_shard(self, items):
         distilled.append([item.id for item in items])
         if len(distilled) == 2:
             raise Crash("killed mid-distillation")
-        return original(self, items)
+        return await original(self, items)
 
-    monkeypatch.setattr(multihop.Pipeline, "distill", crash_on_second_shard)
+    monkeypatch.setattr(multihop.MultihopRecipe, "distill", crash_on_second_shard)
     with pytest.raises(Crash):
         generate(settings, "multihop", args, llm="fake", shard_size=4)
-    run_dir = open_run(settings, RunRequest("multihop", tuple(args), llm="fake", shard_size=4))
+    run_dir = open_run(settings, RunRequest("multihop", apply_params({}, args), llm="fake", shard_size=4))
     assert run_dir.stages() == ["attempt-00000", "attempt-00001", "construct", "distill-00000", "label"]
     run_dir.release()
     resumed = generate(settings, "multihop", args, llm="fake", shard_size=4)
