@@ -38,6 +38,7 @@ from synth.schemas import Document  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.openai_http import OpenAICompatibleBackend  # noqa: E402
 from synth.search.agent import ANSWERING, SearchAgent  # noqa: E402
+from synth.search.budget import AgentBudget  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402
@@ -189,23 +190,27 @@ def workloads(
             for sample in range(per)
         ]
 
+    JSON_AGENT = AgentBudget(max_turns=48, turn_tokens=128, demonstrations=False, protocol="json")  # noqa: N806
     return {
         "panel": (
-            SearchAgent(client, tools, max_turns=48, max_tokens=64, stage="solver_search"),
+            SearchAgent(
+                client,
+                tools,
+                AgentBudget(max_turns=48, turn_tokens=64, demonstrations=False, protocol="tags"),
+                stage="solver_search",
+            ),
             questions(rollouts // 2, 2, 10_000),
         ),
         "distill": (
-            SearchAgent(client, tools, max_turns=48, max_tokens=128, stage="distill", protocol="json", task=ANSWERING),
+            SearchAgent(client, tools, JSON_AGENT, stage="distill", task=ANSWERING),
             questions(rollouts // 4, 4, 20_000),
         ),
         "proposer": (
             SearchAgent(
                 client,
                 tools,
-                max_turns=48,
-                max_tokens=128,
+                JSON_AGENT,
                 stage="propose",
-                protocol="json",
                 task=PROPOSING,
                 required_calls=1,
             ),

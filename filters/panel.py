@@ -19,6 +19,7 @@ from synth.schemas.solving import Condition
 from synth.config import FrozenConfig
 from synth.hashing import content_hash
 from synth.matching import match_answer
+from synth.search.budget import PANEL_AGENT, AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
 
@@ -62,10 +63,12 @@ class PanelConfig(FrozenConfig):
         default=True, description="Run the solver panel and label difficulty; false publishes unlabeled items."
     )
     solvers: list[SolverSpec] = Field(default_factory=_default_solvers, description="At least two distinct solvers.")
-    max_turns: int = Field(default=2, ge=1, description="Agent turns per search attempt (raise it for real models).")
-    turn_tokens: int = Field(default=64, ge=8, description="Tokens per agent turn.")
+    agent: AgentBudget = Field(
+        default=PANEL_AGENT,
+        description="Model solvers' turns, tokens, sampling, demonstrations and protocol (raise max_turns for real "
+        "models).",
+    )
     answer_tokens: int = Field(default=24, ge=4, description="Tokens for a closed-book or gold-evidence answer.")
-    temperature: float = Field(default=0.7, ge=0.0, description="Sampling temperature of model solvers.")
     f1_threshold: float = Field(
         default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct."
     )
@@ -80,14 +83,14 @@ class PanelConfig(FrozenConfig):
         description="What the gold_evidence condition shows: the evidence documents' sentences that state the "
         "item's edges, or the whole documents.",
     )
-    demonstrations: bool = Field(
-        default=True,
-        description="Show model solvers worked examples before each question (small models copy the reply format "
-        "from them; ~150 prompt tokens a request).",
-    )
     judge_model: str | None = Field(
         default=None, description="A declared model that judges answers string matching rejects; none: matching only."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_keys(cls, values):
+        return nest_agent_keys(values)
 
     @model_validator(mode="after")
     def _two_distinct(self) -> "PanelConfig":

@@ -21,6 +21,7 @@ from synth.schemas import Document, FilterVerdict, Item
 from synth.config import FrozenConfig
 from synth.llm.client import LLMClient
 from synth.matching import match_answer
+from synth.search.budget import AgentBudget
 from synth.search.tools import SearchTools
 
 
@@ -63,9 +64,8 @@ class RAGVerifier(Filter):
             self.tools,
             lambda item: self.shown[item.id],
             ("gold_evidence",),
+            AgentBudget(temperature=self.config.temperature, demonstrations=self.config.demonstrations),
             answer_tokens=self.config.answer_tokens,
-            temperature=self.config.temperature,
-            demonstrate=self.config.demonstrations,
             stage="rag",
         )
         answerable = [item for item in items if self.shown[item.id]]

@@ -6,8 +6,8 @@ that applies is recorded):
 
     model_failure          a model call failed (after the client's retries)
     truncated              a reply was cut off by the turn's token limit
-    token_budget_exhausted the trajectory outgrew `max_context_tokens`
-    turn_budget_exhausted  no answer within `max_turns`
+    token_budget_exhausted the trajectory outgrew `agent.context_tokens`
+    turn_budget_exhausted  no answer within `agent.max_turns`
     unanswered_tool_call   a tool call without the tool message that answers it
     no_answer              the run ended without a final answer
     malformed_tool_call    more corrected malformed calls than `max_malformed`

@@ -17,6 +17,7 @@ from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
 from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer
+from synth.search.budget import PANEL_AGENT, AgentBudget
 from synth.search.tools import SearchTools, render_documents
 
 ANSWER_SYSTEM = (
@@ -89,32 +90,22 @@ class ModelSolver:
         tools: SearchTools,
         evidence: Callable[[Item], list[Document]],
         conditions: tuple[Condition, ...],
+        budget: AgentBudget = PANEL_AGENT,
         answer_tokens: int = 24,
-        temperature: float = 0.7,
-        max_turns: int = 3,
-        turn_tokens: int = 64,
-        demonstrate: bool = True,
         stage: str = "solver",
     ):
-        """`stage`: prefix of the request stages (`solver_closed_book`, ...), so the ledger tells
-        this solver's calls from those of other readers of the same model."""
+        """`budget`: the search agent's turns and tokens, and the sampling of every condition;
+        `stage`: prefix of the request stages (`solver_closed_book`, ...), so the ledger tells this
+        solver's calls from those of other readers of the same model."""
         self.name = name
         self.stage = stage
         self.client = client
-        self.demonstrate = demonstrate
+        self.demonstrate = budget.demonstrations
         self.evidence = evidence
         self.conditions = conditions
         self.answer_tokens = answer_tokens
-        self.temperature = temperature
-        self.agent = SearchAgent(
-            client,
-            tools,
-            max_turns=max_turns,
-            max_tokens=turn_tokens,
-            temperature=temperature,
-            stage="solver_search",
-            demonstrate=demonstrate,
-        )
+        self.temperature = budget.temperature
+        self.agent = SearchAgent(client, tools, budget, stage="solver_search")
 
     @property
     def model(self) -> str:

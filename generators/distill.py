@@ -12,7 +12,7 @@ a rerun replays finished rollouts without spending tokens. Which rollouts are ke
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from synth.filters.solvers import item_seed
 from synth.generators.guidance import Guidance, remove_hint_dependence
 from synth.schemas import Item, Trajectory
@@ -21,6 +21,7 @@ from synth.config import FrozenConfig
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.search.agent import Rollout, SearchAgent
+from synth.search.budget import TEACHER_AGENT, AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
 
@@ -36,19 +37,10 @@ class DistillConfig(FrozenConfig):
         "default: the recipe's `retriever`.",
     )
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
-    temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the rollouts.")
-    protocol: Literal["auto", "native", "json", "tags"] = Field(
-        default="auto",
-        description="native: the backend's tool-call channel; tags: tools described in text, <tool_call>/<answer> "
-        "tags; "
-        "json: every reply one call held to the tools' JSON schemas (answer only after min_tool_calls calls, and on "
-        "the last turn); "
-        "auto: native where the backend has it (its chat template renders tools), tags otherwise.",
-    )
-    max_turns: int = Field(default=6, ge=1, description="Model turns per rollout.")
-    turn_tokens: int = Field(default=256, ge=8, description="Tokens per model turn.")
-    max_context_tokens: int = Field(
-        default=4096, ge=128, description="Longest trajectory (prompt + completion tokens) kept."
+    agent: AgentBudget = Field(
+        default=TEACHER_AGENT,
+        description="The teacher's turns, tokens per turn, longest trajectory kept (context_tokens), sampling, "
+        "demonstrations and protocol (json: the answer only after min_tool_calls calls, and on the last turn).",
     )
     max_malformed: int = Field(default=0, ge=0, description="Corrected malformed calls a kept trajectory may contain.")
     min_tool_calls: int = Field(
@@ -63,9 +55,11 @@ class DistillConfig(FrozenConfig):
         default=False,
         description="Show the teacher the construction path as a hint; stored runs must not depend on it.",
     )
-    demonstrations: bool = Field(
-        default=True, description="Show a worked rollout before the question (tags protocol; request only)."
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_keys(cls, values):
+        return nest_agent_keys(values, {"max_context_tokens": "context_tokens"})
 
 
 class Teacher:
@@ -81,19 +75,12 @@ class Teacher:
     ):
         self.config, self.client = config, client
         self.guidance = guidance if config.guided else None
-        protocol = config.protocol
-        if protocol == "auto":
-            protocol = "native" if client.native_tool_calls() else "tags"
+        protocol = config.agent.resolved_protocol(client.native_tool_calls())
         self.agent = SearchAgent(
             client,
             tools,
-            max_turns=config.max_turns,
-            max_tokens=config.turn_tokens,
-            temperature=config.temperature,
+            config.agent,
             stage="distill",
-            demonstrate=config.demonstrations,
-            protocol=protocol,
-            max_context_tokens=config.max_context_tokens,
             log=log,
             required_calls=config.min_tool_calls if protocol == "json" else 0,
         )

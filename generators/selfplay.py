@@ -15,9 +15,8 @@ with a `<question>` (with the proposer's queries and retrieved ids in `metadata.
 import random
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from synth.generators.base import Rejection
 from synth.schemas import Item, Provenance, Trajectory
 
@@ -26,6 +25,7 @@ from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.matching import normalize_answer
 from synth.search.agent import AgentTask, Demonstration, Rollout, SearchAgent
+from synth.search.budget import PROPOSER_AGENT, AgentBudget, nest_agent_keys
 from synth.search.corpus import Corpus
 from synth.search.world import RetrieverChoice
 
@@ -102,8 +102,12 @@ class ProposerConfig(FrozenConfig):
         description="The proposer searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "
         "default: the recipe's `retriever`.",
     )
-    temperature: float = Field(default=0.8, ge=0.0, description="Sampling temperature of the proposer.")
-    turn_tokens: int = Field(default=96, ge=8, description="Tokens per proposer turn.")
+    agent: AgentBudget = Field(
+        default=PROPOSER_AGENT,
+        description="The proposer's tokens per turn, sampling, demonstrations and protocol (auto: native where the "
+        "backend has it, json otherwise; json makes `propose` available only after the requested searches); "
+        "max_turns caps the requested searches plus extra_turns.",
+    )
     extra_turns: int = Field(
         default=2, ge=1, description="Turns beyond the requested searches (for the question and one slip)."
     )
@@ -113,16 +117,11 @@ class ProposerConfig(FrozenConfig):
         "the document counts as evidence only if a search of its own finds it.",
     )
     document_words: int = Field(default=80, ge=10, description="Words of the target document shown to the proposer.")
-    demonstrations: bool = Field(
-        default=True, description="Show a worked proposal before the task (tags protocol; request only)."
-    )
-    protocol: Literal["auto", "native", "json", "tags"] = Field(
-        default="auto",
-        description="native: the backend's tool-call channel (`propose` tool); json: every reply one "
-        "schema-constrained call, "
-        "`propose` only after the requested searches and as the last turn; tags: <tool_call>/<question> tags; auto: "
-        "native where the backend has it, json otherwise.",
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_keys(cls, values):
+        return nest_agent_keys(values)
 
 
 @dataclass(frozen=True)
@@ -164,9 +163,7 @@ def sample_targets(targets: list[Target], seed: int, start: int, count: int) -> 
 def _tools_protocol(config: ProposerConfig, client: LLMClient) -> str:
     """`auto`: the tool-call channel where there is one, else constrained JSON calls: a proposer
     must make several calls, which small models rarely write correctly as free text."""
-    if config.protocol == "auto":
-        return "native" if client.native_tool_calls() else "json"
-    return config.protocol
+    return config.agent.resolved_protocol(client.native_tool_calls(), fallback="json")
 
 
 @dataclass
@@ -199,15 +196,13 @@ class Proposer:
         return "\n".join(lines)
 
     async def propose(self, targets: list[Target], searches: int, round_index: int) -> list[Proposal]:
+        turns = min(searches + self.config.extra_turns, self.config.agent.max_turns)
+        budget = self.config.agent.model_copy(update={"max_turns": turns, "protocol": self.protocol})
         agent = SearchAgent(
             self.client,
             self.tools,
-            max_turns=searches + self.config.extra_turns,
-            max_tokens=self.config.turn_tokens,
-            temperature=self.config.temperature,
+            budget,
             stage="propose",
-            demonstrate=self.config.demonstrations,
-            protocol=self.protocol,
             log=self.log,
             task=PROPOSING,
             required_calls=searches,

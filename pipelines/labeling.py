@@ -50,11 +50,8 @@ def build_panel(
                 tools,
                 evidence,
                 tuple(spec.conditions),
+                config.agent,
                 answer_tokens=config.answer_tokens,
-                temperature=config.temperature,
-                max_turns=config.max_turns,
-                turn_tokens=config.turn_tokens,
-                demonstrate=config.demonstrations,
             )
         members.append((solver, spec.k))
     judge = None

@@ -12,8 +12,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"synth": ROOT / "synth", "synth.schemas": ROOT / "schemas", "synth.generators": ROOT / "generators",
-            "synth.filters": ROOT / "filters", "synth.pipelines": ROOT / "pipelines"}
+PACKAGES = {
+    "synth": ROOT / "synth",
+    "synth.schemas": ROOT / "schemas",
+    "synth.generators": ROOT / "generators",
+    "synth.filters": ROOT / "filters",
+    "synth.pipelines": ROOT / "pipelines",
+}
 
 
 def project_modules() -> dict[str, Path]:
@@ -42,7 +47,8 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[st
     """(imported project module, line, at module top) for each import in the module."""
     tree = ast.parse(path.read_text())
     skipped = _type_checking_lines(tree)
-    top = {id(node) for node in tree.body} | {id(child) for node in tree.body if isinstance(node, ast.Try) for child in node.body}
+    top = {id(node) for node in tree.body}
+    top |= {id(child) for node in tree.body if isinstance(node, ast.Try) for child in node.body}
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno in skipped:
@@ -80,7 +86,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for target in sorted(edges.get(node, ())):
             if state.get(target) == 1:
-                return stack[stack.index(target):] + [target]
+                return stack[stack.index(target) :] + [target]
             if target not in state and (cycle := visit(target)):
                 return cycle
         stack.pop()

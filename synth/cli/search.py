@@ -179,7 +179,8 @@ def serve(host, port, kg, corpus_file, passage_words, retriever) -> None:
     from synth.search.server import serve as run_server
 
     world = _world(load_settings(), kg, corpus_file, passage_words)
-    run_server(world.corpus, world.retriever(retriever), retriever, host, port, on_ready=lambda line: click.echo(line, err=True))
+    ready = lambda line: click.echo(line, err=True)  # noqa: E731
+    run_server(world.corpus, world.retriever(retriever), retriever, host, port, on_ready=ready)
 
 
 @search.command()

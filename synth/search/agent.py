@@ -30,7 +30,6 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 
 from synth.contract import DEFAULT, AgentContract
 from synth.contract.contracts import ANSWER_TOOL
@@ -39,6 +38,7 @@ from synth.llm.client import LLMClient
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
+from synth.search.budget import AgentBudget
 from synth.search.tools import SearchTools
 
 _TOOL_PURPOSES = {
@@ -281,31 +281,29 @@ class SearchAgent:
         self,
         client: LLMClient,
         tools: SearchTools,
-        max_turns: int = 4,
-        max_tokens: int = 96,
-        temperature: float = 0.7,
+        budget: AgentBudget = AgentBudget(),
         stage: str = "agent",
-        demonstrate: bool = False,
-        protocol: Literal["tags", "native", "json"] = "tags",
-        max_context_tokens: int | None = None,
         log=None,
         task: AgentTask = ANSWERING,
         required_calls: int = 0,
     ):
-        """`required_calls` (json protocol): tool calls a rollout must make before the final tool
-        becomes available, e.g. the searches a proposer was asked for."""
+        """`budget`: turns, tokens, sampling and protocol (`auto` resolves to native where the
+        backend has a tool-call channel, else tags). `required_calls` (json protocol): tool calls a
+        rollout must make before the final tool becomes available, e.g. the searches a proposer was
+        asked for."""
         self.client = client
         self.task = task
         self.required_calls = required_calls
         self.log = log  # called with a line per turn, so long batches show progress
-        self.demonstrate = demonstrate
+        self.budget = budget
+        self.demonstrate = budget.demonstrations
         self.tools = tools
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.temperature = temperature
+        self.max_turns = budget.max_turns
+        self.max_tokens = budget.turn_tokens
+        self.temperature = budget.temperature
         self.stage = stage
-        self.protocol = protocol
-        self.max_context_tokens = max_context_tokens
+        self.protocol = budget.resolved_protocol(client.native_tool_calls())
+        self.max_context_tokens = budget.context_tokens
 
     @property
     def contract(self) -> AgentContract:

@@ -17,7 +17,6 @@ from typing import Protocol
 
 import numpy as np
 
-from synth.errors import ConfigError
 from synth.search.ann import ANN_MIN_DOCUMENTS
 from synth.search.build_once import build_once
 from synth.search.corpus import Corpus

@@ -11,6 +11,7 @@ from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.search.agent import DEMONSTRATION
+from synth.search.budget import PANEL_AGENT, AgentBudget
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
@@ -66,10 +67,14 @@ def items(make_item, count=2):
     ]
 
 
+def turns(count: int) -> AgentBudget:
+    return PANEL_AGENT.model_copy(update={"max_turns": count})
+
+
 def panel(world, backend, cache):
     client = LLMClient(backend, cache=cache)
     evidence = lambda item: [world.open(doc_id) for doc_id in item.evidence_doc_ids]  # noqa: E731
-    model = ModelSolver("small", client, world, evidence, ("closed_book", "search", "gold_evidence"), max_turns=3)
+    model = ModelSolver("small", client, world, evidence, ("closed_book", "search", "gold_evidence"), turns(3))
     return Panel([(model, 2), (RetrievalReader("reader", world), 1)], world), client
 
 
@@ -165,7 +170,7 @@ def test_a_judge_model_accepts_other_names_of_the_answer_and_nothing_else(make_i
     judge_backend = ScriptedBackend(default=judge_reply, name="judge")
     client = LLMClient(ScriptedBackend(default=solver_reply), cache=ResponseCache(tmp_path / "cache.sqlite"))
     evidence = lambda item: [world.open(doc_id) for doc_id in item.evidence_doc_ids]  # noqa: E731
-    solver = ModelSolver("small", client, world, evidence, ("closed_book", "search", "gold_evidence"), max_turns=1)
+    solver = ModelSolver("small", client, world, evidence, ("closed_book", "search", "gold_evidence"), turns(1))
     run = Panel([(solver, 1)], world, judge=AnswerJudge(LLMClient(judge_backend)))
     attempts, trajectories = asyncio.run(run.attempt(items(make_item, 1)))
     by_condition = {attempt.condition: attempt for attempt in attempts}

@@ -17,6 +17,7 @@ from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import ChatRequest, Completion
 from synth.search.agent import SearchAgent
+from synth.search.budget import AgentBudget
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
@@ -77,7 +78,11 @@ def record(folder: Path, log=None) -> dict[str, list[dict]]:
     for protocol in ("tags", "json", "native"):
         backend = ScriptedBackend(default=reply(protocol), native_tools=protocol == "native")
         agent = SearchAgent(
-            LLMClient(backend), tools, max_turns=MAX_TURNS, protocol=protocol, stage=f"record_{protocol}", log=log
+            LLMClient(backend),
+            tools,
+            AgentBudget(max_turns=MAX_TURNS, turn_tokens=96, temperature=0.7, demonstrations=False, protocol=protocol),
+            stage=f"record_{protocol}",
+            log=log,
         )
         rollouts = asyncio.run(agent.run(QUESTIONS))
         recorded[protocol] = [

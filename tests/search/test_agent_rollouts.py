@@ -10,6 +10,7 @@ from agent_recording import record
 
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
+from synth.search.budget import AgentBudget
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "agent_rollouts.json"
 
@@ -42,7 +43,7 @@ def test_rollouts_of_different_lengths_finish_independently(tmp_path):
     tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
     short, long = 104, 101  # answers on its first turn; searches 10 times first
     backend = TimedBackend(agent_recording.reply("tags"), {short: 0.2, long: 0.005})
-    agent = SearchAgent(LLMClient(backend), tools, max_turns=12)
+    agent = SearchAgent(LLMClient(backend), tools, AgentBudget(max_turns=12, demonstrations=False, protocol="tags"))
     rollouts = asyncio.run(agent.run([("short one?", short), ("long one?", long)]))
     assert [rollout.num_tool_calls for rollout in rollouts] == [0, 10]
     # the ten-turn rollout did not wait at each turn for the slow one-turn rollout: it was done first
