@@ -17,7 +17,6 @@ import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import TypeAdapter
@@ -32,9 +31,9 @@ from synth.schemas import (
 )
 
 from synth.config import FrozenConfig
-from synth.flows_file import declared_models
 from synth.llm.accounting import Ledger
 from synth.llm.base import LLMBackend
+from synth.llm.models import BUILTIN_MODELS, ModelSpec
 from synth.llm.session import LLMSession
 from synth.progress import Progress
 from synth.settings import Settings
@@ -54,8 +53,8 @@ class RunContext:
     progress: Progress = field(default_factory=lambda: Progress(enabled=False))
     llm: str | None = None
     """A declared model every role uses instead of the recipe's (`--llm fake` for a dry run)."""
-    flows_file: Path | None = None
-    """Where models are declared (`models:`); the built-ins are always there."""
+    models: dict[str, ModelSpec] = field(default_factory=lambda: dict(BUILTIN_MODELS))
+    """The declared models (the built-ins and a flows file's `models:`), by name."""
     session: LLMSession | None = None
     dataset: str | None = None
     """The dataset the run publishes to, so filters can compare with its earlier versions."""
@@ -87,7 +86,7 @@ class RunContext:
         if self.session is None:
             self.session = LLMSession(
                 self.settings,
-                declared_models(self.flows_file),
+                self.models,
                 roles=resolved,
                 log=self.progress.log,
                 ledger=self.ledger,

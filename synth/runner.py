@@ -162,7 +162,7 @@ class Run:
             settings,
             progress or Progress(enabled=False),
             llm=request.get("llm"),
-            flows_file=Path(request["flows_file"]) if request.get("flows_file") else None,
+            models=declared_models(Path(request["flows_file"]) if request.get("flows_file") else None),
             dataset=info["dataset"],
             backends=dict(backends or {}),
         )

@@ -31,11 +31,11 @@ from synth.schemas.base import NonBlank
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.health import write_parts
+from synth.store.manifest import MANIFEST, read_manifest
 from synth.store.shards import ShardWriter
 from synth.store.tables import TABLES
 from synth.version import code_version
 
-MANIFEST = "manifest.json"
 PUBLISH_WAIT_S = 600.0
 """How long a publish waits for another process publishing the same dataset."""
 
@@ -178,7 +178,3 @@ def _fsync_directory(path: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
-
-
-def read_manifest(folder: Path) -> DatasetVersion:
-    return DatasetVersion.model_validate_json((folder / MANIFEST).read_text())

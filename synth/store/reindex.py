@@ -14,8 +14,8 @@ from pathlib import Path
 
 from synth.schemas import RunRecord
 from synth.settings import Settings
-from synth.store.catalog import Catalog
-from synth.store.publish import MANIFEST, read_manifest
+from synth.store.catalog_index import CatalogIndex, DamagedCatalogError
+from synth.store.manifest import MANIFEST, read_manifest
 
 
 @dataclass
@@ -30,9 +30,17 @@ class ReindexReport:
 
 
 def reindex(settings: Settings, salvaged_runs: list[RunRecord] | None = None) -> ReindexReport:
-    """Register every complete version folder the catalog does not know, and every run it lacks."""
+    """Register every complete version folder the catalog does not know, and every run it lacks;
+    a damaged catalog file is moved aside and rebuilt."""
+    try:
+        return _reindex(settings, salvaged_runs)
+    except DamagedCatalogError as error:
+        return recover_catalog(settings, str(error))
+
+
+def _reindex(settings: Settings, salvaged_runs: list[RunRecord] | None) -> ReindexReport:
     report = ReindexReport()
-    with Catalog.open(settings) as catalog:
+    with CatalogIndex.open(settings) as catalog:
         known = {(version.name, version.version) for version in catalog.versions(include_unpublished=True)}
         for manifest in sorted(settings.datasets_dir.glob(f"*/v*/{MANIFEST}")):
             try:
@@ -90,7 +98,7 @@ def salvage_runs(path: Path) -> list[RunRecord]:
         with duckdb.connect(str(path), read_only=True) as connection:
             cursor = connection.execute("select * from runs")
             columns = [column[0] for column in cursor.description]
-            return [Catalog._to_run(dict(zip(columns, row))) for row in cursor.fetchall()]
+            return [CatalogIndex._to_run(dict(zip(columns, row))) for row in cursor.fetchall()]
     except Exception:  # any failure to read means nothing can be salvaged; the folders still can be
         return []
 
@@ -103,14 +111,14 @@ def recover_catalog(settings: Settings, reason: str) -> ReindexReport:
     lock = acquire(path.with_name(f".{path.name}.recover.lock"), timeout_s=600)
     try:
         if not path.exists():  # another process recovered it while we waited
-            return reindex(settings)
+            return _reindex(settings, None)
         aside = path.with_name(f"{path.name}.damaged-{datetime.now(UTC):%Y%m%dT%H%M%S}")
         os.replace(path, aside)
         wal = path.with_name(path.name + ".wal")
         if wal.exists():
             os.replace(wal, aside.with_name(aside.name + ".wal"))
         runs = salvage_runs(aside)
-        report = reindex(settings, runs)
+        report = _reindex(settings, runs)
     finally:
         if lock is not None:
             lock.release()
