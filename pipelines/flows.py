@@ -18,6 +18,7 @@ from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.tasks import exponential_backoff
 
+from synth.errors import BudgetExhausted, ConfigError, SynthError
 from synth.recipes import get_recipe
 from synth.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
@@ -47,8 +48,6 @@ def _release(run_root: str) -> None:
 
 def _retry_transient(task, task_run, state) -> bool:
     """Retry unless the error is one a user must fix (SynthError) or a programming error."""
-    from synth.errors import SynthError
-
     try:
         state.result()
     except (SynthError, TypeError, ValueError, KeyError, AttributeError):
@@ -161,8 +160,6 @@ def run_recipe(
             future.result()
         return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception as error:
-        from synth.errors import BudgetExhausted
-
         status = "stopped" if isinstance(error, BudgetExhausted) else "failed"
         _run(home, root, runner).record(
             status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed
@@ -178,8 +175,6 @@ def dask_runner(spec: dict[str, Any]):
     try:
         from prefect_dask import DaskTaskRunner
     except ImportError:
-        from synth.errors import ConfigError
-
         raise ConfigError("task_runner kind dask needs prefect-dask: pip install 'synth-data[dask]'") from None
     if spec.get("address"):
         return DaskTaskRunner(address=spec["address"])

@@ -18,6 +18,7 @@ from synth.limits import RunLimits
 from synth.llm.accounting import Budget
 from synth.llm.gate import FailurePolicy
 from synth.llm.models import BUILTIN_MODELS, ModelSpec
+from synth.recipes import get_recipe
 from synth.textfiles import decode_utf8
 
 
@@ -180,13 +181,10 @@ def _refuse_recursion(path: Path, root: yaml.Node | None) -> None:
 
 
 def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry) -> None:
-    from synth.recipes import RECIPES
-
-    if entry.recipe not in RECIPES:
-        raise _fail(
-            path, root, ("flows", name, "recipe"), f"unknown recipe {entry.recipe!r}; available: {', '.join(RECIPES)}"
-        )
-    model = RECIPES[entry.recipe].load().Config
+    try:
+        model = get_recipe(entry.recipe).Config
+    except NotFoundError as error:
+        raise _fail(path, root, ("flows", name, "recipe"), str(error)) from None
     try:
         config = model.model_validate(entry.params)
     except ValidationError as error:

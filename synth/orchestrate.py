@@ -28,7 +28,7 @@ def flow_parameters(settings: Settings, path: Path, name: str, entry: FlowEntry)
 
 
 def _recipe_flow(recipe: str):
-    from synth.pipelines.flows import flow_for
+    from synth.pipelines.flows import flow_for  # deferred: the flows import Prefect (seconds); listing needs none
 
     return flow_for(recipe)
 
@@ -121,7 +121,7 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
     (`prefect worker start --pool NAME`, on a machine with synth installed) runs them."""
     configure_prefect(settings)
     _require_server("deploy")
-    import synth.pipelines.flows as flows_module
+    import synth.pipelines.flows as flows_module  # deferred, as in _recipe_flow
 
     apply_shard_limits(path)
     ids = []

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from synth.errors import ConfigError
+from synth.hashing import content_hash
 from synth.kg.phrases import auto_phrases, humanize
 from synth.kg.readers import ENTITIES, RELATIONS, TRIPLES, Problem, parse_flag, read_rows
 from synth.kg.store import SUFFIX, snapshot_path
@@ -306,7 +307,6 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
         "(select bit_xor(hash(id, name, description)) from entities), "
         "(select bit_xor(hash(id, forward, inverse)) from relations)"
     ).fetchone()
-    from synth.hashing import content_hash
 
     report.snapshot_id = f"{name}-{content_hash([str(part) for part in digest], length=16)}"
     counts = {

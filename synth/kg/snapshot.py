@@ -16,6 +16,7 @@ from pathlib import Path
 from synth.errors import ConfigError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.readers import parse_flag, split_aliases
+from synth.kg.store import load_graph, resolve_kg
 from synth.schemas import Entity, Relation
 from synth.textfiles import text_lines
 
@@ -90,8 +91,6 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
 def load_kg(reference: str | Path | None, kg_dir: Path) -> KnowledgeGraph:
     """The graph `kg=` names: None for the bundled default, a snapshot folder, a .duckdb file, or
     the name of a graph imported with `synth kg import`."""
-    from synth.kg.store import load_graph, resolve_kg
-
     path = resolve_kg(reference, kg_dir)
     if path is not None and path.is_file():
         return load_graph(path)

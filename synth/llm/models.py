@@ -12,6 +12,10 @@ from synth.errors import ConfigError
 from synth.hashing import content_hash
 from synth.llm.accounting import Price
 from synth.llm.base import LLMBackend
+from synth.llm.embedded import SMOLLM2, locate_smollm2, prepare_smollm2
+from synth.llm.fake import ScriptedBackend
+from synth.llm.openai_http import OpenAICompatibleBackend
+from synth.llm.vllm_backend import VLLMBackend
 from synth.settings import Settings
 
 
@@ -65,12 +69,8 @@ BUILTIN_MODELS = {
 def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
     """A new backend for `spec` (engines start lazily, on the first request)."""
     if spec.backend == "fake":
-        from synth.llm.fake import ScriptedBackend
-
         return ScriptedBackend(name=spec.model or "dry-run")
     if spec.backend == "openai":
-        from synth.llm.openai_http import OpenAICompatibleBackend
-
         api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
         if spec.api_key_env:
             api_key = os.environ.get(spec.api_key_env)
@@ -88,11 +88,8 @@ def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
             max_retry_after_s=spec.max_retry_after_s,
         )
     require_vllm()
-    from synth.llm.vllm_backend import VLLMBackend
 
     if spec.backend == "embedded":
-        from synth.llm.embedded import SMOLLM2, prepare_smollm2
-
         folder = prepare_smollm2(settings.models_path, log)
         return VLLMBackend(
             str(folder),
@@ -149,8 +146,6 @@ class ModelPool:
 def describe_model(name: str, spec: ModelSpec, settings: Settings) -> dict:
     """One row of `synth models list`: what the model is and whether it can run here as configured."""
     import importlib.util
-
-    from synth.llm.embedded import SMOLLM2, locate_smollm2
 
     status = "ready"
     if spec.backend in ("embedded", "vllm") and importlib.util.find_spec("vllm") is None:

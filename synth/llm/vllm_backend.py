@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synth.llm.base import LLMBackend
+from synth.llm.platform import cpu_has_native_bf16, prepare_vllm_process, torch_has_cuda
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
 from synth.schemas import Usage
@@ -112,8 +113,6 @@ class VLLMBackend(LLMBackend):
         a CPU torch.Generator cannot do ("CPU Generator does not use offset"), and the whole
         batch fails. Whole prefills with a token budget of at least the context length avoid it.
         And float32 where the CPU has no native bfloat16 (4x the tokens/s of emulated bf16 here)."""
-        from synth.llm.platform import cpu_has_native_bf16, torch_has_cuda
-
         kwargs = dict(self.engine_kwargs)
         if not torch_has_cuda():
             kwargs.setdefault("enforce_eager", True)
@@ -125,8 +124,6 @@ class VLLMBackend(LLMBackend):
 
     def _create_engine(self):
         if self._engine is None:
-            from synth.llm.platform import prepare_vllm_process
-
             prepare_vllm_process()
             from vllm import LLM
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from synth.errors import ConfigError
 from synth.kg.graph import FORWARD, KnowledgeGraph
+from synth.kg.readers import numbered_lines
 from synth.schemas import Document
 from synth.search.build_once import build_once
 from synth.search.corpus_store import PassageTable, build_in_memory, build_on_disk, read_meta
@@ -224,8 +225,6 @@ class PassageSequence(Sequence[Document]):
 
 
 def _jsonl_documents(path: Path) -> Iterator[Document]:
-    from synth.kg.readers import numbered_lines
-
     empty = True
     for number, line in numbered_lines(path):
         try:

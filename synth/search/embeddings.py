@@ -3,19 +3,19 @@
 import os
 from pathlib import Path
 
+from synth.llm.embedded import embedding_model_path
+from synth.llm.platform import hide_mismatched_vision_packages
+
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
 
 def load_embedder(model_path: Path | None = None):
     """(SentenceTransformer on CPU or CUDA, a short model name for cache keys)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub: the weights are local
-    from synth.llm.platform import hide_mismatched_vision_packages
 
     hide_mismatched_vision_packages()
     import torch
     from sentence_transformers import SentenceTransformer
-
-    from synth.llm.embedded import embedding_model_path
 
     path = Path(model_path) if model_path is not None else embedding_model_path()
     name = path.name if model_path is not None else DEFAULT_EMBEDDER

@@ -11,6 +11,8 @@ a longer one becomes `ID#0`, `ID#1`, ..., each remembering its document, which `
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from synth.schemas import Document
+
 if TYPE_CHECKING:  # the CLI reads PASSAGE_WORDS for its help text without importing pydantic
     from synth.schemas import Document
 
@@ -20,8 +22,6 @@ PASSAGE_WORDS = 100
 
 def split_document(document: "Document", words: int = PASSAGE_WORDS) -> Iterator[tuple["Document", int]]:
     """(passage, its number in the document) for each passage of `document`; 0 words keeps it whole."""
-    from synth.schemas import Document
-
     tokens = document.text.split()
     if words <= 0 or len(tokens) <= words:
         yield document, 0

@@ -17,9 +17,10 @@ from typing import Protocol
 
 import numpy as np
 
-from synth.search.ann import ANN_MIN_DOCUMENTS
+from synth.search.ann import ANN_MIN_DOCUMENTS, HnswIndex, build_hnsw
 from synth.search.build_once import build_once
 from synth.search.corpus import Corpus
+from synth.search.embeddings import load_embedder
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant (Cormack et al. 2009): rank r adds 1 / (RRF_K + r)."""
@@ -119,8 +120,6 @@ class DenseRetriever:
         checkpoint_every: int = 4096,
         ann: str = "auto",
     ):
-        from synth.search.embeddings import load_embedder
-
         self.corpus = corpus
         self.log = log
         self.model, self.model_name = load_embedder(model_path)
@@ -137,8 +136,6 @@ class DenseRetriever:
         self.vectors = np.load(self.folder / "vectors.npy", mmap_mode="r")
         self.ann = None
         if ann == "hnsw" or (ann == "auto" and len(corpus) >= ANN_MIN_DOCUMENTS):
-            from synth.search.ann import HnswIndex, build_hnsw
-
             folder = build_once(
                 cache_dir / f"hnsw-{self.model_name}-{corpus.fingerprint}",
                 lambda staging: build_hnsw(self.vectors, staging / "index.faiss", log=log),

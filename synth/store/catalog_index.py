@@ -18,6 +18,8 @@ from typing import Any, Self
 from synth.errors import CatalogError, NotFoundError
 from synth.schemas import DatasetVersion, RunRecord
 from synth.settings import Settings
+from synth.store.health import healthy
+from synth.store.shards import schema_shard
 from synth.store.tables import TABLES
 
 SCHEMA_VERSION = 1
@@ -391,9 +393,6 @@ class CatalogIndex:
         schema-only shard per table is always included, so the views exist, with every column,
         before the first version is published and when old versions lack newer columns.
         """
-        from synth.store.health import healthy
-        from synth.store.shards import schema_shard
-
         home = self.settings.home.absolute()
         whole = healthy(home, self.versions())
         for table in TABLES:

@@ -31,6 +31,7 @@ from synth.schemas.base import NonBlank
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.health import write_parts
+from synth.store.locks import acquire
 from synth.store.manifest import MANIFEST, read_manifest
 from synth.store.shards import ShardWriter
 from synth.store.tables import TABLES
@@ -80,7 +81,6 @@ def publish_version(settings: Settings, spec: VersionSpec, tables: Mapping[str, 
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         raise ConfigError(f"unknown tables {unknown}; a version holds {sorted(TABLES)}")
-    from synth.store.locks import acquire
 
     lock_path = settings.locks_dir / f"publish-{spec.name}.lock"
     lock = acquire(

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from synth.errors import ConfigError
+from synth.errors import CatalogError, ConfigError
 from synth.schemas import DatasetVersion, Record
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
+from synth.store.health import problems
 from synth.store.tables import TABLES
 
 _BATCH_ROWS = 4_096
@@ -17,9 +18,6 @@ _BATCH_ROWS = 4_096
 
 def shard_glob(settings: Settings, version: DatasetVersion, table: str) -> Path:
     """The version's parts of `table`, once its files are known whole (CatalogError if damaged)."""
-    from synth.errors import CatalogError
-    from synth.store.health import problems
-
     found = problems(settings.home.absolute(), version)
     if found:
         more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""

@@ -15,6 +15,7 @@ from pathlib import Path
 from synth.schemas import RunRecord
 from synth.settings import Settings
 from synth.store.catalog_index import CatalogIndex, DamagedCatalogError
+from synth.store.locks import acquire
 from synth.store.manifest import MANIFEST, read_manifest
 
 
@@ -105,8 +106,6 @@ def salvage_runs(path: Path) -> list[RunRecord]:
 
 def recover_catalog(settings: Settings, reason: str) -> ReindexReport:
     """Move a damaged catalog file aside and rebuild the index from the manifests, saying what was kept."""
-    from synth.store.locks import acquire
-
     path = settings.catalog_path
     lock = acquire(path.with_name(f".{path.name}.recover.lock"), timeout_s=600)
     try:

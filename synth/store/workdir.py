@@ -18,10 +18,12 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from synth.errors import RunBusyError
 from synth.hashing import content_hash
 from synth.schemas import Record
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
+from synth.store.locks import acquire, holder
 from synth.store.shards import ShardWriter
 from synth.store.tables import TABLES
 
@@ -64,16 +66,11 @@ class RunDir:
         """The newest run of this recipe, dataset, config and models (finished or not), or a new one,
         held by this process: a second process with the same run gets RunBusyError instead of
         sending every request twice and publishing a second version."""
-        from synth.errors import RunBusyError
-        from synth.store.locks import acquire
-
         key = content_hash({"recipe": recipe, "dataset": dataset, "config": config, "models": models or {}})
         runs = settings.home.absolute() / "runs"
         lock_path = settings.locks_dir / f"run-{dataset}-{key}.lock"
         lock = acquire(lock_path)
         if lock is None:
-            from synth.store.locks import holder
-
             raise RunBusyError(
                 f"this run (recipe {recipe}, dataset {dataset}, same config and models) is already being made by "
                 f"{holder(lock_path)}; wait for it to finish (`synth runs list`) or stop it: a run has one writer"

@@ -7,6 +7,7 @@ from synth.contract import get_contract
 from synth.errors import ConfigError
 from synth.settings import Settings
 from synth.store.catalog import Catalog
+from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, sharegpt, verl
 from synth.store.export.options import ExportRequest, ExportResult
 
 FORMATS: dict[str, str] = {
@@ -24,8 +25,6 @@ FORMATS: dict[str, str] = {
 
 
 def _exporter(name: str) -> Callable[[ExportRequest], ExportResult]:
-    from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, sharegpt, verl
-
     return {
         "sft": sft.export,
         "sft-chatml": chatml.export,

@@ -13,6 +13,10 @@ from pathlib import Path
 from synth.errors import ConfigError, InputFileError
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
+from synth.store.imports import chatml, dpo, searchr1, sft
+from synth.store.imports.build import build
+from synth.store.imports.rows import read_rows
+from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 
 FORMATS: dict[str, str] = {
     "sft": "OpenAI messages + tools per row (the `sft` export)",
@@ -32,17 +36,11 @@ class ImportResult:
 
 
 def _parser(fmt: str):
-    from synth.store.imports import chatml, dpo, searchr1, sft
-
     return {"sft": sft.parse, "sft-chatml": chatml.parse, "searchr1-sft": searchr1.parse, "dpo": dpo.parse}[fmt]
 
 
 def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_field: str | None = None) -> ImportResult:
     """Read `path` as `fmt` and publish it as the next version of dataset `name`."""
-    from synth.store.imports.build import build
-    from synth.store.imports.rows import read_rows
-    from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
-
     if fmt not in FORMATS:
         raise ConfigError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
     validate_dataset_name(name)
