@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 from bench_panel import make_items  # noqa: E402
-from synth.filters.rejection import distill_statistics, judge_rollouts  # noqa: E402
 from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
 from synth.generators.guidance import path_guidance  # noqa: E402
 
@@ -38,6 +37,7 @@ from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402
 from synth.settings import Settings  # noqa: E402
+from synth.solving.rejection import distill_statistics, judge_rollouts  # noqa: E402
 
 
 class Recording(LLMBackend):

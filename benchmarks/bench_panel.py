@@ -21,7 +21,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
-from synth.filters.solvers import ModelSolver  # noqa: E402
 from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
 from synth.pipelines.multihop import Config  # noqa: E402
@@ -35,6 +34,7 @@ from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402
 from synth.settings import Settings  # noqa: E402
+from synth.solving.solvers import ModelSolver  # noqa: E402
 
 
 def make_items(kg, count: int):

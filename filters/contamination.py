@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import Field
 from synth.filters.base import CheckResult, Filter
-from synth.filters.benchmarks import BenchmarkItem, load_benchmark
 from synth.schemas import Item
 
 from synth.config import FrozenConfig
+from synth.evalsets import BenchmarkItem, load_benchmark
 from synth.matching import normalize_answer
 
 

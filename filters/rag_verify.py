@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from pydantic import Field
 from synth.filters.base import CheckResult, Filter
-from synth.filters.solvers import ModelSolver, item_seed
 from synth.schemas import Document, FilterVerdict, Item
 
 from synth.config import FrozenConfig
@@ -23,6 +22,7 @@ from synth.llm.client import LLMClient
 from synth.matching import match_answer
 from synth.search.budget import AgentBudget
 from synth.search.tools import SearchTools
+from synth.solving.solvers import ModelSolver, item_seed
 
 
 class RAGConfig(FrozenConfig):

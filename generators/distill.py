@@ -6,14 +6,13 @@ panel's search solvers (`synth.search.agent`), with its tool-call channel when t
 one (`protocol: native`: OpenAI tool schemas search/open/answer) and the text protocol otherwise
 (`tags`); both store the same OpenAI-shaped Trajectory. Every turn is a cached, seeded request, so
 a rerun replays finished rollouts without spending tokens. Which rollouts are kept is decided by
-`synth.filters.rejection`.
+`synth.solving.rejection`.
 """
 
 from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, model_validator
-from synth.filters.solvers import item_seed
 from synth.generators.guidance import Guidance, remove_hint_dependence
 from synth.schemas import Item, Trajectory
 
@@ -24,6 +23,7 @@ from synth.search.agent import Rollout, SearchAgent
 from synth.search.budget import TEACHER_AGENT, AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
+from synth.solving.solvers import item_seed
 
 
 class DistillConfig(FrozenConfig):

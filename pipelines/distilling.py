@@ -8,13 +8,13 @@ merges the shards' trajectories into the version and their figures into the summ
 
 from collections.abc import Callable
 
-from synth.filters.rejection import distill_statistics, judge_rollouts
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
 from synth.pipelines.base import DistillShard, RecipeResult, RunContext
 from synth.schemas import Item
 
 from synth.search.tools import SearchTools
+from synth.solving.rejection import distill_statistics, judge_rollouts
 
 
 async def distill_items(

@@ -9,15 +9,15 @@ trajectory, the labels, and the verdicts with their funnel stage.
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from synth.filters.answer_judge import AnswerJudge
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
-from synth.filters.panel import Panel, PanelConfig
-from synth.filters.solvers import ModelSolver, RetrievalReader
 from synth.pipelines.base import RunContext
 from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 
 from synth.search.tools import SearchTools
+from synth.solving.answer_judge import AnswerJudge
+from synth.solving.panel import Panel, PanelConfig
+from synth.solving.solvers import ModelSolver, RetrievalReader
 
 
 @dataclass

@@ -19,7 +19,6 @@ from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
-from synth.filters.panel import PanelConfig
 from synth.filters.quality import quality_report
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
 from synth.generators.base import Rejection
@@ -51,6 +50,7 @@ from synth.matching import normalize_answer
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
+from synth.solving.panel import PanelConfig
 
 
 class Config(FrozenConfig):

@@ -25,7 +25,6 @@ from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
-from synth.filters.panel import PanelConfig, SolverSpec
 from synth.filters.proposer_searches import ProposerSearchFilter
 from synth.filters.rag_verify import RAGConfig, RAGVerifier
 from synth.generators.curriculum import CurriculumConfig, next_searches
@@ -50,6 +49,7 @@ from synth.llm.types import is_model_failure
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
+from synth.solving.panel import PanelConfig, SolverSpec
 
 
 def _selfplay_solvers() -> list[SolverSpec]:

@@ -4,8 +4,6 @@ protocols, guided runs with the hint removed, and cache reuse on a rerun."""
 import asyncio
 
 import pytest
-from synth.filters.rejection import distill_statistics, judge_rollouts, reject_reason, unanswered_calls
-from synth.filters.solvers import item_seed
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import leaks, path_guidance
 from synth.schemas import ChatMessage, Document, FunctionCall, Hop, ToolCall, Trajectory
@@ -18,6 +16,8 @@ from synth.llm.types import Completion, LLMFailure
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
+from synth.solving.rejection import distill_statistics, judge_rollouts, reject_reason, unanswered_calls
+from synth.solving.solvers import item_seed
 
 DOCUMENTS = [
     Document(id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."),

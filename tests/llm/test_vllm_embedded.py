@@ -110,13 +110,13 @@ def test_a_prompt_longer_than_the_context_is_a_recorded_failure(embedded):
 def test_the_embedded_teacher_distills_well_formed_trajectories(embedded, tmp_path, make_item):
     """The real model as a teacher: its chat template has no tool role, so `auto` picks the tag
     protocol; every rollout ends for a known reason and is stored as an OpenAI-shaped record."""
-    from synth.filters.rejection import RUN_ENDINGS, judge_rollouts, unanswered_calls
     from synth.generators.distill import DistillConfig, Teacher
     from synth.schemas import Document
 
     from synth.search.corpus import Corpus
     from synth.search.retrieval import BM25Retriever
     from synth.search.tools import SearchTools
+    from synth.solving.rejection import RUN_ENDINGS, judge_rollouts, unanswered_calls
 
     settings, _, backend = embedded
     documents = [

@@ -26,9 +26,8 @@ from collections import Counter
 from statistics import mean
 
 from synth.generators.distill import DistillConfig
-from synth.schemas import ChatMessage, Item, Trajectory
-
 from synth.matching import match_answer
+from synth.schemas import ChatMessage, Item, Trajectory
 
 RUN_ENDINGS = {
     "truncated": "truncated",

@@ -3,8 +3,6 @@
 import asyncio
 
 import pytest
-from synth.filters.panel import Panel, PanelConfig, SolverSpec
-from synth.filters.solvers import ModelSolver, RetrievalReader, parse_answer
 from synth.schemas import Document, Hop
 
 from synth.llm.cache import ResponseCache
@@ -15,6 +13,8 @@ from synth.search.budget import PANEL_AGENT, AgentBudget
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
+from synth.solving.panel import Panel, PanelConfig, SolverSpec
+from synth.solving.solvers import ModelSolver, RetrievalReader, parse_answer
 
 DOCUMENTS = [
     Document(id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."),
@@ -154,7 +154,7 @@ def test_panel_config_names_what_is_wrong():
 def test_a_judge_model_accepts_other_names_of_the_answer_and_nothing_else(make_item, world, tmp_path):
     import json
 
-    from synth.filters.answer_judge import AnswerJudge
+    from synth.solving.answer_judge import AnswerJudge
 
     def solver_reply(request):  # closed-book: an abbreviation; search: a wrong film; gold: right
         if request.stage == "solver_closed_book":

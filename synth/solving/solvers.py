@@ -10,12 +10,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from synth.filters.leakage import mentions
-from synth.schemas import ChatMessage, Document, Item, Usage
-from synth.schemas.solving import Condition
-
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+from synth.schemas import ChatMessage, Document, Item, Usage
+from synth.schemas.solving import Condition
 from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer
 from synth.search.budget import PANEL_AGENT, AgentBudget
 from synth.search.tools import SearchTools, render_documents

@@ -6,11 +6,11 @@ question, the accepted answers and the candidate, never the solver's reasoning.
 """
 
 from pydantic import BaseModel
-from synth.schemas import Item, SolverAttempt
 
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
+from synth.schemas import Item, SolverAttempt
 
 SYSTEM = (
     "You check answers to quiz questions. Say whether the candidate answer names the same thing as one of the "

@@ -11,17 +11,17 @@ attempts keep their trajectory, which the distillation issue reuses.
 from typing import Literal
 
 from pydantic import Field, model_validator
-from synth.filters.answer_judge import AnswerJudge
-from synth.filters.solvers import Outcome, Solver
-from synth.schemas import Item, SolverAttempt, Trajectory
-from synth.schemas.solving import Condition
 
 from synth.config import FrozenConfig
 from synth.hashing import content_hash
 from synth.matching import match_answer
+from synth.schemas import Item, SolverAttempt, Trajectory
+from synth.schemas.solving import Condition
 from synth.search.budget import PANEL_AGENT, AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
+from synth.solving.answer_judge import AnswerJudge
+from synth.solving.solvers import Outcome, Solver
 
 
 class SolverSpec(FrozenConfig):
