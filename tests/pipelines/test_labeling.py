@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-import synth.llm.fake
 from synth.generate import generate
 from synth.hashing import content_hash
+from synth.llm.fake import ScriptedBackend
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
@@ -53,34 +53,30 @@ def labeled_run(tmp_path_factory):
     }
     flows = home / "flows.yaml"
     flows.write_text(FLOWS)
-    patch = pytest.MonkeyPatch()
-    patch.setattr(synth.llm.fake, "dry_run_reply", knowing_reply(answers))
+    backends = {"knowing": ScriptedBackend(default=knowing_reply(answers), name="knowing")}
     settings = Settings(home=home / "panel")
-    try:
-        first = generate(
-            settings,
-            "multihop",
-            [
-                *ARGS,
-                "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], "
-                "k: 1}]",
-            ],
-            flows_file=flows,
-        )
-        again = generate(
-            settings,
-            "multihop",
-            [
-                *ARGS,
-                "near_dup.against_earlier_versions=false",
-                "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], "
-                "k: 1}]",
-            ],
-            name="again",
-            flows_file=flows,
-        )
-    finally:
-        patch.undo()
+    first = generate(
+        settings,
+        "multihop",
+        [
+            *ARGS,
+            "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]",
+        ],
+        flows_file=flows,
+        backends=backends,
+    )
+    again = generate(
+        settings,
+        "multihop",
+        [
+            *ARGS,
+            "near_dup.against_earlier_versions=false",
+            "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]",
+        ],
+        name="again",
+        flows_file=flows,
+        backends=backends,
+    )
     return settings, first, again, answers
 
 

@@ -8,8 +8,8 @@ import pytest
 from search_server import search_server
 from test_selfplay import CORPUS, ScriptedWorld, params
 
-import synth.llm.fake
 from synth.generate import generate
+from synth.llm.fake import ScriptedBackend, dry_run_reply
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
@@ -26,7 +26,7 @@ PANEL = [
 def searching_solver(request):
     """Searches the question, then answers with the title of the first document shown."""
     if request.stage != "solver_search":
-        return synth.llm.fake.dry_run_reply(request)
+        return dry_run_reply(request)
     start = max(
         index for index, m in enumerate(request.messages) if m["role"] == "user" and "Question: " in str(m["content"])
     )
@@ -44,13 +44,13 @@ def published(settings, version, table):
     return [record.model_dump(mode="json", exclude={"created_at"}) for record in iter_records(settings, version, table)]
 
 
-def test_the_multihop_panel_searching_a_remote_retriever_sees_what_the_local_index_shows(tmp_path, monkeypatch):
-    monkeypatch.setattr(synth.llm.fake, "dry_run_reply", searching_solver)
+def test_the_multihop_panel_searching_a_remote_retriever_sees_what_the_local_index_shows(tmp_path):
+    backends = {"fake": ScriptedBackend(default=searching_solver, name="dry-run")}
     local = Settings(home=tmp_path / "local")
-    here = generate(local, "multihop", PANEL)
+    here = generate(local, "multihop", PANEL, backends=backends)
     with search_server(tmp_path / "server") as url:
         remote = Settings(home=tmp_path / "remote")
-        there = generate(remote, "multihop", [*PANEL, f"retriever={url}"])
+        there = generate(remote, "multihop", [*PANEL, f"retriever={url}"], backends=backends)
     trajectories = published(local, here.version, "trajectories")
     assert trajectories and all(t["num_tool_calls"] == 1 for t in trajectories)
     for table in ("items", "attempts", "trajectories", "verdicts"):
@@ -61,13 +61,16 @@ def test_the_multihop_panel_searching_a_remote_retriever_sees_what_the_local_ind
     assert lineage["corpus_fingerprint"] == here.version.summary["retriever"]["corpus_fingerprint"]
 
 
-def test_the_selfplay_proposer_searching_a_remote_retriever_proposes_what_it_proposes_locally(tmp_path, monkeypatch):
+def test_the_selfplay_proposer_searching_a_remote_retriever_proposes_what_it_proposes_locally(tmp_path):
     runs = {}
     with search_server(tmp_path / "server", "--corpus", str(CORPUS)) as url:
         for where, extra in (("local", []), ("remote", [f"retriever={url}"])):
-            monkeypatch.setattr(synth.llm.fake, "dry_run_reply", ScriptedWorld("alternate"))
+            backends = {"fake": ScriptedBackend(default=ScriptedWorld("alternate"), name="dry-run")}
             settings = Settings(home=tmp_path / where)
-            runs[where] = settings, generate(settings, "selfplay", params(*extra), llm="fake").version
+            runs[where] = (
+                settings,
+                generate(settings, "selfplay", params(*extra), llm="fake", backends=backends).version,
+            )
     proposals = [t for t in published(*runs["local"], "trajectories") if t["role"] == "proposer"]
     assert proposals and all(t["num_tool_calls"] >= 2 for t in proposals)
     for table in ("items", "trajectories", "attempts", "verdicts"):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from synth.generate import generate
+from synth.llm.fake import ScriptedBackend
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
@@ -40,15 +41,9 @@ def run_multihop(home: Path) -> dict:
 
 
 def run_selfplay(home: Path) -> dict:
-    import synth.llm.fake
-
-    original = synth.llm.fake.dry_run_reply
-    synth.llm.fake.dry_run_reply = ScriptedWorld("alternate")
-    try:
-        settings = Settings(home=home)
-        return published(settings, generate(settings, "selfplay", params(), llm="fake").version)
-    finally:
-        synth.llm.fake.dry_run_reply = original
+    settings = Settings(home=home)
+    backend = ScriptedBackend(default=ScriptedWorld("alternate"), name="dry-run")
+    return published(settings, generate(settings, "selfplay", params(), llm="fake", backends={"fake": backend}).version)
 
 
 @pytest.mark.parametrize("recipe", ["multihop", "selfplay"])

@@ -11,6 +11,7 @@ import pytest
 
 import synth.llm.fake
 from synth.generate import generate
+from synth.llm.fake import ScriptedBackend
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
@@ -68,12 +69,20 @@ class ScriptedWorld:
 
 @pytest.fixture
 def world(monkeypatch):
+    """`world(policy)`: a ScriptedWorld, also answering for the fake model of runs started from the
+    command line (which cannot take a backend object; library calls get `backends=scripted(world)`)."""
+
     def make(policy):
         scripted = ScriptedWorld(policy)
         monkeypatch.setattr(synth.llm.fake, "dry_run_reply", scripted)
         return scripted
 
     return make
+
+
+def scripted(reply) -> dict:
+    """The backends of a run whose fake model answers with `reply`."""
+    return {"fake": ScriptedBackend(default=reply, name="dry-run")}
 
 
 def params(*extra):
@@ -167,8 +176,10 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
     ],
 )
 def test_rounds_move_the_requested_searches_toward_the_band(world, tmp_path, policy, start, expected, decision):
-    world(policy)
-    result = generate(Settings(home=tmp_path), "selfplay", params(f"curriculum.start_searches={start}"), llm="fake")
+    backends = scripted(world(policy))
+    result = generate(
+        Settings(home=tmp_path), "selfplay", params(f"curriculum.start_searches={start}"), llm="fake", backends=backends
+    )
     rounds = result.version.summary["rounds"]
     assert [r["requested_searches"] for r in rounds] == expected
     assert [r["decision"] for r in rounds[:2]] == [decision, decision]
@@ -204,17 +215,16 @@ def test_a_run_that_crashes_mid_round_resumes_without_sending_any_answered_call_
         sent.append(json.dumps([request.stage, request.messages, request.sampling.seed]))
         return scripted(request)
 
-    synth.llm.fake.dry_run_reply = crashing
     settings = Settings(home=tmp_path)
     with pytest.raises(Crash):
-        generate(settings, "selfplay", params(), llm="fake")
+        generate(settings, "selfplay", params(), llm="fake", backends=scripted(crashing))
     runs = list((tmp_path / "runs").iterdir())
     assert sorted(path.parent.name for path in runs[0].glob("*/stage.json")) == ["round-00000"]  # round 2 was cut off
     answered_before = len(sent)
 
     crash["armed"] = False
     scripted.solver_calls.clear()
-    resumed = generate(settings, "selfplay", params(), llm="fake")
+    resumed = generate(settings, "selfplay", params(), llm="fake", backends=scripted(crashing))
     assert list((tmp_path / "runs").iterdir()) == runs  # the same run folder, resumed
     assert resumed.version.row_counts["items"] == 6
     assert len(sent) > answered_before  # the rest of round 2 and round 3 were sent ...
