@@ -11,8 +11,6 @@ a longer one becomes `ID#0`, `ID#1`, ..., each remembering its document, which `
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from synth.schemas import Document
-
 if TYPE_CHECKING:  # the CLI reads PASSAGE_WORDS for its help text without importing pydantic
     from synth.schemas import Document
 
@@ -26,6 +24,8 @@ def split_document(document: "Document", words: int = PASSAGE_WORDS) -> Iterator
     if words <= 0 or len(tokens) <= words:
         yield document, 0
         return
+    from synth.schemas import Document  # deferred: see the TYPE_CHECKING import
+
     for part, start in enumerate(range(0, len(tokens), words)):
         passage = Document(
             id=f"{document.id}#{part}",
