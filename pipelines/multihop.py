@@ -362,7 +362,9 @@ def _cheap_filters(config: Config, context: RunContext, kg, world: World) -> lis
         earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
         filters.append(NearDupFilter(config.near_dup, earlier))
     if config.contamination.benchmarks:
-        filters.append(ContaminationFilter(config.contamination))
+        filters.append(
+            ContaminationFilter(config.contamination, cache_dir=context.settings.cache_dir / "contamination")
+        )
     if config.shortcut.enabled:
         retriever = world.retriever(config.shortcut.retriever or config.retriever)
         filters.append(ShortcutFilter(world.corpus, retriever, config.shortcut.k))

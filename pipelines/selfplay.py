@@ -321,7 +321,8 @@ class SelfplayRecipe(Recipe[Config]):
             earlier += [(item.id, item.question, item.answers) for item in earlier_items]
             gates.append(NearDupFilter(config.near_dup, earlier))
         if config.contamination.benchmarks:
-            gates.append(ContaminationFilter(config.contamination))
+            cache = context.settings.cache_dir / "contamination"
+            gates.append(ContaminationFilter(config.contamination, cache_dir=cache))
         gates.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever), config.panel.f1_threshold))
         return gates
 

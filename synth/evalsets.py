@@ -2,10 +2,10 @@
 
 JSONL, JSON (a list, or an object holding one), CSV/TSV and Parquet files; the question is the
 first present of question/query/problem/prompt/input, the answers the first present of
-golden_answers/answers/answer/target/output (a string, a list, or {"text": [...]} as in SQuAD),
-the id the first present of id/qid/_id/question_id/uid (else the row number). This covers the
-files of Search-R1/FlashRAG (NQ, HotpotQA, 2Wiki, MuSiQue, Bamboogle), BrowseComp, GAIA and
-SimpleQA as commonly distributed.
+golden_answers/answers/answer/target/output (a string, a list, or {"text": [...]} as in SQuAD)
+plus any answer_aliases/aliases (MuSiQue), the id the first present of id/qid/_id/question_id/uid
+(else the row number). This covers the files of Search-R1/FlashRAG (NQ, HotpotQA, 2Wiki, MuSiQue,
+Bamboogle), BrowseComp, GAIA and SimpleQA as commonly distributed.
 """
 
 import csv
@@ -20,6 +20,8 @@ from synth.textfiles import MAX_LINE_BYTES, read_json_document, text_lines
 
 QUESTION_KEYS = ("question", "query", "problem", "prompt", "input")
 ANSWER_KEYS = ("golden_answers", "answers", "answer", "target", "output")
+ALIAS_KEYS = ("answer_aliases", "aliases")
+"""Other accepted spellings of the answer (MuSiQue's `answer_aliases`), added to the answers."""
 ID_KEYS = ("id", "qid", "_id", "question_id", "uid")
 
 
@@ -48,7 +50,9 @@ def load_benchmark(path: Path) -> list[BenchmarkItem]:
             continue
         identifier = next((str(row[key]) for key in ID_KEYS if row.get(key) not in (None, "")), str(number))
         answer = next((row[key] for key in ANSWER_KEYS if row.get(key) not in (None, "")), None)
-        items.append(BenchmarkItem(path.name, identifier, question, _answers(answer)))
+        aliases = [alias for key in ALIAS_KEYS for alias in _answers(row.get(key))]
+        answers = tuple(dict.fromkeys(answer for answer in (*_answers(answer), *aliases) if answer.strip()))
+        items.append(BenchmarkItem(path.name, identifier, question, answers))
     if not items:
         raise ConfigError(
             f"benchmark file {path} has no rows with a question field (one of {', '.join(QUESTION_KEYS)})"
