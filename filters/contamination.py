@@ -7,9 +7,10 @@ Two signals, so a benchmark file without answers still catches reworded question
   answer match, `strict_threshold` of the larger set (the same question, near verbatim).
   N-grams shared by many benchmark questions ("which film was") are not indexed: they say nothing.
 - Sentence embeddings (the bundled all-MiniLM-L6-v2). Against a benchmark question without an
-  answer, cosine `similarity` or more, with `word_overlap` of the rarer words in common, is the same
-  question in other words; against one with answers, `answer_similarity` with the same answer (a
-  reworded question with another answer is another question, as with n-grams).
+  answer, cosine `similarity` or more with `word_overlap` of the rarer words in common, or cosine
+  `similarity_alone` without, is the same question in other words. Against one with answers,
+  `answer_similarity` with the same answer (a reworded question with another answer is another
+  question, as with n-grams).
 
 Measured with benchmarks/bench_contamination.py (30 planted questions reworded by hand, against 900
 template questions of the bundled graph plus the 30 originals, in HotpotQA JSON, Search-R1 JSONL,
@@ -50,6 +51,13 @@ class ContaminationConfig(FrozenConfig):
         le=1.0,
         description="Embedding cosine at which a question restates a benchmark question whatever the answer "
         "(with word_overlap); 0 turns the embedding check off.",
+    )
+    similarity_alone: float = Field(
+        default=0.9,
+        ge=0.0,
+        le=1.0,
+        description="Embedding cosine that alone is the same question (no shared words needed): rewordings that "
+        "change every name's form (Brazil / Brazilians).",
     )
     word_overlap: float = Field(
         default=0.3,
@@ -147,7 +155,7 @@ class ContaminationFilter(Filter):
                     return self._details(row, "embedding", cosine, True)
             elif config.similarity and cosine >= config.similarity:
                 overlap = self.index.word_overlap(item.question, row)
-                if overlap >= config.word_overlap:
+                if overlap >= config.word_overlap or cosine >= config.similarity_alone:
                     return {**self._details(row, "embedding", cosine, False), "word_overlap": round(overlap, 3)}
         return None
 

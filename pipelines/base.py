@@ -222,6 +222,8 @@ class RecipeResult(StageRecord):
     kg_snapshot: str | None = None
     statistics: dict[str, Any] = field(default_factory=dict)
     """Recipe-specific figures for the summary (e.g. relation mix, walk survival rates)."""
+    parent: str | None = None
+    """The version this one was made from (NAME@VERSION), for a recipe that curates one."""
 
 
 C = TypeVar("C", bound=FrozenConfig)

@@ -224,7 +224,13 @@ selfplay_flow = _recipe_flow(
     "solver panel, band), then construction, labels, optional distillation shards, publishing.",
 )
 
-FLOWS = {"multihop": multihop_flow, "selfplay": selfplay_flow}
+curate_flow = _recipe_flow(
+    "curate",
+    "Recipe `curate` as a Prefect flow: checks on a published version or an imported file, optional solver panel "
+    "shards and labels, one version whose parent is the source.",
+)
+
+FLOWS = {"multihop": multihop_flow, "selfplay": selfplay_flow, "curate": curate_flow}
 """Recipe name -> its flow (a module-level name, so served deployments can import it)."""
 
 

@@ -42,6 +42,12 @@ RECIPES: dict[str, RecipeEntry] = {
             "tried by a solver panel, kept in a difficulty band; rounds adapt the search depth.",
             target="synth.pipelines.selfplay:SelfplayRecipe",
         ),
+        RecipeEntry(
+            name="curate",
+            description="Run synth's checks, solver panel and labels on a published version or an imported file; "
+            "publish what passes as a new version whose parent is the source.",
+            target="synth.pipelines.curate:CurateRecipe",
+        ),
     ]
 }
 

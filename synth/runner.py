@@ -349,6 +349,7 @@ class Run:
             models=result.models,
             kg_snapshot=result.kg_snapshot,
             seed=info["config"].get("seed"),
+            parent=result.parent,
             funnel=result.funnel,
             summary={
                 "seconds": round(seconds, 2),

@@ -89,6 +89,11 @@ def show(ref: str, examples: int, as_json: bool) -> None:
         for stage in version.get("funnel", [])
     ]
     print_table(["stage", "in", "kept", "dropped (reason: count)"], funnel, title="funnel")
+    removed = described.get("removed", [])
+    if removed:
+        shown = [(row["filter"], row["reason"], row["question"]) for row in removed[:20]]
+        more = f' (first 20 of {len(removed)}; all: synth sql "select * from verdicts where not kept")'
+        print_table(["check", "reason", "question"], shown, title="removed" + (more if len(removed) > 20 else ""))
     print_table(["difficulty", "items"], list(described["difficulty"].items()), title="difficulty")
     print_table(["hops", "items"], list(described["hops"].items()), title="hops")
     summary = dict(version.get("summary") or {})
@@ -182,8 +187,32 @@ def verify_command(ref: str | None, as_json: bool) -> None:
     help="Row field with the reference answer(s), dotted for nested ones (e.g. reward_model.ground_truth); "
     "default: golden_answers, answer or reward_model.ground_truth, else the trajectory's final answer.",
 )
+@click.option("--question-field", help="Row field with the question (dotted); default: the first user message.")
+@click.option("--aliases-field", help="Row field with other accepted answers (dotted); default: answer_aliases.")
+@click.option(
+    "--outcome-field",
+    help="Row field saying whether the run succeeded (reward, correct, em; dotted); failed rows become rejected "
+    "trajectories. Default: the first of reward, correct, is_correct, em, success the rows have.",
+)
+@click.option(
+    "--outcome-threshold",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="A numeric outcome at or above this succeeded.",
+)
 @json_option
-def import_command(file: Path, fmt: str, name: str, answer_field: str | None, as_json: bool) -> None:
+def import_command(
+    file: Path,
+    fmt: str,
+    name: str,
+    answer_field: str | None,
+    question_field: str | None,
+    aliases_field: str | None,
+    outcome_field: str | None,
+    outcome_threshold: float,
+    as_json: bool,
+) -> None:
     """Publish a file of trajectories (.jsonl, .json or .parquet) as a dataset version.
 
     \b
@@ -194,8 +223,16 @@ def import_command(file: Path, fmt: str, name: str, answer_field: str | None, as
     """
     from synth.cli.render import print_json
     from synth.store.imports import import_file
+    from synth.store.imports.fields import ImportFields
 
-    result = import_file(load_settings(), file, fmt, name, answer_field)
+    fields = ImportFields(
+        question_field=question_field,
+        answer_field=answer_field,
+        aliases_field=aliases_field,
+        outcome_field=outcome_field,
+        outcome_threshold=outcome_threshold,
+    )
+    result = import_file(load_settings(), file, fmt, name, fields)
     if as_json:
         print_json(
             {

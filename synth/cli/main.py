@@ -9,6 +9,7 @@ import sys
 import click
 
 from synth import __version__
+from synth.cli.curate import curate
 from synth.cli.datasets import datasets
 from synth.cli.export import export
 from synth.cli.flows import flows
@@ -31,6 +32,7 @@ def cli() -> None:
 
 
 cli.add_command(generate)
+cli.add_command(curate)
 cli.add_command(datasets)
 cli.add_command(sql)
 cli.add_command(export)

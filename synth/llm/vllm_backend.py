@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from synth.llm import platform  # called as platform.X: tests stand in for the machine's answers
 from synth.llm.base import LLMBackend
-from synth.llm.platform import cpu_has_native_bf16, prepare_vllm_process, torch_has_cuda
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
 from synth.schemas import Usage
@@ -114,9 +114,9 @@ class VLLMBackend(LLMBackend):
         batch fails. Whole prefills with a token budget of at least the context length avoid it.
         And float32 where the CPU has no native bfloat16 (4x the tokens/s of emulated bf16 here)."""
         kwargs = dict(self.engine_kwargs)
-        if not torch_has_cuda():
+        if not platform.torch_has_cuda():
             kwargs.setdefault("enforce_eager", True)
-            if not cpu_has_native_bf16():
+            if not platform.cpu_has_native_bf16():
                 kwargs.setdefault("dtype", "float32")
             kwargs.setdefault("enable_chunked_prefill", False)
             kwargs.setdefault("max_num_batched_tokens", max(8192, int(kwargs.get("max_model_len") or 0)))
@@ -124,7 +124,7 @@ class VLLMBackend(LLMBackend):
 
     def _create_engine(self):
         if self._engine is None:
-            prepare_vllm_process()
+            platform.prepare_vllm_process()
             from vllm import LLM
 
             kwargs = self.engine_arguments()

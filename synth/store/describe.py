@@ -1,5 +1,7 @@
-"""What `synth datasets show` prints: lineage, funnel, difficulty histogram and example rows."""
+"""What `synth datasets show` prints: lineage, funnel, difficulty histogram, example rows, and the
+items a curation removed (their verdicts carry the question)."""
 
+import json
 from typing import Any
 
 from synth.settings import Settings
@@ -32,6 +34,14 @@ def describe_version(settings: Settings, ref: str, examples: int = 3) -> dict[st
         )
         columns = [column[0] for column in cursor.description]
         example_rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
+        verdicts = str(shard_glob(settings, version, "verdicts")).replace("'", "''")
+        removed = [
+            {"filter": name, "reason": reason, "item_id": item_id, "question": json.loads(details).get("question")}
+            for name, reason, item_id, details in connection.execute(
+                f"select filter, reason, item_id, details from read_parquet('{verdicts}') "
+                "where not kept and details like '%\"question\"%' order by filter, reason, item_id"
+            ).fetchall()
+        ]
     finally:
         connection.close()
     return {
@@ -39,4 +49,5 @@ def describe_version(settings: Settings, ref: str, examples: int = 3) -> dict[st
         "difficulty": {label: histogram[label] for label in DIFFICULTY_ORDER if label in histogram},
         "hops": hops,
         "examples": example_rows,
+        "removed": removed,
     }

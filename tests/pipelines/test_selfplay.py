@@ -70,7 +70,7 @@ class ScriptedWorld:
 @pytest.fixture
 def world(monkeypatch):
     """`world(policy)`: a ScriptedWorld, also answering for the fake model of runs started from the
-    command line (which cannot take a backend object; library calls get `backends=scripted(world)`)."""
+    command line (which cannot take a backend object; library calls get `backends=backends_of(world)`)."""
 
     def make(policy):
         scripted = ScriptedWorld(policy)
@@ -80,7 +80,7 @@ def world(monkeypatch):
     return make
 
 
-def scripted(reply) -> dict:
+def backends_of(reply) -> dict:
     """The backends of a run whose fake model answers with `reply`."""
     return {"fake": ScriptedBackend(default=reply, name="dry-run")}
 
@@ -176,7 +176,7 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
     ],
 )
 def test_rounds_move_the_requested_searches_toward_the_band(world, tmp_path, policy, start, expected, decision):
-    backends = scripted(world(policy))
+    backends = backends_of(world(policy))
     result = generate(
         Settings(home=tmp_path), "selfplay", params(f"curriculum.start_searches={start}"), llm="fake", backends=backends
     )
@@ -217,14 +217,14 @@ def test_a_run_that_crashes_mid_round_resumes_without_sending_any_answered_call_
 
     settings = Settings(home=tmp_path)
     with pytest.raises(Crash):
-        generate(settings, "selfplay", params(), llm="fake", backends=scripted(crashing))
+        generate(settings, "selfplay", params(), llm="fake", backends=backends_of(crashing))
     runs = list((tmp_path / "runs").iterdir())
     assert sorted(path.parent.name for path in runs[0].glob("*/stage.json")) == ["round-00000"]  # round 2 was cut off
     answered_before = len(sent)
 
     crash["armed"] = False
     scripted.solver_calls.clear()
-    resumed = generate(settings, "selfplay", params(), llm="fake", backends=scripted(crashing))
+    resumed = generate(settings, "selfplay", params(), llm="fake", backends=backends_of(crashing))
     assert list((tmp_path / "runs").iterdir()) == runs  # the same run folder, resumed
     assert resumed.version.row_counts["items"] == 6
     assert len(sent) > answered_before  # the rest of round 2 and round 3 were sent ...

@@ -13,6 +13,7 @@ import pytest
 from synth.errors import InputFileError, NotFoundError
 from synth.store.export import export_version
 from synth.store.imports import FORMATS, import_file
+from synth.store.imports.fields import ImportFields
 from synth.store.reader import iter_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "trajectories"
@@ -133,7 +134,7 @@ def test_answer_field_and_plain_text_preference_rows(settings, tmp_path):
     version = import_file(settings, path, "dpo", "plain").version
     [item] = iter_records(settings, version, "items")
     assert item.answer == "Robert Altman"
-    version = import_file(settings, path, "dpo", "plain", answer_field="truth.name").version
+    version = import_file(settings, path, "dpo", "plain", ImportFields(answer_field="truth.name")).version
     [item] = iter_records(settings, version, "items")
     assert item.answer == "R. Altman"
     export_version(settings, version.ref, "dpo", tmp_path / "pairs.jsonl")

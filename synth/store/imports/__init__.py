@@ -14,7 +14,8 @@ from synth.errors import ConfigError, InputFileError
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 from synth.store.imports import chatml, dpo, searchr1, sft
-from synth.store.imports.build import build
+from synth.store.imports.build import Built, build
+from synth.store.imports.fields import ImportFields
 from synth.store.imports.rows import read_rows
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 
@@ -39,13 +40,13 @@ def _parser(fmt: str):
     return {"sft": sft.parse, "sft-chatml": chatml.parse, "searchr1-sft": searchr1.parse, "dpo": dpo.parse}[fmt]
 
 
-def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_field: str | None = None) -> ImportResult:
-    """Read `path` as `fmt` and publish it as the next version of dataset `name`."""
+def read_source(path: Path, fmt: str, fields: ImportFields = ImportFields()) -> tuple[Built, dict]:
+    """Every row of `path` read as `fmt` into items and trajectories (nothing published), and the
+    figures an import reports."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    validate_dataset_name(name)
     path = Path(path)
-    built = build(path, read_rows(path), _parser(fmt), answer_field)
+    built = build(path, read_rows(path), _parser(fmt), fields)
     if not built.trajectories:
         raise InputFileError(f"{path} has no rows to import")
     summary = {
@@ -54,16 +55,31 @@ def import_file(settings: Settings, path: Path, fmt: str, name: str, answer_fiel
         "trajectories": len(built.trajectories),
         "merged_rollouts": built.merged,
         "answers_from_trajectories": built.answers_from_trajectories,
+        **({"failed_outcomes": built.outcomes} if built.outcomes else {}),
     }
+    return built, summary
+
+
+def import_file(
+    settings: Settings, path: Path, fmt: str, name: str, fields: ImportFields = ImportFields()
+) -> ImportResult:
+    """Read `path` as `fmt` and publish it as the next version of dataset `name`."""
+    validate_dataset_name(name)
+    path = Path(path)
+    built, summary = read_source(path, fmt, fields)
     spec = VersionSpec(
         name=name,
         recipe="imported",
-        config={"file": str(path.resolve()), "format": fmt, "answer_field": answer_field},
+        config={"file": str(path.resolve()), "format": fmt, **fields.model_dump(mode="json")},
         models={"teacher": ", ".join(sorted(built.models))},
         summary=summary,
     )
     version = publish_version(settings, spec, {"items": built.items, "trajectories": built.trajectories})
-    notes = []
+    notes = [
+        f"{failed} rows failed by their `{key}` (below {fields.outcome_threshold:g} or false): imported as rejected "
+        "trajectories (DPO negatives, never SFT rows)"
+        for key, failed in built.outcomes.items()
+    ]
     if built.answers_from_trajectories:
         notes.append(
             f"{built.answers_from_trajectories} items take their answer from their trajectory's final answer "

@@ -19,14 +19,14 @@ from pydantic import ValidationError
 
 from synth.errors import InputFileError
 from synth.hashing import content_hash
-from synth.rewards import extract_answer, ground_truth_answers
+from synth.rewards import extract_answer
 from synth.schemas import ChatMessage, Item, Provenance, Trajectory
 from synth.store.export.dpo import PAIRED_WITH
 from synth.store.imports.base import Parsed, Rollout, RowError
+from synth.store.imports.fields import ANSWER_KEYS, ImportFields, outcome_key, row_answers, row_outcome, row_question
 from synth.store.imports.messages import first_problem
 
 RECIPE = "imported"
-ANSWER_KEYS = ("golden_answers", "answer", "reward_model.ground_truth")
 
 
 @dataclass
@@ -47,26 +47,8 @@ class Built:
     """Rollouts that repeated one already read (e.g. the chosen side of a DPO pair after the first)."""
     answers_from_trajectories: int = 0
     models: set[str] = field(default_factory=set)
-
-
-def field_value(row: dict[str, Any], dotted: str) -> Any:
-    value: Any = row
-    for key in dotted.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def row_answers(row: dict[str, Any], answer_field: str | None) -> list[str] | None:
-    keys = (answer_field,) if answer_field else ANSWER_KEYS
-    value = next((field_value(row, key) for key in keys if field_value(row, key) not in (None, "", [], {})), None)
-    if value is None:
-        if answer_field:
-            raise RowError(f"no `{answer_field}` field (--answer-field)")
-        return None
-    answers = [answer.strip() for answer in ground_truth_answers(value) if str(answer).strip()]
-    if not answers:
-        raise RowError(f"the answer field holds no answer: {value!r}")
-    return answers
+    outcomes: dict[str, int] = field(default_factory=dict)
+    """Outcome field -> rows whose run failed by it (imported as rejected trajectories)."""
 
 
 def final_answer(messages: list[ChatMessage]) -> str | None:
@@ -93,8 +75,8 @@ def _calls(messages: list[ChatMessage], exclude: str = "") -> int:
 
 
 class Builder:
-    def __init__(self, path: Path, answer_field: str | None):
-        self.path, self.answer_field = path, answer_field
+    def __init__(self, path: Path, fields: ImportFields):
+        self.path, self.fields = path, fields
         self.questions: dict[str, _Question] = {}
         self.trajectories: dict[str, dict[str, Any]] = {}
         self.built = Built([], [])
@@ -102,9 +84,11 @@ class Builder:
     def add(self, number: int, row: dict[str, Any], parse: Callable[[dict[str, Any]], Parsed]) -> None:
         try:
             parsed = parse(row)
-            answers = row_answers(row, self.answer_field)
+            answers = row_answers(row, self.fields)
+            self._outcome(row, parsed)
             model = row.get("model") if isinstance(row.get("model"), str) and row["model"].strip() else "imported"
-            question = self._question(number, row.get("item_id"), parsed.question, answers)
+            text = row_question(row, self.fields) or parsed.question
+            question = self._question(number, row.get("item_id"), text, answers)
             ids = [self._trajectory(number, question, rollout, model) for rollout in parsed.rollouts]
             for rollout, trajectory_id in zip(parsed.rollouts, ids):
                 if rollout.paired_with is not None:
@@ -117,6 +101,21 @@ class Builder:
             raise InputFileError(f"{self.path} row {number}: {first_problem(error)}") from None
         self.built.rows += 1
         self.built.models.add(model)
+
+    def _outcome(self, row: dict[str, Any], parsed: Parsed) -> None:
+        """A row whose run failed (by its outcome field) holds rejected trajectories, never SFT rows."""
+        succeeded = row_outcome(row, self.fields)
+        if succeeded is None:
+            return
+        key = outcome_key(row, self.fields)
+        self.built.outcomes.setdefault(key, 0)
+        for rollout in parsed.rollouts:
+            if succeeded:
+                rollout.correct = True if rollout.correct is None else rollout.correct
+            elif rollout.selected:
+                rollout.selected, rollout.correct, rollout.reject_reason = False, False, "incorrect"
+        if not succeeded:
+            self.built.outcomes[key] += 1
 
     def _question(self, number: int, item_id: Any, question: str, answers: list[str] | None) -> _Question:
         key = str(item_id) if item_id else content_hash({"recipe": RECIPE, "question": question})
@@ -198,9 +197,9 @@ def build(
     path: Path,
     rows: Iterable[tuple[int, dict[str, Any]]],
     parse: Callable[[dict[str, Any]], Parsed],
-    answer_field: str | None,
+    fields: ImportFields,
 ) -> Built:
-    builder = Builder(path, answer_field)
+    builder = Builder(path, fields)
     for number, row in rows:
         builder.add(number, row, parse)
     return builder.finish()

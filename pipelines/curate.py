@@ -1,0 +1,344 @@
+"""Recipe `curate`: synth's filters, solver panel and labels on data that already exists.
+
+The source is a published version (`NAME` or `NAME@VERSION`) or any file `synth datasets import`
+reads. Construction runs the chosen cheap checks (format, answer in the question, exact and near
+duplicates, also against other datasets, contamination against benchmark files, the one-search
+shortcut) and rejects trajectories by their outcome; the solver panel and consensus labels run in
+shards when `panel.enabled`. The new version names its source as its parent; every verdict is kept,
+and a dropped item's verdict carries its question and answer, so what the curation removed can be
+read back (`synth datasets show`, `synth sql "select * from verdicts where not kept"`).
+"""
+
+from collections import Counter
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from synth.filters.base import FilterChain
+from synth.filters.consensus import ConsensusConfig
+from synth.filters.contamination import ContaminationConfig, ContaminationFilter
+from synth.filters.dedup import ExactDedupFilter
+from synth.filters.format import FormatConfig, FormatFilter
+from synth.filters.leakage import LeakageFilter
+from synth.filters.near_dup import NearDupConfig, NearDupFilter
+from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
+from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
+from synth.pipelines.labeling import attempt_items, build_panel, judge_items
+from synth.schemas import DatasetVersion, Document, FilterVerdict, FunnelStage, Item, Trajectory
+
+from synth.config import FrozenConfig
+from synth.contract.contracts import ContractName
+from synth.errors import ConfigError, NotFoundError
+from synth.matching import match_answer
+from synth.search.passages import PASSAGE_WORDS
+from synth.search.tools import SearchTools
+from synth.search.world import RetrieverChoice, World
+from synth.solving.panel import PanelConfig, SolverSpec
+from synth.store.catalog import Catalog
+from synth.store.imports import FORMATS, read_source
+from synth.store.imports.fields import ImportFields
+from synth.store.reader import iter_records
+
+CHECKS = ("format", "leakage", "dedup", "near_dup", "contamination", "shortcut", "outcome")
+Check = Literal["format", "leakage", "dedup", "near_dup", "contamination", "shortcut", "outcome"]
+
+
+def _search_solvers() -> list[SolverSpec]:
+    # Imported items seldom carry evidence documents of this world, so gold_evidence shows nothing.
+    return [
+        SolverSpec(name="embedded", model="embedded", conditions=["closed_book", "search"], k=2),
+        SolverSpec(name="bm25_reader", baseline="bm25_reader", conditions=["search"], k=1),
+    ]
+
+
+class CuratePanelConfig(PanelConfig):
+    """The panel, off unless asked for: most curation is the cheap checks."""
+
+    enabled: bool = Field(default=False, description="Run the solver panel and label difficulty (model calls).")
+    solvers: list[SolverSpec] = Field(default_factory=_search_solvers, description="At least two distinct solvers.")
+
+
+class CurateConsensus(ConsensusConfig):
+    drop_unanswerable: bool = Field(
+        default=False, description="Drop items no solver answers from gold evidence (curated items seldom have any)."
+    )
+    drop_ambiguous: bool = Field(
+        default=False, description="No graph to check a rival answer against: curated items keep theirs."
+    )
+
+
+class CurateFormat(FormatConfig):
+    min_question_words: int = Field(
+        default=3, ge=1, description="Fewest words a question may have (factoid sets hold 3-word questions)."
+    )
+
+
+class Config(FrozenConfig):
+    source: str | None = Field(
+        default=None, description="What to curate: a published version (NAME or NAME@VERSION) or a file to import."
+    )
+    file_format: str = Field(
+        default="sft",
+        description=f"How a source file is read: one of {', '.join(FORMATS)} (see synth datasets import).",
+    )
+    fields: ImportFields = Field(
+        default=ImportFields(), description="Where a source file's rows keep question, answers and outcome."
+    )
+    checks: list[Check] = Field(
+        default=["format", "leakage", "dedup", "near_dup", "contamination", "outcome"],
+        description=f"The checks to run, in this order; any of {', '.join(CHECKS)} (contamination needs "
+        "contamination.benchmarks; shortcut searches the world).",
+    )
+    against: list[str] = Field(
+        default=[], description="Datasets (NAME or NAME@VERSION) whose items near-duplicates are looked for in."
+    )
+    kg: str | None = Field(
+        default=None, description="Graph whose corpus the panel and shortcut search (default: bundled)."
+    )
+    corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus to search instead of a graph's.")
+    passage_words: int = Field(default=PASSAGE_WORDS, ge=0, description="Words per passage of the `corpus` file.")
+    retriever: RetrieverChoice = Field(default="bm25", description="The search of the panel and the shortcut check.")
+    contract: ContractName = Field(default="synth", description="Agent contract the panel's agents run under.")
+    format: CurateFormat = CurateFormat()
+    near_dup: NearDupConfig = NearDupConfig()
+    contamination: ContaminationConfig = ContaminationConfig()
+    shortcut: ShortcutConfig = ShortcutConfig()
+    panel: CuratePanelConfig = CuratePanelConfig()
+    consensus: CurateConsensus = CurateConsensus()
+
+    @model_validator(mode="after")
+    def _checks_once(self) -> "Config":
+        if len(set(self.checks)) != len(self.checks):
+            raise ValueError(f"checks must not repeat: {self.checks}")
+        return self
+
+
+class CurateRecipe(Recipe[Config]):
+    """Construct (load the source, the cheap checks, outcome rejection), panel shards and labels when
+    `panel.enabled`, publish with the source as parent."""
+
+    name = "curate"
+    description = (
+        "Run synth's checks, solver panel and labels on a published version or an imported file; "
+        "publish what passes as a new version whose parent is the source."
+    )
+    Config = Config
+
+    @cached_property
+    def source(self) -> "_Source":
+        if self.config.source is None:
+            raise ConfigError(
+                "curate needs a source: --param source=NAME[@VERSION] (a published version) or source=FILE "
+                "(with file_format); or run `synth curate SOURCE`"
+            )
+        return _Source.open(self.context.settings, self.config)
+
+    @cached_property
+    def world(self) -> World:
+        config, context = self.config, self.context
+        corpus_file = Path(config.corpus) if config.corpus is not None else None
+        return World(
+            context.settings,
+            kg=config.kg,
+            corpus_file=corpus_file,
+            passage_words=config.passage_words,
+            contract=config.contract,
+            log=context.progress.log,
+        )
+
+    def tools(self, retriever: str | None) -> SearchTools:
+        return self.world.tools(retriever or self.config.retriever, self.config.panel.retrieval_k)
+
+    def runs_panel(self) -> bool:
+        return self.config.panel.enabled
+
+    def stage_models(self, stage: str) -> list[str]:
+        panel = self.config.panel
+        return [solver.model for solver in panel.solvers if solver.model] + (
+            [panel.judge_model] if panel.judge_model else []
+        )
+
+    def construct(self, rounds: list[Round]) -> Construction:
+        config, source = self.config, self.source
+        self.context.progress.log(f"curating {source.describe}: {len(source.items)} items ...")
+        cheap = [check for check in config.checks if check != "outcome"]
+        chain = FilterChain([self._filter(check) for check in cheap])
+        kept = chain.run(source.items)
+        dropped = {item.id: item for item in source.items}
+        verdicts = [_with_text(verdict, dropped) for verdict in chain.verdicts]
+        kept_ids = {item.id for item in kept}
+        trajectories = [t for t in source.trajectories if t.item_id in kept_ids]
+        statistics: dict = {"source": source.describe, "source_items": len(source.items), **source.notes}
+        if "outcome" in config.checks:
+            trajectories, rejected = _by_outcome(trajectories, {item.id: item for item in kept}, config)
+            statistics["trajectories_rejected"] = dict(sorted(rejected.items()))
+        statistics["trajectories"] = len(trajectories)
+        funnel = [FunnelStage(stage="source", input=len(source.items), kept=len(source.items))]
+        funnel += list(chain.stages.values())
+        carried = {} if config.panel.enabled else source.labeled(kept_ids)
+        return Construction(
+            items=kept,
+            verdicts=verdicts,
+            trajectories=trajectories,
+            funnel=funnel,
+            statistics=statistics,
+            models=source.models,
+            kg_snapshot=source.kg_snapshot,
+            **carried,
+        )
+
+    def _filter(self, check: str):
+        config, context = self.config, self.context
+        if check == "format":
+            return FormatFilter(config.format)
+        if check == "leakage":
+            return LeakageFilter(lambda entity_id: entity_id)
+        if check == "dedup":
+            return ExactDedupFilter()
+        if check == "near_dup":
+            earlier = [row for ref in config.against for row in _questions(context.settings, ref)]
+            return NearDupFilter(config.near_dup, earlier)
+        if check == "contamination":
+            cache = context.settings.cache_dir / "contamination"
+            return ContaminationFilter(config.contamination, cache_dir=cache)
+        retriever = self.world.retriever(config.shortcut.retriever or config.retriever)
+        return ShortcutFilter(self.world.corpus, retriever, config.shortcut.k)
+
+    async def attempt(self, items: list[Item]) -> PanelShard:
+        panel_config = self.config.panel
+        panel, solvers = build_panel(panel_config, self.context, self.tools(panel_config.retriever), self.evidence)
+        attempts, trajectories = await attempt_items(items, panel, self.context)
+        return PanelShard(attempts, trajectories, solvers, judge=panel.judge.model if panel.judge else None)
+
+    def evidence(self, item: Item) -> list[Document]:
+        return self.tools(self.config.panel.retriever).open_all(item.evidence_doc_ids)
+
+    def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
+        items, verdicts, funnel = construction.items, list(construction.verdicts), list(construction.funnel)
+        statistics, models = dict(construction.statistics), dict(construction.models)
+        tables = {
+            "items": items,
+            "verdicts": verdicts,
+            "trajectories": construction.trajectories,
+            "attempts": construction.attempts,
+            "labels": construction.labels,
+        }
+        if shards:
+            solvers = {name: model for shard in shards for name, model in shard.solvers.items()}
+            labeled = judge_items(
+                items,
+                [attempt for shard in shards for attempt in shard.attempts],
+                [trajectory for shard in shards for trajectory in shard.trajectories],
+                solvers,
+                self.config.consensus,
+                judge=shards[0].judge,
+            )
+            dropped = {item.id: item for item in items}
+            verdicts += [_with_text(verdict, dropped) for verdict in labeled.verdicts]
+            funnel.append(labeled.stage)
+            tables.update(
+                items=labeled.items,
+                verdicts=verdicts,
+                attempts=labeled.attempts,
+                labels=labeled.labels,
+                trajectories=construction.trajectories + labeled.trajectories,
+            )
+            models.update({f"solver:{name}": model for name, model in solvers.items()})
+            statistics["difficulty"] = dict(Counter(item.difficulty for item in labeled.items))
+        statistics["kept"] = len(tables["items"])
+        return RecipeResult(
+            tables=tables,
+            funnel=funnel,
+            models=models,
+            kg_snapshot=construction.kg_snapshot,
+            statistics=statistics,
+            parent=self.source.parent,
+        )
+
+
+class _Source:
+    """The items and trajectories to curate, from a published version or a file."""
+
+    def __init__(self, describe: str, items, trajectories, parent=None, version: DatasetVersion | None = None):
+        self.describe, self.items, self.trajectories, self.parent = describe, items, trajectories, parent
+        self.version, self.notes = version, {}
+
+    @classmethod
+    def open(cls, settings, config: Config) -> "_Source":
+        path = Path(config.source).expanduser()
+        if path.is_file():
+            built, notes = read_source(path, config.file_format, config.fields)
+            source = cls(f"file {path.name}", built.items, built.trajectories)
+            source.notes = {"source_file": str(path.resolve()), "source_format": config.file_format, **notes}
+            return source
+        try:
+            with Catalog.open(settings, read_only=True) as catalog:
+                version = catalog.resolve(config.source)
+        except NotFoundError as error:
+            raise ConfigError(
+                f"curate source {config.source!r} is neither a file nor a published version ({error})"
+            ) from None
+        items = list(iter_records(settings, version, "items"))
+        trajectories = list(iter_records(settings, version, "trajectories"))
+        source = cls(version.ref, items, trajectories, parent=version.ref, version=version)
+        source.settings = settings
+        return source
+
+    @property
+    def models(self) -> dict[str, str]:
+        return dict(self.version.models) if self.version is not None else {}
+
+    @property
+    def kg_snapshot(self) -> str | None:
+        return self.version.kg_snapshot if self.version is not None else None
+
+    def labeled(self, kept: set[str]) -> dict:
+        """The parent's attempts and labels of the kept items (none for a file)."""
+        if self.version is None:
+            return {}
+        return {
+            table: [record for record in iter_records(self.settings, self.version, table) if record.item_id in kept]
+            for table in ("attempts", "labels")
+        }
+
+
+def _questions(settings, ref: str) -> list[tuple[str, str, list[str]]]:
+    """(id, question, answers) of every item of `ref`: a dataset's published versions, or one version."""
+    with Catalog.open(settings, read_only=True) as catalog:
+        versions = [catalog.resolve(ref)] if "@" in ref else catalog.versions(ref)
+    if not versions:
+        raise ConfigError(f"against: no published version of {ref!r} (see `synth datasets list`)")
+    return [
+        (item.id, item.question, item.answers)
+        for version in versions
+        for item in iter_records(settings, version, "items")
+    ]
+
+
+def _with_text(verdict: FilterVerdict, items: dict[str, Item]) -> FilterVerdict:
+    """A dropped item's verdict carries the item's question and answer: the curation's record of it."""
+    if verdict.kept or verdict.item_id not in items:
+        return verdict
+    item = items[verdict.item_id]
+    return verdict.model_copy(update={"details": {**verdict.details, "question": item.question, "answer": item.answer}})
+
+
+def _by_outcome(trajectories: list[Trajectory], items: dict[str, Item], config: Config):
+    """Trajectories whose outcome failed become rejected ones (DPO negatives, never SFT rows): a
+    recorded failure (`correct` false) or a final answer that does not match the item's."""
+    judged, rejected = [], Counter()
+    for trajectory in trajectories:
+        item = items[trajectory.item_id]
+        reason = None
+        if trajectory.correct is False:
+            reason = trajectory.reject_reason or "incorrect"
+        elif trajectory.final_answer is None:
+            reason = "no_answer"
+        elif match_answer(trajectory.final_answer, item.answers, config.panel.f1_threshold)[0] == "none":
+            reason = "incorrect"
+        if reason is not None and trajectory.selected:
+            rejected[reason] += 1
+            trajectory = trajectory.model_copy(update={"selected": False, "reject_reason": reason, "correct": False})
+        judged.append(trajectory)
+    return judged, rejected
