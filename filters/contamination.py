@@ -149,13 +149,19 @@ class ContaminationFilter(Filter):
 
     def _by_meaning(self, item: Item, answers: set[str], neighbours: list[tuple[int, float]]) -> dict | None:
         config = self.config
+        with_answer, similar, alone, shared = (
+            config.answer_similarity,
+            config.similarity,
+            config.similarity_alone,
+            config.word_overlap,
+        )
         for row, cosine in neighbours:
             if self.answers[row]:  # the benchmark knows its answer: another answer is another question
-                if answers & self.answers[row] and config.answer_similarity and cosine >= config.answer_similarity:
+                if answers & self.answers[row] and with_answer and cosine >= with_answer:
                     return self._details(row, "embedding", cosine, True)
-            elif config.similarity and cosine >= config.similarity:
+            elif similar and cosine >= similar:
                 overlap = self.index.word_overlap(item.question, row)
-                if overlap >= config.word_overlap or cosine >= config.similarity_alone:
+                if cosine >= alone or overlap >= shared:
                     return {**self._details(row, "embedding", cosine, False), "word_overlap": round(overlap, 3)}
         return None
 

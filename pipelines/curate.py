@@ -88,7 +88,8 @@ class Config(FrozenConfig):
     checks: list[Check] = Field(
         default=["format", "leakage", "dedup", "near_dup", "contamination", "outcome"],
         description=f"The checks to run, in this order; any of {', '.join(CHECKS)} (contamination needs "
-        "contamination.benchmarks; shortcut searches the world).",
+        "contamination.benchmarks; shortcut searches the world; near_dup.enabled or shortcut.enabled false "
+        "skips that check).",
     )
     against: list[str] = Field(
         default=[], description="Datasets (NAME or NAME@VERSION) whose items near-duplicates are looked for in."
@@ -162,7 +163,8 @@ class CurateRecipe(Recipe[Config]):
     def construct(self, rounds: list[Round]) -> Construction:
         config, source = self.config, self.source
         self.context.progress.log(f"curating {source.describe}: {len(source.items)} items ...")
-        cheap = [check for check in config.checks if check != "outcome"]
+        switched_off = {"near_dup": not config.near_dup.enabled, "shortcut": not config.shortcut.enabled}
+        cheap = [check for check in config.checks if check != "outcome" and not switched_off.get(check)]
         chain = FilterChain([self._filter(check) for check in cheap])
         kept = chain.run(source.items)
         dropped = {item.id: item for item in source.items}
@@ -198,6 +200,8 @@ class CurateRecipe(Recipe[Config]):
             return ExactDedupFilter()
         if check == "near_dup":
             earlier = [row for ref in config.against for row in _questions(context.settings, ref)]
+            if config.near_dup.against_earlier_versions:  # a curation published into a dataset before
+                earlier += context.earlier_questions()
             return NearDupFilter(config.near_dup, earlier)
         if check == "contamination":
             cache = context.settings.cache_dir / "contamination"

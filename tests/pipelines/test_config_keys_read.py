@@ -26,7 +26,7 @@ from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_selfplay import ScriptedWorld, params  # noqa: E402
+from test_selfplay import CORPUS, ScriptedWorld, params  # noqa: E402
 
 WHOLE = ("model_copy", "model_dump", "model_dump_json")
 """Reading these reads every key below the model."""
@@ -138,6 +138,12 @@ NOT_IN = {
     },
 }
 """Keys a recipe inherits from a shared config group but cannot use, and why."""
+NOT_IN["curate"] = {
+    # a curated item has no graph edges to cut its evidence down to: whole documents only
+    "panel.gold_evidence",
+    # no graph to check a rival answer against (as in self-play): drop_ambiguous stays off
+    "consensus.ambiguous_min_votes",
+}
 GOLD_SOLVERS = (
     "panel.solvers=[{name: a, model: fake, conditions: [search, gold_evidence], k: 2}, "
     "{name: b, model: fake, conditions: [search], k: 2}]"
@@ -158,7 +164,10 @@ def test_every_multihop_key_is_read(tmp_path):
         first = catalog.resolve("multihop")
     items = list(iter_records(settings, first, "items"))
     benchmark = tmp_path / "benchmark.jsonl"  # the first version's questions, one with its answer: contaminated
-    rows = [{"question": items[0].question, "answer": items[0].answer}, {"question": items[1].question, "answer": "?"}]
+    rows = [
+        {"question": items[0].question, "answer": items[0].answer},
+        {"question": items[1].question, "answer": "Nobody"},
+    ]
     benchmark.write_text("".join(json.dumps(row) + "\n" for row in rows))
     found.append(reads(settings, "multihop", apply_params({}, [*base, "n=4"]), Teacher()))  # near-dups of the first
     other = [*base, "n=4", f"contamination.benchmarks=[{benchmark}]", "verbalizer=llm", "rephrase_judge_model=fake"]
@@ -198,7 +207,10 @@ def test_every_selfplay_key_is_read(tmp_path):
     items = list(iter_records(settings, first, "items"))
     found.append(reads(settings, "selfplay", apply_params({}, params()), world))  # near-duplicates of the first
     benchmark = tmp_path / "benchmark.jsonl"  # the first version's questions, one with its answer: contaminated
-    rows = [{"question": items[0].question, "answer": items[0].answer}, {"question": items[1].question, "answer": "?"}]
+    rows = [
+        {"question": items[0].question, "answer": items[0].answer},
+        {"question": items[1].question, "answer": "Nobody"},
+    ]
     benchmark.write_text("".join(json.dumps(row) + "\n" for row in rows))
     other = [*params(), f"contamination.benchmarks=[{benchmark}]", "distill.enabled=true", "distill.n=2"]
     found.append(reads(settings, "selfplay", apply_params({}, other), world, dataset="other"))
@@ -209,6 +221,42 @@ def test_every_selfplay_key_is_read(tmp_path):
         fresh = Settings(home=tmp_path / policy)  # no cached solver replies of another policy
         found.append(reads(fresh, "selfplay", apply_params({}, gold), world))
     missing = unread(found, NOT_IN["selfplay"])
+    assert missing == [], missing
+
+
+def test_every_curate_key_is_read(tmp_path):
+    from test_curate import QUESTIONS, rollout
+
+    settings = Settings(home=tmp_path)
+    found = [reads(settings, "multihop", apply_params({}, ["n=2", "seed=3", "hops=[2]"]), Teacher(), dataset="made")]
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {"messages": rollout(q, a), "task": {"question": q, "gold": [a], "also": [a.lower()]}, "score": index % 2}
+        for index, (q, a, _) in enumerate(QUESTIONS)
+    ]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    benchmark = tmp_path / "benchmark.jsonl"  # verbatim, reworded with and without the answer
+    bench = [
+        {"question": QUESTIONS[0][0]},
+        {"question": QUESTIONS[1][0], "answer": QUESTIONS[1][1]},
+        {"question": QUESTIONS[2][2]},
+        {"question": QUESTIONS[3][2], "answer": QUESTIONS[3][1]},
+    ]
+    benchmark.write_text("".join(json.dumps(row) + "\n" for row in bench))
+    fields = [
+        "fields.question_field=task.question",
+        "fields.answer_field=task.gold",
+        "fields.aliases_field=task.also",
+        "fields.outcome_field=score",
+        "fields.outcome_threshold=1",
+    ]
+    checks = "checks=[format, leakage, dedup, near_dup, contamination, shortcut, outcome]"
+    curate = [f"source={data}", *fields, checks, "against=[made]", f"contamination.benchmarks=[{benchmark}]"]
+    curate += ["panel.enabled=true", "panel.judge_model=fake", GOLD_SOLVERS, "consensus.drop_unanswerable=true"]
+    found.append(reads(settings, "curate", apply_params({}, curate), Teacher(), dataset="curated"))
+    version = ["source=curated", checks, "against=[curated]", f"corpus={CORPUS}", "passage_words=50"]  # near-dups
+    found.append(reads(settings, "curate", apply_params({}, version), Teacher(), dataset="again"))
+    missing = unread([found[1], found[2]], NOT_IN["curate"])
     assert missing == [], missing
 
 
