@@ -85,6 +85,10 @@ class Config(FrozenConfig):
     fields: ImportFields = Field(
         default=ImportFields(), description="Where a source file's rows keep question, answers and outcome."
     )
+    strict: bool = Field(
+        default=False,
+        description="Refuse a source file's row whose text looks like tool use in no dialect synth reads.",
+    )
     checks: list[Check] = Field(
         default=["format", "leakage", "dedup", "near_dup", "contamination", "outcome"],
         description=f"The checks to run, in this order; any of {', '.join(CHECKS)} (contamination needs "
@@ -272,7 +276,7 @@ class _Source:
     def open(cls, settings, config: Config) -> "_Source":
         path = Path(config.source).expanduser()
         if path.is_file():
-            built, notes = read_source(path, config.file_format, config.fields)
+            built, notes = read_source(path, config.file_format, config.fields, config.strict)
             source = cls(f"file {path.name}", built.items, built.trajectories)
             source.notes = {"source_file": str(path.resolve()), "source_format": config.file_format, **notes}
             return source

@@ -201,6 +201,12 @@ def verify_command(ref: str | None, as_json: bool) -> None:
     show_default=True,
     help="A numeric outcome at or above this succeeded.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse a row whose text looks like tool use in no dialect synth reads (default: import it without "
+    "calls and report it).",
+)
 @json_option
 def import_command(
     file: Path,
@@ -211,14 +217,16 @@ def import_command(
     aliases_field: str | None,
     outcome_field: str | None,
     outcome_threshold: float,
+    strict: bool,
     as_json: bool,
 ) -> None:
     """Publish a file of trajectories (.jsonl, .json or .parquet) as a dataset version.
 
     \b
-    sft           OpenAI messages + tools per row
+    sft           OpenAI messages + tools per row (assistant text in a dialect below is read too)
     sft-chatml    role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes)
-    searchr1-sft  a prompt and one Search-R1 completion (<search>/<information>/<answer>)
+    searchr1-sft  a prompt and one completion: Search-R1 <search>/<information>, R1-Searcher
+                  <|begin_of_query|>/<|begin_of_documents|>, or ReAct Action:/Observation:
     dpo           TRL preference pairs {prompt, chosen, rejected}
     """
     from synth.cli.render import print_json
@@ -232,7 +240,7 @@ def import_command(
         outcome_field=outcome_field,
         outcome_threshold=outcome_threshold,
     )
-    result = import_file(load_settings(), file, fmt, name, fields)
+    result = import_file(load_settings(), file, fmt, name, fields, strict)
     if as_json:
         print_json(
             {

@@ -214,6 +214,8 @@ class _Renderer:
         if self.source_style == self.target.observation:
             return text
         parsed = parse_search(text, self.source_style)
+        if parsed is None and self.source_style is None:
+            return text  # imported results in no style synth knows (ReAct, R1-Searcher): shown as the agent saw them
         if parsed is None:
             raise Unrenderable("search results in an unknown format")
         style, results = parsed

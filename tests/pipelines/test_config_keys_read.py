@@ -249,6 +249,7 @@ def test_every_curate_key_is_read(tmp_path):
         "fields.aliases_field=task.also",
         "fields.outcome_field=score",
         "fields.outcome_threshold=1",
+        "strict=true",
     ]
     checks = "checks=[format, leakage, dedup, near_dup, contamination, shortcut, outcome]"
     curate = [f"source={data}", *fields, checks, "against=[made]", f"contamination.benchmarks=[{benchmark}]"]

@@ -40,13 +40,15 @@ def _parser(fmt: str):
     return {"sft": sft.parse, "sft-chatml": chatml.parse, "searchr1-sft": searchr1.parse, "dpo": dpo.parse}[fmt]
 
 
-def read_source(path: Path, fmt: str, fields: ImportFields = ImportFields()) -> tuple[Built, dict]:
+def read_source(
+    path: Path, fmt: str, fields: ImportFields = ImportFields(), strict: bool = False
+) -> tuple[Built, dict]:
     """Every row of `path` read as `fmt` into items and trajectories (nothing published), and the
     figures an import reports."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
     path = Path(path)
-    built = build(path, read_rows(path), _parser(fmt), fields)
+    built = build(path, read_rows(path), _parser(fmt), fields, strict)
     if not built.trajectories:
         raise InputFileError(f"{path} has no rows to import")
     summary = {
@@ -56,17 +58,24 @@ def read_source(path: Path, fmt: str, fields: ImportFields = ImportFields()) -> 
         "merged_rollouts": built.merged,
         "answers_from_trajectories": built.answers_from_trajectories,
         **({"failed_outcomes": built.outcomes} if built.outcomes else {}),
+        **({"unread_tool_use_rows": len(built.unread_tool_use)} if built.unread_tool_use else {}),
     }
     return built, summary
 
 
 def import_file(
-    settings: Settings, path: Path, fmt: str, name: str, fields: ImportFields = ImportFields()
+    settings: Settings,
+    path: Path,
+    fmt: str,
+    name: str,
+    fields: ImportFields = ImportFields(),
+    strict: bool = False,
 ) -> ImportResult:
-    """Read `path` as `fmt` and publish it as the next version of dataset `name`."""
+    """Read `path` as `fmt` and publish it as the next version of dataset `name`; `strict`: refuse a
+    row whose text looks like tool use in no dialect synth reads (else it is reported)."""
     validate_dataset_name(name)
     path = Path(path)
-    built, summary = read_source(path, fmt, fields)
+    built, summary = read_source(path, fmt, fields, strict)
     spec = VersionSpec(
         name=name,
         recipe="imported",
@@ -75,7 +84,14 @@ def import_file(
         summary=summary,
     )
     version = publish_version(settings, spec, {"items": built.items, "trajectories": built.trajectories})
-    notes = [
+    notes = []
+    if built.unread_tool_use:
+        rows = ", ".join(f"{row} ({sign})" for row, sign in built.unread_tool_use[:5])
+        notes.append(
+            f"{len(built.unread_tool_use)} rows look like tool use in no dialect synth reads and were imported "
+            f"without tool calls (first: rows {rows}); convert them, or pass --strict to refuse such rows"
+        )
+    notes += [
         f"{failed} rows failed by their `{key}` (below {fields.outcome_threshold:g} or false): imported as rejected "
         "trajectories (DPO negatives, never SFT rows)"
         for key, failed in built.outcomes.items()

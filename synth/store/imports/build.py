@@ -23,6 +23,7 @@ from synth.rewards import extract_answer
 from synth.schemas import ChatMessage, Item, Provenance, Trajectory
 from synth.store.export.dpo import PAIRED_WITH
 from synth.store.imports.base import Parsed, Rollout, RowError
+from synth.store.imports.dialects import looks_like_tool_use
 from synth.store.imports.fields import ANSWER_KEYS, ImportFields, outcome_key, row_answers, row_outcome, row_question
 from synth.store.imports.messages import first_problem
 
@@ -47,6 +48,8 @@ class Built:
     """Rollouts that repeated one already read (e.g. the chosen side of a DPO pair after the first)."""
     answers_from_trajectories: int = 0
     models: set[str] = field(default_factory=set)
+    unread_tool_use: list[tuple[int, str]] = field(default_factory=list)
+    """(row, the sign of tool use) of rows whose text looks like tool use in no dialect synth reads."""
     outcomes: dict[str, int] = field(default_factory=dict)
     """Outcome field -> rows whose run failed by it (imported as rejected trajectories)."""
 
@@ -75,8 +78,8 @@ def _calls(messages: list[ChatMessage], exclude: str = "") -> int:
 
 
 class Builder:
-    def __init__(self, path: Path, fields: ImportFields):
-        self.path, self.fields = path, fields
+    def __init__(self, path: Path, fields: ImportFields, strict: bool = False):
+        self.path, self.fields, self.strict = path, fields, strict
         self.questions: dict[str, _Question] = {}
         self.trajectories: dict[str, dict[str, Any]] = {}
         self.built = Built([], [])
@@ -84,6 +87,7 @@ class Builder:
     def add(self, number: int, row: dict[str, Any], parse: Callable[[dict[str, Any]], Parsed]) -> None:
         try:
             parsed = parse(row)
+            self._unread_calls(number, parsed)
             answers = row_answers(row, self.fields)
             self._outcome(row, parsed)
             model = row.get("model") if isinstance(row.get("model"), str) and row["model"].strip() else "imported"
@@ -101,6 +105,25 @@ class Builder:
             raise InputFileError(f"{self.path} row {number}: {first_problem(error)}") from None
         self.built.rows += 1
         self.built.models.add(model)
+
+    def _unread_calls(self, number: int, parsed: Parsed) -> None:
+        """A rollout without tool calls whose text looks like tool use: reported, or refused (strict)."""
+        for rollout in parsed.rollouts:
+            if any(message.tool_calls for message in rollout.messages):
+                continue
+            sign = next(
+                (found for message in rollout.messages if (found := looks_like_tool_use(message.content))), None
+            )
+            if sign is None:
+                continue
+            if self.strict:
+                raise RowError(
+                    f"its text looks like tool use ({sign!r}) in no dialect synth reads (OpenAI tool_calls, "
+                    "<tool_call>, <search>, <|begin_of_query|>, Action:/Observation:); convert it, or drop --strict "
+                    "to import it without calls"
+                )
+            self.built.unread_tool_use.append((number, sign))
+            return
 
     def _outcome(self, row: dict[str, Any], parsed: Parsed) -> None:
         """A row whose run failed (by its outcome field) holds rejected trajectories, never SFT rows."""
@@ -198,8 +221,9 @@ def build(
     rows: Iterable[tuple[int, dict[str, Any]]],
     parse: Callable[[dict[str, Any]], Parsed],
     fields: ImportFields,
+    strict: bool = False,
 ) -> Built:
-    builder = Builder(path, fields)
+    builder = Builder(path, fields, strict)
     for number, row in rows:
         builder.add(number, row, parse)
     return builder.finish()

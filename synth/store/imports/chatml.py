@@ -25,7 +25,7 @@ _WRITTEN = re.compile(r'\{"name": ("(?:[^"\\]|\\.)*"), "arguments": (.*)\}', re.
 
 
 def split_tools(system: str) -> tuple[str, list[dict] | None]:
-    """(system text before the tools section, the tools) — or (system, None) without a section."""
+    """(text without the tools section, the tools) — or (text, None) without a section."""
     start = 0 if system.startswith(TOOLS_HEADING) else system.rfind("\n\n" + TOOLS_HEADING)
     found = _TOOLS.search(system, max(start, 0)) if start >= 0 else None
     if found is None:
@@ -35,6 +35,19 @@ def split_tools(system: str) -> tuple[str, list[dict] | None]:
     except json.JSONDecodeError as error:
         raise RowError(f"a line between <tools> and </tools> is not valid JSON ({error.msg})") from None
     return system[:start], tools_list(tools)
+
+
+def user_tools(text: str) -> tuple[str, list[dict] | None]:
+    """A user turn holding a tool specification: (the turn without it, the tools), or (text, None).
+    The instructions after `</tools>` (paragraphs about <tool_call>/<tool_response>) go with it."""
+    before, tools = split_tools(text)
+    if tools is None:
+        return text, None
+    after = text[text.index("</tools>", len(before)) + len("</tools>") :]
+    paragraphs = [paragraph for paragraph in after.split("\n\n") if paragraph.strip()]
+    while paragraphs and re.search(r"tool_call|tool_response|function", paragraphs[0]):
+        paragraphs.pop(0)
+    return "\n\n".join(part.strip() for part in [before, *paragraphs] if part.strip()), tools
 
 
 def parse_call(body: str, call_id: str) -> ToolCall | None:
@@ -109,6 +122,11 @@ def convert(raw: list[Any]) -> tuple[list[ChatMessage], list[dict]]:
             pending = [call.id for call in message.tool_calls or []]
             calls += len(pending)
             messages.append(message)
+        elif role == "user" and not tools and not any(m.role == "user" for m in messages):
+            # a tool specification in the first user turn (some ChatML sets put it there): tools, not question
+            question, found = user_tools(content)
+            tools = found if found is not None else tools
+            messages.append(ChatMessage(role="user", content=question))
         elif role == "user" and (results := tool_responses(content)) is not None:
             for number, result in enumerate(results):
                 call_id = pending[number] if number < len(pending) else f"response_{len(messages)}"

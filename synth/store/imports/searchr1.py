@@ -1,25 +1,23 @@
-"""Rows of the `searchr1-sft` export (or Search-R1 rollouts saved as chat): a user prompt and one
-assistant completion in Search-R1's tags.
+"""Rows of the `searchr1-sft` export (or Search-R1, R1-Searcher and ReAct rollouts saved as chat): a
+user prompt and one assistant completion with its searches written as text.
 
-The completion is cut at each `<search> Q </search>` + `<information>R</information>` pair into
-OpenAI turns: the text before it is the assistant content, the search a `search` tool call
-(`call_N`), the information its tool message; the text after the last one (thoughts and
-`<answer>`) is the final assistant message. The question is read out of the prompt (synth's
+The completion is cut at each call + observation pair of its dialect (`synth.store.imports.dialects`:
+`<search>`/`<information>`, `<|begin_of_query|>`/`<|begin_of_documents|>`, `Action:`/`Observation:`)
+into OpenAI turns: the text before it is the assistant content, the call a tool call (`call_N`), the
+observation its tool message; the text after the last one (thoughts and the answer) is the final
+assistant message. The question is read out of the prompt (synth's
 Search-R1 prompt, else the text after its last "Question:", else the whole prompt); the prompt
 itself stays the user message, as the model saw it.
 """
 
-import json
-import re
 from typing import Any
 
 from synth.contract.contracts import SEARCHR1
-from synth.schemas import ChatMessage, FunctionCall, ToolCall
+from synth.schemas import ChatMessage
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.imports.base import Parsed, Rollout, RowError, require
+from synth.store.imports.dialects import split
 from synth.store.imports.messages import decoded
-
-_STEP = re.compile(r"<search>(.*?)</search>\s*<information>(.*?)</information>\s*", re.DOTALL)
 
 
 def question_in(prompt: str, template: str = SEARCH_R1_PROMPT) -> str:
@@ -30,27 +28,6 @@ def question_in(prompt: str, template: str = SEARCH_R1_PROMPT) -> str:
     return after.strip() if marker and after.strip() else prompt
 
 
-def _query(text: str) -> str:
-    """The query inside `<search> Q </search>`, without the one space on each side the tags get."""
-    return text.removeprefix(" ").removesuffix(" ")
-
-
-def turns(completion: str) -> list[ChatMessage]:
-    messages: list[ChatMessage] = []
-    position = 0
-    for number, step in enumerate(_STEP.finditer(completion)):
-        before = completion[position : step.start()]
-        content = before[:-1] if before.endswith("\n") else before
-        arguments = json.dumps({"query": _query(step.group(1))}, ensure_ascii=False)
-        call = ToolCall(id=f"call_{number}", function=FunctionCall(name="search", arguments=arguments))
-        messages.append(ChatMessage(role="assistant", content=content or None, tool_calls=[call]))
-        messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=step.group(2)))
-        position = step.end()
-    if completion[position:]:
-        messages.append(ChatMessage(role="assistant", content=completion[position:]))
-    return messages
-
-
 def parse(row: dict[str, Any]) -> Parsed:
     raw = decoded(require(row, "messages"), "messages")
     if not isinstance(raw, list):
@@ -59,5 +36,8 @@ def parse(row: dict[str, Any]) -> Parsed:
     prompt, completion = text.get("user"), text.get("assistant")
     if not isinstance(prompt, str) or not prompt.strip() or not isinstance(completion, str) or not completion:
         raise RowError("a Search-R1 row needs a user message (the prompt) and an assistant message (the completion)")
-    messages = [ChatMessage(role="user", content=prompt), *turns(completion)]
-    return Parsed(question_in(prompt), [Rollout(messages, [SEARCHR1.tool("search")], id=row.get("trajectory_id"))])
+    found = split(completion)
+    dialect, turns = found if found is not None else (None, [ChatMessage(role="assistant", content=completion)])
+    tools = list(dialect.tools) if dialect is not None else [SEARCHR1.tool("search")]
+    messages = [ChatMessage(role="user", content=prompt), *turns]
+    return Parsed(question_in(prompt), [Rollout(messages, tools, id=row.get("trajectory_id"))])
