@@ -122,3 +122,15 @@ def test_nested_and_numeric_answers_are_read_as_answers(run_cli, tmp_path, monke
     path.write_text(json.dumps({**row, "answer": []}) + "\n")
     code, _, err = run_cli("datasets", "import", str(path), "--format", "searchr1-sft", "--name", "e")
     assert code != 0 and "`answer` holds no answer" in err
+
+
+def test_search_r1s_own_example_comes_back_unchanged(run_cli, tmp_path, monkeypatch):
+    """System turn, Search-R1's own prompt and its tags survive an import and an export in that format."""
+    monkeypatch.setenv("SYNTH_HOME", str(tmp_path / "home"))
+    source = FIXTURES / "searchr1_example.jsonl"
+    code, _, err = run_cli("datasets", "import", str(source), "--format", "searchr1-sft", "--name", "r1")
+    assert code == 0, err
+    code, _, err = run_cli("export", "r1", "--format", "searchr1-sft", "--out", str(tmp_path / "out.jsonl"))
+    assert code == 0, err
+    exported = json.loads((tmp_path / "out.jsonl").read_text())
+    assert exported["messages"] == json.loads(source.read_text())["messages"]

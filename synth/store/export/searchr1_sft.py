@@ -4,7 +4,8 @@ produce in Search-R1 RL rollouts:
     {"messages": [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": TEXT}],
      "item_id": str, "trajectory_id": str}
 
-PROMPT is the `searchr1` export's prompt (or --prompt-template) with the item's question. The
+PROMPT is the `searchr1` export's prompt (or --prompt-template) with the item's question; an
+imported trajectory keeps its own prompt and system turn unless --prompt-template is given. The
 trajectory is rendered under the agent contract first (default `searchr1`: results shown exactly as
 Search-R1's trainer shows its retriever's, `Doc 1(Title: "T") text`), then TEXT walks the assistant
 turns: reasoning and content become thoughts (free text wrapped in <think>...</think>,
@@ -131,6 +132,7 @@ def export(request: ExportRequest) -> ExportResult:
     contract = export_contract(request, DEFAULT_CONTRACT)
     require_tag_finish(contract, "searchr1-sft")
     skipped = Skipped()
+    own_prompts = request.prompt_template is None  # an imported row keeps the prompt and system turn it came with
 
     def rows() -> Iterator[dict]:
         for trajectory, conversation in rendered(request, "selected", contract, skipped, lambda q: render(template, q)):
@@ -139,8 +141,11 @@ def export(request: ExportRequest) -> ExportResult:
             except Unsupported as reason:
                 skipped.reasons[str(reason)] += 1
                 continue
-            prompt = next(message.content for message in conversation.messages if message.role == "user")
-            messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
+            own = own_prompts and "source" in trajectory.metadata
+            source = trajectory.messages if own else conversation.messages
+            prompt = next(message.content for message in source if message.role == "user")
+            system = [{"role": "system", "content": m.content} for m in source[:1] if own and m.role == "system"]
+            messages = [*system, {"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
             yield {"messages": messages, "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
     count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "Search-R1 SFT", skipped))

@@ -39,5 +39,9 @@ def parse(row: dict[str, Any]) -> Parsed:
     found = split(completion)
     dialect, turns = found if found is not None else (None, [ChatMessage(role="assistant", content=completion)])
     tools = list(dialect.tools) if dialect is not None else [SEARCHR1.tool("search")]
-    messages = [ChatMessage(role="user", content=prompt), *turns]
+    system = next(
+        (entry.get("content") for entry in raw if isinstance(entry, dict) and entry.get("role") == "system"), None
+    )
+    messages = [ChatMessage(role="system", content=system)] if isinstance(system, str) and system else []
+    messages += [ChatMessage(role="user", content=prompt), *turns]
     return Parsed(question_in(prompt), [Rollout(messages, tools, id=row.get("trajectory_id"))])
