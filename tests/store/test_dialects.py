@@ -2,7 +2,7 @@
 
 Each fixture in tests/fixtures/dialects/ holds rows in one dialect with the quirks real files have
 (call ids repeated across turns, null content on call turns, parallel calls, the older `functions`
-field, the tool specification in the first user turn, nested answer lists). Imported and exported
+field, the tool specification in the first user turn, a batched search, nested answer lists). Imported and exported
 in every SFT format, each row has as many tool calls out as it had in.
 """
 
@@ -14,12 +14,19 @@ import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dialects"
 DIALECTS = {  # fixture -> (import format, how the fixture's own rows count their calls)
-    "openai": ("sft", lambda row: sum(len(m.get("tool_calls") or []) for m in row["messages"])),
+    "openai": ("sft", lambda row: sum(_queries(call) for m in row["messages"] for call in m.get("tool_calls") or [])),
     "hermes": ("sft-chatml", lambda row: sum(m["content"].count("<tool_call>\n{") for m in row["messages"][1:])),
     "searchr1": ("searchr1-sft", lambda row: row["messages"][-1]["content"].count("<search>")),
     "r1searcher": ("searchr1-sft", lambda row: row["messages"][-1]["content"].count("<|begin_of_query|>")),
     "react": ("searchr1-sft", lambda row: len(re.findall(r"Action \d+: Search\[", row["messages"][-1]["content"]))),
 }
+
+
+def _queries(call: dict) -> int:
+    """A call, or as many as the queries of a batched search (`{"query": [...]}`, WebDancer)."""
+    arguments = call["function"]["arguments"]
+    query = (json.loads(arguments) if isinstance(arguments, str) else arguments).get("query")
+    return len(query) if isinstance(query, list) else 1
 
 
 def _sharegpt_calls(row: dict) -> int:
@@ -134,3 +141,23 @@ def test_search_r1s_own_example_comes_back_unchanged(run_cli, tmp_path, monkeypa
     assert code == 0, err
     exported = json.loads((tmp_path / "out.jsonl").read_text())
     assert exported["messages"] == json.loads(source.read_text())["messages"]
+
+
+def test_a_batched_search_whose_results_do_not_split_stays_one_declared_call(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYNTH_HOME", str(tmp_path / "home"))
+    row = json.loads((FIXTURES / "openai.jsonl").read_text().splitlines()[-1])
+    row["messages"][2]["content"] = "Germany won the 2014 World Cup, beating Argentina in the final."
+    path = tmp_path / "batch.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    code, _, err = run_cli("datasets", "import", str(path), "--format", "sft", "--name", "b")
+    assert code == 0, err
+    code, _, err = run_cli("export", "b", "--format", "sft", "--out", str(tmp_path / "sft.jsonl"))
+    call = json.loads((tmp_path / "sft.jsonl").read_text())["messages"][1]["tool_calls"]
+    assert (
+        code == 0
+        and len(call) == 1
+        and call[0]["function"]["arguments"]["query"]
+        == row["messages"][1]["tool_calls"][0]["function"]["arguments"]["query"]
+    )
+    code, _, err = run_cli("export", "b", "--format", "searchr1-sft", "--out", str(tmp_path / "r1.jsonl"))
+    assert code != 0 and "a batched search" in err and "malformed" not in err

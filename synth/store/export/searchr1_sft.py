@@ -95,6 +95,8 @@ def _action(call: ToolCall, result: str | None) -> str:
         and len(arguments["query_list"]) == 1
     ):
         value = arguments["query_list"][0]
+    if name == "search" and isinstance(value, list):
+        raise Unsupported("a batched search (several queries in one call; Search-R1 searches one at a time)")
     if not isinstance(value, str):
         raise Unsupported(f"malformed {name} call")
     if name == "answer":

@@ -16,6 +16,7 @@ from typing import Any
 from synth.schemas import ChatMessage, FunctionCall, ToolCall
 from synth.store.export.chatml import TOOLS_HEADING
 from synth.store.imports.base import Parsed, Rollout, RowError, first_user, require
+from synth.store.imports.dialects import unbatch
 from synth.store.imports.messages import decoded, tools_list
 
 _CALL = re.compile(r"<tool_call>\n?(.*?)\n?</tool_call>", re.DOTALL)
@@ -142,6 +143,7 @@ def parse(row: dict[str, Any]) -> Parsed:
     if not isinstance(raw, list) or not raw:
         raise RowError("`messages` must be a non-empty list of messages")
     messages, tools = convert(raw)
+    messages = unbatch(messages)
     if not tools and row.get("tools") is not None:
         tools = tools_list(row["tools"])
     return Parsed(first_user(messages), [Rollout(messages, tools, id=row.get("trajectory_id"))])

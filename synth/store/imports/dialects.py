@@ -146,3 +146,59 @@ def expand(messages: list[ChatMessage]) -> tuple[list[ChatMessage], list[dict]]:
         expanded += turns
         tools.update({tool["function"]["name"]: tool for tool in dialect.tools})
     return expanded, list(tools.values())
+
+
+_SEPARATOR = re.compile(r"\n\s*={3,}\s*\n")
+"""Between the results of the queries of one batched search (WebDancer's tool output)."""
+
+
+def unbatch(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """A `search` call with a list of queries (`{"query": ["a", "b"]}`, as WebDancer writes) becomes one
+    call per query when its result splits into as many parts (at `=======` lines); otherwise it stays
+    one declared batch call, which the formats that hold one query per search name when they skip it."""
+    out: list[ChatMessage] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        results = []
+        while index < len(messages) and messages[index].role == "tool":
+            results.append(messages[index])
+            index += 1
+        if message.role != "assistant" or not message.tool_calls:
+            out += [message, *results]
+            continue
+        calls, answered = [], []
+        for call in message.tool_calls:
+            result = next((r for r in results if r.tool_call_id == call.id), None)
+            queries = _batched(call)
+            parts = _SEPARATOR.split(result.content or "") if result is not None and queries else []
+            if queries and len(parts) == len(queries):
+                for number, (query, part) in enumerate(zip(queries, parts)):
+                    one = ToolCall(
+                        id=f"{call.id}_{number}",
+                        function=FunctionCall(name=call.function.name, arguments=json.dumps({"query": query})),
+                    )
+                    calls.append(one)
+                    answered.append(ChatMessage(role="tool", tool_call_id=one.id, content=part.strip()))
+            else:
+                calls.append(call)
+                answered += [result] if result is not None else []
+        answered += [
+            r for r in results if r not in answered and not any(r.tool_call_id == c.id for c in message.tool_calls)
+        ]
+        out += [message.model_copy(update={"tool_calls": calls}), *answered]
+    return out
+
+
+def _batched(call: ToolCall) -> list[str] | None:
+    if call.function.name != "search":
+        return None
+    try:
+        arguments = json.loads(call.function.arguments)
+    except json.JSONDecodeError:
+        return None
+    queries = arguments.get("query") if isinstance(arguments, dict) else None
+    if isinstance(queries, list) and len(queries) > 1 and all(isinstance(query, str) for query in queries):
+        return queries
+    return None

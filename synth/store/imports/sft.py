@@ -7,12 +7,12 @@ tokens, ReAct) are read into tool calls (`synth.store.imports.dialects`)."""
 from typing import Any
 
 from synth.store.imports.base import Parsed, Rollout, first_user, require
-from synth.store.imports.dialects import expand
+from synth.store.imports.dialects import expand, unbatch
 from synth.store.imports.messages import chat_messages, tools_list
 
 
 def parse(row: dict[str, Any]) -> Parsed:
-    messages, dialect_tools = expand(chat_messages(require(row, "messages")))
+    messages, dialect_tools = expand(unbatch(chat_messages(require(row, "messages"))))
     tools = tools_list(row.get("tools"))
     if not tools and row.get("functions") is not None:  # the pre-`tools` OpenAI shape: bare function schemas
         tools = [{"type": "function", "function": function} for function in tools_list(row["functions"])]
