@@ -31,6 +31,7 @@ from synth.config import FrozenConfig
 from synth.contract.contracts import ContractName
 from synth.errors import ConfigError, NotFoundError
 from synth.matching import match_answer
+from synth.recipes import RECIPES
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
@@ -124,10 +125,7 @@ class CurateRecipe(Recipe[Config]):
     `panel.enabled`, publish with the source as parent."""
 
     name = "curate"
-    description = (
-        "Run synth's checks, solver panel and labels on a published version or an imported file; "
-        "publish what passes as a new version whose parent is the source."
-    )
+    description = RECIPES["curate"].description  # one wording: `synth recipes` lists it without importing
     Config = Config
 
     @cached_property

@@ -47,6 +47,7 @@ from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.kg.graph import KnowledgeGraph
 from synth.matching import normalize_answer
+from synth.recipes import RECIPES
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
@@ -137,7 +138,7 @@ class MultihopRecipe(Recipe[Config]):
     `distill` (teacher rollouts on one shard of the labeled items) and `add_distillation`."""
 
     name = "multihop"
-    description = "Walk the knowledge graph and build multi-hop questions whose answer is unique in the graph."
+    description = RECIPES["multihop"].description  # one wording: `synth recipes` lists it without importing
     Config = Config
 
     @cached_property

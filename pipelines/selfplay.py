@@ -46,6 +46,7 @@ from synth.config import FrozenConfig
 from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.llm.types import is_model_failure
+from synth.recipes import RECIPES
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
@@ -153,10 +154,7 @@ class SelfplayRecipe(Recipe[Config]):
     No panel shards: the solvers run inside each round, since the curriculum needs their results."""
 
     name = "selfplay"
-    description = (
-        "A proposer agent searches the corpus and writes questions for target answers; RAG-verified, "
-        "tried by a solver panel, kept in a difficulty band; rounds adapt the search depth."
-    )
+    description = RECIPES["selfplay"].description  # one wording: `synth recipes` lists it without importing
     Config = Config
 
     def rounds(self) -> int:
