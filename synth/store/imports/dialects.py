@@ -165,29 +165,30 @@ def unbatch(messages: list[ChatMessage]) -> list[ChatMessage]:
         while index < len(messages) and messages[index].role == "tool":
             results.append(messages[index])
             index += 1
-        if message.role != "assistant" or not message.tool_calls:
-            out += [message, *results]
+        if message.role != "assistant" or not any(_batched(call) for call in message.tool_calls or []):
+            out += [message, *results]  # untouched: nothing batched (call ids may repeat; order is kept)
             continue
-        calls, answered = [], []
+        calls, answered, unused = [], [], list(results)
         for call in message.tool_calls:
-            result = next((r for r in results if r.tool_call_id == call.id), None)
+            result = next((r for r in unused if r.tool_call_id == call.id), None)
+            if result is not None:
+                unused.remove(result)
             queries = _batched(call)
             parts = _SEPARATOR.split(result.content or "") if result is not None and queries else []
             if queries and len(parts) == len(queries):
                 for number, (query, part) in enumerate(zip(queries, parts)):
                     one = ToolCall(
                         id=f"{call.id}_{number}",
-                        function=FunctionCall(name=call.function.name, arguments=json.dumps({"query": query})),
+                        function=FunctionCall(
+                            name=call.function.name, arguments=json.dumps({"query": query}, ensure_ascii=False)
+                        ),
                     )
                     calls.append(one)
                     answered.append(ChatMessage(role="tool", tool_call_id=one.id, content=part.strip()))
             else:
                 calls.append(call)
                 answered += [result] if result is not None else []
-        answered += [
-            r for r in results if r not in answered and not any(r.tool_call_id == c.id for c in message.tool_calls)
-        ]
-        out += [message.model_copy(update={"tool_calls": calls}), *answered]
+        out += [message.model_copy(update={"tool_calls": calls}), *answered, *unused]
     return out
 
 

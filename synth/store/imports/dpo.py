@@ -11,6 +11,7 @@ from typing import Any
 
 from synth.schemas import ChatMessage
 from synth.store.imports.base import Parsed, Rollout, first_user, require
+from synth.store.imports.dialects import expand, unbatch
 from synth.store.imports.messages import chat_messages, tools_list
 
 
@@ -26,13 +27,20 @@ def _side(row: dict[str, Any], key: str, role: str) -> list[ChatMessage]:
     return chat_messages(value, key)
 
 
+def _conversation(prompt: list[ChatMessage], side: list[ChatMessage]) -> tuple[list[ChatMessage], list[dict]]:
+    """Prompt and one side, with text calls in a known dialect and batched searches read as calls."""
+    return expand(unbatch(prompt + side))
+
+
 def parse(row: dict[str, Any]) -> Parsed:
     prompt = _side(row, "prompt", "user")
     tools = tools_list(row.get("tools"))
-    chosen = Rollout(prompt + _side(row, "chosen", "assistant"), tools, id=row.get("chosen_id"), correct=True)
+    chosen_messages, chosen_tools = _conversation(prompt, _side(row, "chosen", "assistant"))
+    rejected_messages, rejected_tools = _conversation(prompt, _side(row, "rejected", "assistant"))
+    chosen = Rollout(chosen_messages, tools or chosen_tools, id=row.get("chosen_id"), correct=True)
     rejected = Rollout(
-        prompt + _side(row, "rejected", "assistant"),
-        tools,
+        rejected_messages,
+        tools or rejected_tools,
         id=row.get("rejected_id"),
         selected=False,
         reject_reason="incorrect",
