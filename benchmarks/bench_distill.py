@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 from bench_panel import make_items  # noqa: E402
-from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
-from synth.generators.guidance import path_guidance  # noqa: E402
 
 from synth.flows_file import declared_models  # noqa: E402
+from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
+from synth.generators.guidance import path_guidance  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.base import LLMBackend  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402

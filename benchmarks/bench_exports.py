@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import peak_rss_mib  # noqa: E402
-from synth.schemas import ChatMessage, FunctionCall, Hop, Item, Provenance, ToolCall, Trajectory  # noqa: E402
 
 from synth.contract import portable  # noqa: E402
+from synth.schemas import ChatMessage, FunctionCall, Hop, Item, Provenance, ToolCall, Trajectory  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.catalog import Catalog  # noqa: E402
 from synth.store.export import export_version  # noqa: E402

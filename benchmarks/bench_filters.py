@@ -18,6 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib  # noqa: E402
+
+from synth.evalsets import BenchmarkItem  # noqa: E402
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter  # noqa: E402
 from synth.filters.dedup import ExactDedupFilter  # noqa: E402
 from synth.filters.format import FormatFilter  # noqa: E402
@@ -26,10 +28,8 @@ from synth.filters.near_dup import NearDupConfig, NearDupFilter  # noqa: E402
 from synth.filters.shortcut import ShortcutFilter  # noqa: E402
 from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
-from synth.pipelines.multihop import Config  # noqa: E402
-
-from synth.evalsets import BenchmarkItem  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
+from synth.pipelines.multihop import Config  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 

@@ -61,7 +61,6 @@ def synthetic_graph(folder: Path, edges: int, seed: int = 0) -> Path:
 def child_load_and_walk(path: str, walks: int) -> None:
     """In a fresh process: load the graph, walk, print JSON figures."""
     from synth.generators.kg_walk import RandomWalker, WalkConfig
-
     from synth.kg.snapshot import load_kg
 
     baseline = peak_rss_mib()

@@ -15,15 +15,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib  # noqa: E402
+
 from synth.filters.base import FilterChain  # noqa: E402
 from synth.filters.dedup import ExactDedupFilter  # noqa: E402
 from synth.filters.format import FormatFilter  # noqa: E402
 from synth.filters.leakage import LeakageFilter  # noqa: E402
 from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
-from synth.pipelines.multihop import Config  # noqa: E402
-
 from synth.kg.snapshot import load_snapshot  # noqa: E402
+from synth.pipelines.multihop import Config  # noqa: E402
 from synth.search.corpus import KGCorpus  # noqa: E402
 
 

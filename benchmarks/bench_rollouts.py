@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "llm"))
 
 from fault_server import FaultServer  # noqa: E402
-from synth.schemas import Document  # noqa: E402
 
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.openai_http import OpenAICompatibleBackend  # noqa: E402
+from synth.schemas import Document  # noqa: E402
 from synth.search.agent import ANSWERING, SearchAgent  # noqa: E402
 from synth.search.budget import AgentBudget  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
@@ -149,7 +149,6 @@ async def lockstep_run(agent: SearchAgent, questions: list[tuple[str, int]]) -> 
     """The agent loop as it was before rollouts became independent: every unfinished rollout's
     next turn in one batch, the next batch only when the whole batch is answered (same requests)."""
     from synth.schemas import ChatMessage
-
     from synth.search.agent import Rollout
 
     task = agent.task

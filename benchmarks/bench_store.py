@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from _measure import peak_rss_mib, timed  # noqa: E402
-from synth.schemas import Constraint, Cue, Hop, Item, Provenance, Step  # noqa: E402
 
+from synth.schemas import Constraint, Cue, Hop, Item, Provenance, Step  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.arrow_schema import to_row  # noqa: E402
 from synth.store.export import export_version  # noqa: E402

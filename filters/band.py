@@ -7,11 +7,11 @@ that set the label.
 """
 
 from pydantic import Field, model_validator
+
+from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
 from synth.filters.consensus import search_success
 from synth.schemas import DifficultyLabel, Item
-
-from synth.config import FrozenConfig
 
 
 class BandConfig(FrozenConfig):

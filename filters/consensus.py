@@ -21,12 +21,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
 from pydantic import Field
-from synth.filters.base import CheckResult, Filter
-from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
 
 from synth.config import FrozenConfig
+from synth.filters.base import CheckResult, Filter
 from synth.llm.types import is_model_failure
 from synth.matching import normalize_answer
+from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
 
 
 class Thresholds(FrozenConfig):

@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import Field
-from synth.filters.base import CheckResult, Filter
-from synth.schemas import FilterVerdict, Item
 
 from synth.config import FrozenConfig
 from synth.evalsets import BenchmarkItem, load_benchmark
+from synth.filters.base import CheckResult, Filter
 from synth.matching import normalize_answer
+from synth.schemas import FilterVerdict, Item
 from synth.search.similar import QuestionIndex
 
 

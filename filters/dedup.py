@@ -4,9 +4,8 @@ Near-duplicate removal (MinHash or embeddings) and dedup against earlier version
 """
 
 from synth.filters.base import CheckResult, Filter
-from synth.schemas import Item
-
 from synth.matching import normalize_answer
+from synth.schemas import Item
 
 
 class ExactDedupFilter(Filter):

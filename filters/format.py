@@ -7,10 +7,10 @@ and benchmark questions often are).
 import re
 
 from pydantic import Field
-from synth.filters.base import CheckResult, Filter
-from synth.schemas import Item
 
 from synth.config import FrozenConfig
+from synth.filters.base import CheckResult, Filter
+from synth.schemas import Item
 
 _REQUEST = re.compile(r"^(?:Name|Identify|Give|State|List) ")
 

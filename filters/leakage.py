@@ -14,10 +14,9 @@ import re
 from collections.abc import Callable
 
 from synth.filters.base import CheckResult, Filter
-from synth.schemas import Item
-
 from synth.kg.names import NameOverlap, sequences_of, shared_words
 from synth.matching import normalize_answer
+from synth.schemas import Item
 
 
 def mentions(text: str, name: str) -> bool:

@@ -15,11 +15,11 @@ name, so word overlap alone would call distinct questions duplicates.
 from collections.abc import Iterable, Sequence
 
 from pydantic import Field
-from synth.filters.base import CheckResult, Filter
-from synth.schemas import FilterVerdict, Item
 
 from synth.config import FrozenConfig
+from synth.filters.base import CheckResult, Filter
 from synth.matching import normalize_answer
+from synth.schemas import FilterVerdict, Item
 
 
 class NearDupConfig(FrozenConfig):

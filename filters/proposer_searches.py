@@ -9,9 +9,8 @@ itself is the leakage filter's job (`answer_in_question`).
 
 from synth.filters.base import CheckResult, Filter
 from synth.filters.leakage import mentions
-from synth.schemas import Item
-
 from synth.matching import normalize_answer
+from synth.schemas import Item
 
 
 class ProposerSearchFilter(Filter):

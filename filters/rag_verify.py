@@ -14,12 +14,12 @@ import random
 from collections.abc import Sequence
 
 from pydantic import Field
-from synth.filters.base import CheckResult, Filter
-from synth.schemas import Document, FilterVerdict, Item
 
 from synth.config import FrozenConfig
+from synth.filters.base import CheckResult, Filter
 from synth.llm.client import LLMClient
 from synth.matching import match_answer
+from synth.schemas import Document, FilterVerdict, Item
 from synth.search.budget import AgentBudget
 from synth.search.tools import SearchTools
 from synth.solving.solvers import ModelSolver, item_seed

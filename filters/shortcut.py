@@ -10,11 +10,11 @@ threshold can be revisited with SQL instead of a rerun.
 from collections.abc import Sequence
 
 from pydantic import Field
+
+from synth.config import FrozenConfig
 from synth.filters.base import Filter
 from synth.filters.leakage import mentions
 from synth.schemas import FilterVerdict, Item
-
-from synth.config import FrozenConfig
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever
 from synth.search.world import RetrieverChoice

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, model_validator
-from synth.generators.guidance import Guidance, remove_hint_dependence
-from synth.schemas import Item, Trajectory
 
 from synth.config import FrozenConfig
+from synth.generators.guidance import Guidance, remove_hint_dependence
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
+from synth.schemas import Item, Trajectory
 from synth.search.agent import Rollout, SearchAgent
 from synth.search.budget import TEACHER_AGENT, AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools

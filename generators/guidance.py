@@ -13,10 +13,9 @@ import re
 from dataclasses import dataclass
 
 from synth.filters.leakage import mentions
-from synth.schemas import ChatMessage, Item
-
 from synth.llm.client import LLMClient
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+from synth.schemas import ChatMessage, Item
 
 _ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -13,10 +13,10 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
-from synth.schemas import Hop
 
 from synth.config import FrozenConfig
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.schemas import Hop
 
 
 class WalkConfig(FrozenConfig):

@@ -19,14 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
+
 from synth.filters.leakage import LeakageFilter, mentions
 from synth.generators.rephrase_judge import Equivalence, RephraseJudge
-from synth.schemas import Item
-
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
+from synth.schemas import Item
 
 STAGE = "verbalize"
 MIN_CONTENT_RECALL = 0.6

@@ -12,10 +12,9 @@ from synth.generators.base import Generator, Rejection
 from synth.generators.kg_walk import RandomWalker, WalkConfig
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
-from synth.schemas import Cue, Item, Provenance
-
 from synth.hashing import content_hash
 from synth.kg.graph import KnowledgeGraph
+from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
 RECIPE = "multihop"

@@ -10,11 +10,11 @@ that passed the textual checks; a "no", or a reply that is no verdict, keeps the
 """
 
 from pydantic import BaseModel, Field
-from synth.schemas import Item
 
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
+from synth.schemas import Item
 
 STAGE = "rephrase_judge"
 SYSTEM = (

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from pydantic import Field
-from synth.generators.kg_walk import Walk
-from synth.schemas import Constraint, Fact, Hop, Step
 
 from synth.config import FrozenConfig
+from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.names import NameOverlap
+from synth.schemas import Constraint, Fact, Hop, Step
 
 
 class ConstructConfig(FrozenConfig):

@@ -17,13 +17,13 @@ import re
 from dataclasses import dataclass
 
 from pydantic import Field, model_validator
-from synth.generators.base import Rejection
-from synth.schemas import Item, Provenance, Trajectory
 
 from synth.config import FrozenConfig
+from synth.generators.base import Rejection
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.matching import normalize_answer
+from synth.schemas import Item, Provenance, Trajectory
 from synth.search.agent import AgentTask, Demonstration, Rollout, SearchAgent
 from synth.search.budget import PROPOSER_AGENT, AgentBudget, nest_agent_keys
 from synth.search.corpus import Corpus

@@ -22,13 +22,13 @@ import random
 from dataclasses import dataclass
 
 import numpy as np
-from synth.generators import grammar
-from synth.schemas import Constraint, Fact, Step
 
+from synth.generators import grammar
 from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
 from synth.kg.names import sequences_of, token_sequences
 from synth.kg.types import EntityTypes
+from synth.schemas import Constraint, Fact, Step
 
 SAMPLE = 24
 """Entities of a described set whose nouns are compared (the set's noun is the one they share)."""

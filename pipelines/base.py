@@ -20,6 +20,13 @@ from functools import cache
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import TypeAdapter
+
+from synth.config import FrozenConfig
+from synth.llm.accounting import Ledger
+from synth.llm.base import LLMBackend
+from synth.llm.models import BUILTIN_MODELS, ModelSpec
+from synth.llm.session import LLMSession
+from synth.progress import Progress
 from synth.schemas import (
     DifficultyLabel,
     FilterVerdict,
@@ -29,13 +36,6 @@ from synth.schemas import (
     SolverAttempt,
     Trajectory,
 )
-
-from synth.config import FrozenConfig
-from synth.llm.accounting import Ledger
-from synth.llm.base import LLMBackend
-from synth.llm.models import BUILTIN_MODELS, ModelSpec
-from synth.llm.session import LLMSession
-from synth.progress import Progress
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.health import healthy

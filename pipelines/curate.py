@@ -10,11 +10,16 @@ read back (`synth datasets show`, `synth sql "select * from verdicts where not k
 """
 
 from collections import Counter
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
+
+from synth.config import FrozenConfig
+from synth.contract.contracts import ContractName
+from synth.errors import ConfigError, NotFoundError
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
@@ -23,18 +28,15 @@ from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
+from synth.matching import match_answer
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
-from synth.schemas import DatasetVersion, Document, FilterVerdict, FunnelStage, Item, Trajectory
-
-from synth.config import FrozenConfig
-from synth.contract.contracts import ContractName
-from synth.errors import ConfigError, NotFoundError
-from synth.matching import match_answer
 from synth.recipes import RECIPES
+from synth.schemas import DatasetVersion, Document, FilterVerdict, FunnelStage, Item, Trajectory
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
+from synth.settings import Settings
 from synth.solving.panel import PanelConfig, SolverSpec
 from synth.store.catalog import Catalog
 from synth.store.imports import FORMATS, read_source
@@ -263,21 +265,24 @@ class CurateRecipe(Recipe[Config]):
         )
 
 
+@dataclass
 class _Source:
-    """The items and trajectories to curate, from a published version or a file."""
+    """The items and trajectories to curate, from a published version (`version`) or a file."""
 
-    def __init__(self, describe: str, items, trajectories, parent=None, version: DatasetVersion | None = None):
-        self.describe, self.items, self.trajectories, self.parent = describe, items, trajectories, parent
-        self.version, self.notes = version, {}
+    describe: str
+    items: list[Item]
+    trajectories: list[Trajectory]
+    settings: Settings
+    version: DatasetVersion | None = None
+    notes: dict = field(default_factory=dict)
 
     @classmethod
-    def open(cls, settings, config: Config) -> "_Source":
+    def open(cls, settings: Settings, config: Config) -> "_Source":
         path = Path(config.source).expanduser()
         if path.is_file():
             built, notes = read_source(path, config.file_format, config.fields, config.strict)
-            source = cls(f"file {path.name}", built.items, built.trajectories)
-            source.notes = {"source_file": str(path.resolve()), "source_format": config.file_format, **notes}
-            return source
+            notes = {"source_file": str(path.resolve()), "source_format": config.file_format, **notes}
+            return cls(f"file {path.name}", built.items, built.trajectories, settings, notes=notes)
         try:
             with Catalog.open(settings, read_only=True) as catalog:
                 version = catalog.resolve(config.source)
@@ -287,9 +292,12 @@ class _Source:
             ) from None
         items = list(iter_records(settings, version, "items"))
         trajectories = list(iter_records(settings, version, "trajectories"))
-        source = cls(version.ref, items, trajectories, parent=version.ref, version=version)
-        source.settings = settings
-        return source
+        return cls(version.ref, items, trajectories, settings, version=version)
+
+    @property
+    def parent(self) -> str | None:
+        """The version curated (a file has none: its path is in the summary)."""
+        return self.version.ref if self.version is not None else None
 
     @property
     def models(self) -> dict[str, str]:

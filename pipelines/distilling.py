@@ -12,7 +12,6 @@ from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
 from synth.pipelines.base import DistillShard, RecipeResult, RunContext
 from synth.schemas import Item
-
 from synth.search.tools import SearchTools
 from synth.solving.rejection import distill_statistics, judge_rollouts
 

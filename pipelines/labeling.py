@@ -13,7 +13,6 @@ from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
 from synth.pipelines.base import RunContext
 from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
-
 from synth.search.tools import SearchTools
 from synth.solving.answer_judge import AnswerJudge
 from synth.solving.panel import Panel, PanelConfig

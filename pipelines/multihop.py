@@ -12,6 +12,10 @@ from functools import cached_property
 from typing import Literal
 
 from pydantic import Field, field_validator
+
+from synth.config import FrozenConfig
+from synth.contract.contracts import ContractName
+from synth.errors import ConfigError
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, pass_rates
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
@@ -29,6 +33,8 @@ from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
+from synth.kg.graph import KnowledgeGraph
+from synth.matching import normalize_answer
 from synth.pipelines.base import (
     Construction,
     DistillShard,
@@ -40,14 +46,8 @@ from synth.pipelines.base import (
 )
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
-from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
-
-from synth.config import FrozenConfig
-from synth.contract.contracts import ContractName
-from synth.errors import ConfigError
-from synth.kg.graph import KnowledgeGraph
-from synth.matching import normalize_answer
 from synth.recipes import RECIPES
+from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World

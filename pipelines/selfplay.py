@@ -17,6 +17,10 @@ from functools import cached_property
 from pathlib import Path
 
 from pydantic import Field, model_validator
+
+from synth.config import FrozenConfig
+from synth.contract.contracts import ContractName
+from synth.errors import ConfigError
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain, add_stages
 from synth.filters.consensus import ConsensusConfig, search_success
@@ -30,6 +34,7 @@ from synth.filters.rag_verify import RAGConfig, RAGVerifier
 from synth.generators.curriculum import CurriculumConfig, next_searches
 from synth.generators.distill import DistillConfig
 from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
+from synth.llm.types import is_model_failure
 from synth.pipelines.base import (
     Construction,
     DistillShard,
@@ -40,13 +45,8 @@ from synth.pipelines.base import (
 )
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
-from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
-
-from synth.config import FrozenConfig
-from synth.contract.contracts import ContractName
-from synth.errors import ConfigError
-from synth.llm.types import is_model_failure
 from synth.recipes import RECIPES
+from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World

@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
+
 from synth.schemas.base import JsonDict, NonBlank, Record
 
 VersionStatus = Literal["pending", "published", "failed"]

@@ -3,6 +3,7 @@
 from typing import Literal
 
 from pydantic import Field, model_validator
+
 from synth.schemas.base import JsonDict, NonBlank, Record, SnakeCase
 
 Direction = Literal["forward", "inverse"]

@@ -8,6 +8,7 @@ and call ids need not be unique within a trajectory.
 from typing import Literal
 
 from pydantic import Field, model_validator
+
 from synth.schemas.base import JsonDict, NonBlank, Record, SnakeCase
 from synth.schemas.solving import Usage
 

@@ -1,6 +1,7 @@
 """What a filter decided about an item, and why."""
 
 from pydantic import model_validator
+
 from synth.schemas.base import JsonDict, NonBlank, Record, SnakeCase
 
 

@@ -1,6 +1,7 @@
 """The world agents search: knowledge-graph entities, relations and triples, and corpus documents."""
 
 from pydantic import Field
+
 from synth.schemas.base import NonBlank, Record
 
 

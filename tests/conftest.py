@@ -34,7 +34,6 @@ netguard.install()
 
 
 from synth.schemas import Constraint, Hop, Item, Provenance, Step  # noqa: E402
-
 from synth.settings import Settings  # noqa: E402
 
 

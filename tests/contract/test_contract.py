@@ -4,13 +4,13 @@ reward finds in either finishing style, and trajectories rendered across contrac
 import json
 
 import pytest
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract import CONTRACTS, portable
 from synth.contract.contracts import SEARCHR1, SYNTH, SYNTH_ANSWER_TOOL, VERL_SEARCH
 from synth.contract.observations import parse_search
 from synth.contract.render import Unrenderable, render
 from synth.matching import plain_variants
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 DOCS = [
     {"id": "a#0", "title": "Alpha", "text": "Alpha was directed by Ann.\nA second line."},

@@ -1,4 +1,5 @@
 import pytest
+
 from synth.filters.base import FilterChain
 from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter

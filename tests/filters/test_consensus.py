@@ -1,6 +1,7 @@
 """Consensus rules and difficulty label boundaries, from hand-made attempts."""
 
 import pytest
+
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter, Thresholds, label, pass_rates
 from synth.schemas import SolverAttempt

@@ -5,14 +5,14 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from synth.errors import ConfigError, NotFoundError
+from synth.evalsets import load_benchmark
 from synth.filters.base import FilterChain
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.shortcut import ShortcutFilter
 from synth.schemas import Document, Hop
-
-from synth.errors import ConfigError, NotFoundError
-from synth.evalsets import load_benchmark
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 

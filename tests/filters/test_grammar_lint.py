@@ -1,6 +1,7 @@
 """The grammar lint flags the constructions seen in earlier template questions, and not good text."""
 
 import pytest
+
 from synth.filters.grammar_lint import PATTERNS, lint
 
 

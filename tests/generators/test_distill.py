@@ -4,15 +4,15 @@ protocols, guided runs with the hint removed, and cache reuse on a rerun."""
 import asyncio
 
 import pytest
-from synth.generators.distill import DistillConfig, Teacher
-from synth.generators.guidance import leaks, path_guidance
-from synth.schemas import ChatMessage, Document, FunctionCall, Hop, ToolCall, Trajectory
 
 from synth.contract import get_contract
+from synth.generators.distill import DistillConfig, Teacher
+from synth.generators.guidance import leaks, path_guidance
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import Completion, LLMFailure
+from synth.schemas import ChatMessage, Document, FunctionCall, Hop, ToolCall, Trajectory
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools

@@ -4,14 +4,14 @@ import random
 from pathlib import Path
 
 import pytest
+
 from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
-from synth.schemas import Constraint, Entity, Fact, Hop, Relation, Step, Triple
-
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.snapshot import load_snapshot
+from synth.schemas import Constraint, Entity, Fact, Hop, Relation, Step, Triple
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_kg"
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain
 from synth.filters.dedup import ExactDedupFilter
@@ -16,11 +17,10 @@ from synth.filters.proposer_searches import ProposerSearchFilter
 from synth.filters.rag_verify import RAGConfig, RAGVerifier
 from synth.generators.curriculum import CurriculumConfig, next_searches
 from synth.generators.selfplay import Proposer, ProposerConfig, Target, TargetConfig, eligible_targets, sample_targets
-from synth.schemas import DifficultyLabel, FunctionCall, PassRate, ToolCall
-
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import Completion
+from synth.schemas import DifficultyLabel, FunctionCall, PassRate, ToolCall
 from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools

@@ -3,10 +3,10 @@
 import random
 
 import networkx as nx
-from synth.generators.kg_walk import RandomWalker, WalkConfig
-from synth.schemas import Entity, Relation, Step
 
+from synth.generators.kg_walk import RandomWalker, WalkConfig
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.schemas import Entity, Relation, Step
 
 TRIPLES = [("b", "r1", "c"), ("a", "r1", "c"), ("a", "r2", "b"), ("a", "r1", "c"), ("c", "r2", "a"), ("a", "r1", "b")]
 

@@ -6,7 +6,6 @@ import multiprocessing
 
 import pytest
 from pydantic import BaseModel
-from synth.schemas import FunctionCall, ToolCall
 
 from synth.llm.accounting import Budget, Ledger, Price
 from synth.llm.cache import ResponseCache
@@ -14,6 +13,7 @@ from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend, dry_run_reply
 from synth.llm.structured import Structured, StructuredFailure, complete_structured
 from synth.llm.types import ChatRequest, Completion, LLMFailure, SamplingParams
+from synth.schemas import FunctionCall, ToolCall
 
 
 def ask(text: str, **changes) -> ChatRequest:

@@ -112,7 +112,6 @@ def test_the_embedded_teacher_distills_well_formed_trajectories(embedded, tmp_pa
     protocol; every rollout ends for a known reason and is stored as an OpenAI-shaped record."""
     from synth.generators.distill import DistillConfig, Teacher
     from synth.schemas import Document
-
     from synth.search.corpus import Corpus
     from synth.search.retrieval import BM25Retriever
     from synth.search.tools import SearchTools
@@ -150,7 +149,6 @@ def test_the_embedded_model_proposes_and_verifies_selfplay_questions(embedded, t
 
     from synth.filters.rag_verify import RAGConfig, RAGVerifier
     from synth.generators.selfplay import Proposer, ProposerConfig, TargetConfig, eligible_targets
-
     from synth.search.corpus import Corpus
     from synth.search.retrieval import BM25Retriever
     from synth.search.tools import SearchTools

@@ -4,11 +4,11 @@
 import random
 
 from pydantic import Field
-from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
-from synth.schemas import FunnelStage, Item, Provenance, SolverAttempt
 
 from synth.config import FrozenConfig
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
+from synth.schemas import FunnelStage, Item, Provenance, SolverAttempt
 
 
 class SumsConfig(FrozenConfig):

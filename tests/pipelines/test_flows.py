@@ -5,11 +5,11 @@ import json
 
 import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
-from synth.pipelines import multihop
-from synth.pipelines.flows import multihop_flow
 
 from synth.config import apply_params
 from synth.errors import SynthError
+from synth.pipelines import multihop
+from synth.pipelines.flows import multihop_flow
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
@@ -137,7 +137,6 @@ def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypat
 
 def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
     from synth.pipelines.flows import _model_tags
-
     from synth.runner import Run, RunRequest, open_run
 
     settings = Settings(home=tmp_path)
@@ -169,10 +168,10 @@ def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_f
 
 
 def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monkeypatch):
-    from synth.pipelines.flows import selfplay_flow
     from test_selfplay import ScriptedWorld, params
 
     import synth.llm.fake
+    from synth.pipelines.flows import selfplay_flow
 
     monkeypatch.setattr(synth.llm.fake, "dry_run_reply", ScriptedWorld("alternate"))
     result = selfplay_flow(config=apply_params({}, params()), dataset="sp", llm="fake", home=str(tmp_path))

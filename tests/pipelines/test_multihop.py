@@ -1,8 +1,8 @@
 """The multihop recipe on the bundled graph, checked by routines independent of the generator's code."""
 
 import pytest
-from synth.filters.leakage import mentions
 
+from synth.filters.leakage import mentions
 from synth.generate import generate
 from synth.kg.snapshot import load_snapshot
 from synth.search.corpus import KGCorpus

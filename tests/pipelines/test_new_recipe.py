@@ -6,10 +6,10 @@ import json
 import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from sums_recipe import SumsRecipe
-from synth.pipelines.flows import flow_for
 
 from synth.generate import generate
 from synth.llm.fake import ScriptedBackend
+from synth.pipelines.flows import flow_for
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

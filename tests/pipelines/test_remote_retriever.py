@@ -80,7 +80,6 @@ def test_the_selfplay_proposer_searching_a_remote_retriever_proposes_what_it_pro
 
 def test_an_unreachable_retriever_fails_with_the_url_and_the_fix(tmp_path):
     from synth.schemas import Document
-
     from synth.search.corpus import Corpus
     from synth.search.remote import RemoteRetriever, RetrieverUnavailable
 

@@ -2,10 +2,10 @@
 publishes the same items as an uninterrupted run without redoing them."""
 
 import pytest
-from synth.pipelines import multihop
 
 from synth.config import apply_params
 from synth.generate import generate
+from synth.pipelines import multihop
 from synth.runner import RunRequest, open_run
 from synth.settings import Settings
 from synth.store.catalog import Catalog

@@ -1,5 +1,6 @@
 import pytest
 from pydantic import ValidationError
+
 from synth.schemas import ChatMessage, FilterVerdict, FunctionCall, PassRate, SolverAttempt, ToolCall, Trajectory
 
 

@@ -11,11 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from synth.schemas import Document, FunctionCall, ToolCall
-
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import ChatRequest, Completion
+from synth.schemas import Document, FunctionCall, ToolCall
 from synth.search.agent import SearchAgent
 from synth.search.budget import AgentBudget
 from synth.search.corpus import Corpus

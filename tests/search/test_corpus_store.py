@@ -5,9 +5,9 @@ import pickle
 import random
 
 import pytest
-from synth.schemas import Document, ToolCall
 
 from synth.errors import ConfigError
+from synth.schemas import Document, ToolCall
 from synth.search.corpus import Corpus
 from synth.search.corpus_store import BATCH_ROWS
 from synth.search.retrieval import BM25Retriever

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from synth.schemas import Document, FunctionCall, ToolCall
 
 from synth.errors import ConfigError
 from synth.kg.snapshot import load_snapshot
+from synth.schemas import Document, FunctionCall, ToolCall
 from synth.search.corpus import Corpus, KGCorpus, split_contents
 from synth.search.retrieval import BM25Retriever, DenseRetriever, HybridRetriever
 from synth.search.server import make_app

@@ -3,11 +3,11 @@
 import asyncio
 
 import pytest
-from synth.schemas import Document, Hop
 
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
+from synth.schemas import Document, Hop
 from synth.search.agent import DEMONSTRATION
 from synth.search.budget import PANEL_AGENT, AgentBudget
 from synth.search.corpus import Corpus

@@ -4,10 +4,10 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract.contracts import SYNTH
 from synth.errors import ConfigError, NotFoundError
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
 

@@ -7,9 +7,9 @@ import textwrap
 import time
 
 import pytest
-from synth.schemas import FilterVerdict, FunnelStage
 
 from synth.errors import ConfigError, NotFoundError
+from synth.schemas import FilterVerdict, FunnelStage
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version
 from synth.store.reader import iter_records

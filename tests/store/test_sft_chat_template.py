@@ -11,9 +11,9 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract.contracts import SYNTH
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
 

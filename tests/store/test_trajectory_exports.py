@@ -6,10 +6,10 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 from synth.contract.contracts import SYNTH, SYNTH_ANSWER_TOOL
 from synth.errors import ConfigError, NotFoundError
+from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.export.searchr1_sft import Unsupported, assistant_text, thought
