@@ -55,6 +55,10 @@ PROPOSAL = Final("propose", "question", "question")
 """A self-play proposer's result: the question it wrote."""
 
 
+UNKNOWN_RESULTS = "search results in an unknown format"
+"""Why a result no observation style parses cannot be re-rendered (an exporter may show it as recorded)."""
+
+
 def recorded_contract(trajectory: Trajectory) -> AgentContract | None:
     """The contract the agent ran under; None for imported trajectories (their own conventions)."""
     name = trajectory.metadata.get("contract")
@@ -214,10 +218,8 @@ class _Renderer:
         if self.source_style == self.target.observation:
             return text
         parsed = parse_search(text, self.source_style)
-        if parsed is None and self.source_style is None:
-            return text  # imported results in no style synth knows (ReAct, R1-Searcher): shown as the agent saw them
         if parsed is None:
-            raise Unrenderable("search results in an unknown format")
+            raise Unrenderable(UNKNOWN_RESULTS)
         style, results = parsed
         if style == self.target.observation:
             return text

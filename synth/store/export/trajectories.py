@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from synth.contract import AgentContract, get_contract
-from synth.contract.render import Conversation, Unrenderable, render
+from synth.contract.render import UNKNOWN_RESULTS, Conversation, Unrenderable, render
 from synth.errors import ConfigError, NotFoundError
 from synth.generators.selfplay import PROPOSING
 from synth.schemas import ChatMessage, Trajectory
@@ -55,12 +55,19 @@ class Skipped:
 
     reasons: Counter = field(default_factory=Counter)
     string_arguments: int = 0
+    as_recorded: int = 0
+    """Imported trajectories whose search results are in no style synth knows, exported as recorded."""
 
     def notes(self, what: str = "selected trajectories") -> list[str]:
         notes = []
         if self.reasons:
             listed = ", ".join(f"{reason}: {count}" for reason, count in self.reasons.most_common())
             notes.append(f"skipped {sum(self.reasons.values())} {what} that cannot be shown faithfully ({listed})")
+        if self.as_recorded:
+            notes.append(
+                f"{self.as_recorded} imported trajectories keep their own search results (in no style synth can "
+                "re-render, e.g. ReAct or R1-Searcher observations) and their own tools, as recorded"
+            )
         if self.string_arguments:
             notes.append(
                 f"{self.string_arguments} tool calls have malformed arguments, written as the strings the model "
@@ -94,6 +101,13 @@ def rendered(
         try:
             yield trajectory, render(trajectory, contract, question, user_prompt, proposer_system)
         except Unrenderable as reason:
+            if contract is not None and "source" in trajectory.metadata and str(reason) == UNKNOWN_RESULTS:
+                try:  # results from another engine: shown as the agent saw them, and said so in the notes
+                    yield trajectory, render(trajectory, None, question, user_prompt, proposer_system)
+                    skipped.as_recorded += 1
+                    continue
+                except Unrenderable as recorded:
+                    reason = recorded
             skipped.reasons[str(reason)] += 1
 
 
