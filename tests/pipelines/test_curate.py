@@ -4,7 +4,9 @@ benchmark, with and without the panel; failed runs imported as DPO negatives, ne
 import json
 
 import pytest
+from prefect.settings import PREFECT_API_URL, temporary_settings
 
+from synth.pipelines.flows import curate_flow
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
@@ -137,3 +139,13 @@ def test_a_failed_run_imports_as_a_rejected_trajectory_a_dpo_negative_and_never_
         assert ("Madrid" in exported) is present, fmt
     pair = json.loads((tmp_path / "dpo.jsonl").read_text().splitlines()[0])
     assert "Madrid" in json.dumps(pair["rejected"]) and "Madrid" not in json.dumps(pair["chosen"])
+
+
+def test_curation_runs_as_a_prefect_flow_like_the_other_recipes(imported, prefect_server, monkeypatch):
+    settings, benchmark = imported
+    monkeypatch.setenv("PREFECT_API_URL", prefect_server)
+    config = {"source": "imported@1", "contamination": {"benchmarks": [str(benchmark)]}}
+    with temporary_settings(updates={PREFECT_API_URL: prefect_server}):
+        result = curate_flow(config=config, dataset="flowed", home=str(settings.home))
+    assert result["ref"] == "flowed@1" and result["items"] == 6
+    assert curated(settings, "flowed").parent == "imported@1"
