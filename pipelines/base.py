@@ -243,6 +243,12 @@ class Recipe(ABC, Generic[C]):
     def __init__(self, config: C, context: RunContext):
         self.config, self.context = config, context
 
+    @classmethod
+    def pin(cls, config: C, settings: Settings) -> C:
+        """The config with its moving inputs made fixed (a dataset's newest version, a file's content)
+        before the run is named by it, so a rerun after they changed is a new run, not the old result."""
+        return config
+
     # rounds: a recipe that plays them returns how many; round i sees rounds 0..i-1
     def rounds(self) -> int:
         return 0

@@ -9,6 +9,7 @@ and a dropped item's verdict carries its question and answer, so what the curati
 read back (`synth datasets show`, `synth sql "select * from verdicts where not kept"`).
 """
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -77,6 +78,14 @@ class CurateFormat(FormatConfig):
     )
 
 
+class CurateNearDup(NearDupConfig):
+    against_earlier_versions: bool = Field(
+        default=False,
+        description="Also drop near-duplicates of items in earlier versions of the dataset curated into (off: a "
+        "new curation is the whole set again; name other datasets with `against`).",
+    )
+
+
 class Config(FrozenConfig):
     source: str | None = Field(
         default=None, description="What to curate: a published version (NAME or NAME@VERSION) or a file to import."
@@ -87,6 +96,10 @@ class Config(FrozenConfig):
     )
     fields: ImportFields = Field(
         default=ImportFields(), description="Where a source file's rows keep question, answers and outcome."
+    )
+    source_digest: str | None = Field(
+        default=None,
+        description="Content hash of a source file, set when the run starts: an edited file is a new run.",
     )
     strict: bool = Field(
         default=False,
@@ -109,7 +122,7 @@ class Config(FrozenConfig):
     retriever: RetrieverChoice = Field(default="bm25", description="The search of the panel and the shortcut check.")
     contract: ContractName = Field(default="synth", description="Agent contract the panel's agents run under.")
     format: CurateFormat = CurateFormat()
-    near_dup: NearDupConfig = NearDupConfig()
+    near_dup: CurateNearDup = CurateNearDup()
     contamination: ContaminationConfig = ContaminationConfig()
     shortcut: ShortcutConfig = ShortcutConfig()
     panel: CuratePanelConfig = CuratePanelConfig()
@@ -129,6 +142,22 @@ class CurateRecipe(Recipe[Config]):
     name = "curate"
     description = RECIPES["curate"].description  # one wording: `synth recipes` lists it without importing
     Config = Config
+
+    @classmethod
+    def pin(cls, config: Config, settings: Settings) -> Config:
+        """A dataset name becomes its newest version (NAME@V); a file gets its content hash."""
+        if config.source is None:
+            return config
+        path = Path(config.source).expanduser()
+        if path.is_file():
+            return config.model_copy(update={"source_digest": file_digest(path)})
+        if "@" not in config.source:
+            with Catalog.open(settings, read_only=True) as catalog:
+                try:
+                    return config.model_copy(update={"source": catalog.resolve(config.source).ref})
+                except NotFoundError:
+                    return config  # said when the source is read, with what to give instead
+        return config
 
     @cached_property
     def source(self) -> "_Source":
@@ -280,6 +309,10 @@ class _Source:
     def open(cls, settings: Settings, config: Config) -> "_Source":
         path = Path(config.source).expanduser()
         if path.is_file():
+            if config.source_digest is not None and file_digest(path) != config.source_digest:
+                raise ConfigError(
+                    f"curate source {path} changed since this run started; run the command again for a new run"
+                )
             built, notes = read_source(path, config.file_format, config.fields, config.strict)
             notes = {"source_file": str(path.resolve()), "source_format": config.file_format, **notes}
             return cls(f"file {path.name}", built.items, built.trajectories, settings, notes=notes)
@@ -315,6 +348,14 @@ class _Source:
             table: [record for record in iter_records(self.settings, self.version, table) if record.item_id in kept]
             for table in ("attempts", "labels")
         }
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _questions(settings, ref: str) -> list[tuple[str, str, list[str]]]:

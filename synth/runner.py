@@ -98,7 +98,7 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
     dataset = validate_dataset_name(request.dataset or recipe.name)
     if request.shard_size < 1:
         raise ConfigError(f"shard size must be at least 1, got {request.shard_size}")
-    config = build_config(recipe.Config, request.config, f"recipe {request.recipe}")
+    config = recipe.pin(build_config(recipe.Config, request.config, f"recipe {request.recipe}"), settings)
     flows_file = Path(request.flows_file) if request.flows_file else None
     declared = declared_models(flows_file)
     check_models(config.model_dump(mode="json"), declared, request.llm, request.recipe)

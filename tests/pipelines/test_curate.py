@@ -149,3 +149,26 @@ def test_curation_runs_as_a_prefect_flow_like_the_other_recipes(imported, prefec
         result = curate_flow(config=config, dataset="flowed", home=str(settings.home))
     assert result["ref"] == "flowed@1" and result["items"] == 6
     assert curated(settings, "flowed").parent == "imported@1"
+
+
+def test_a_newer_source_version_or_an_edited_file_is_curated_anew(imported, run_cli, tmp_path):
+    settings, benchmark = imported
+    data = tmp_path / "data.jsonl"
+    code, _, err = run_cli("curate", "imported", "--benchmark", str(benchmark), "--quiet")
+    assert code == 0, err
+    code, _, err = run_cli("datasets", "import", str(data), "--format", "sft", "--name", "imported")
+    assert code == 0, err  # imported@2
+    code, _, err = run_cli("curate", "imported", "--benchmark", str(benchmark), "--quiet")
+    assert code == 0, err
+    with Catalog.open(settings, read_only=True) as catalog:
+        parents = [version.parent for version in catalog.versions("imported-curated")]
+    assert parents == ["imported@1", "imported@2"]  # NAME is its newest version when the run starts
+    code, _, err = run_cli("curate", str(data), "--name", "file", "--quiet")
+    assert code == 0, err
+    question, answer = "Which metal is liquid at room temperature?", "Mercury"
+    with data.open("a") as handle:  # the same path, other content: a new run, not the old result
+        handle.write(json.dumps({"messages": rollout(question, answer), "golden_answers": [answer]}) + "\n")
+    code, _, err = run_cli("curate", str(data), "--name", "file", "--quiet")
+    assert code == 0, err
+    with Catalog.open(settings, read_only=True) as catalog:
+        assert [version.row_counts["items"] for version in catalog.versions("file")] == [16, 17]
