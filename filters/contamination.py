@@ -118,16 +118,15 @@ class ContaminationFilter(Filter):
 
     def _judge(self, items: list[Item]) -> list[CheckResult]:
         config = self.config
+        answers = [{normalize_answer(answer) for answer in item.answers} for item in items]
+        found = [self._by_words(item, accepted) for item, accepted in zip(items, answers)]
         embedded = config.similarity > 0 or config.answer_similarity > 0
-        neighbours = self.index.nearest([item.question for item in items]) if embedded and self.benchmark else None
-        results = []
-        for position, item in enumerate(items):
-            answers = {normalize_answer(answer) for answer in item.answers}
-            found = self._by_words(item, answers) or (
-                self._by_meaning(item, answers, neighbours[position]) if neighbours else None
-            )
-            results.append(True if found is None else (False, "contaminated", found))
-        return results
+        left = [position for position, hit in enumerate(found) if hit is None]
+        if embedded and self.benchmark and left:  # only what the words did not catch is embedded
+            neighbours = self.index.nearest([items[position].question for position in left])
+            for position, near in zip(left, neighbours):
+                found[position] = self._by_meaning(items[position], answers[position], near)
+        return [True if hit is None else (False, "contaminated", hit) for hit in found]
 
     def _by_words(self, item: Item, answers: set[str]) -> dict | None:
         grams = ngrams(item.question, self.config.ngram)

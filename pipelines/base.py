@@ -159,8 +159,8 @@ def _adapter(hint: Any) -> TypeAdapter:
 
 
 @dataclass(frozen=True)
-class Round(StageRecord):
-    """One round of a recipe that plays rounds (self-play): what it kept and what it learned."""
+class _Batch(StageRecord):
+    """Items with what was decided about them: what a round and construction both hand on."""
 
     items: list[Item]
     verdicts: list[FilterVerdict] = field(default_factory=list)
@@ -169,24 +169,21 @@ class Round(StageRecord):
     trajectories: list[Trajectory] = field(default_factory=list)
     funnel: list[FunnelStage] = field(default_factory=list)
     models: dict[str, str] = field(default_factory=dict)
+    """Role -> model identity of every model the stage called."""
     statistics: dict[str, Any] = field(default_factory=dict)
-    """The round's figures for the summary; the next round reads its decisions here."""
+    """Figures for the summary (a round's also hold the decisions the next round reads)."""
 
 
 @dataclass(frozen=True)
-class Construction(StageRecord):
+class Round(_Batch):
+    """One round of a recipe that plays rounds (self-play): what it kept and what it learned."""
+
+
+@dataclass(frozen=True)
+class Construction(_Batch):
     """The candidates the panel shards split, and the funnel up to here. Recipes whose panel ran
     earlier (in rounds) carry its attempts, labels and trajectories along."""
 
-    items: list[Item]
-    verdicts: list[FilterVerdict] = field(default_factory=list)
-    attempts: list[SolverAttempt] = field(default_factory=list)
-    labels: list[DifficultyLabel] = field(default_factory=list)
-    trajectories: list[Trajectory] = field(default_factory=list)
-    funnel: list[FunnelStage] = field(default_factory=list)
-    models: dict[str, str] = field(default_factory=dict)
-    """Role -> model identity of every model construction called."""
-    statistics: dict[str, Any] = field(default_factory=dict)
     kg_snapshot: str | None = None
 
 

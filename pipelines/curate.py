@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -44,8 +44,8 @@ from synth.store.imports import FORMATS, read_source
 from synth.store.imports.fields import ImportFields
 from synth.store.reader import iter_records
 
-CHECKS = ("format", "leakage", "dedup", "near_dup", "contamination", "shortcut", "outcome")
 Check = Literal["format", "leakage", "dedup", "near_dup", "contamination", "shortcut", "outcome"]
+CHECKS = get_args(Check)
 
 
 def _search_solvers() -> list[SolverSpec]:
@@ -171,11 +171,10 @@ class CurateRecipe(Recipe[Config]):
     @cached_property
     def world(self) -> World:
         config, context = self.config, self.context
-        corpus_file = Path(config.corpus) if config.corpus is not None else None
         return World(
             context.settings,
             kg=config.kg,
-            corpus_file=corpus_file,
+            corpus_file=config.corpus,
             passage_words=config.passage_words,
             contract=config.contract,
             log=context.progress.log,

@@ -14,7 +14,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 
 from pydantic import Field, model_validator
 
@@ -164,11 +163,10 @@ class SelfplayRecipe(Recipe[Config]):
     def world(self) -> World:
         """The corpus (a Search-R1 file or a graph's) and the search tools of every agent of the run."""
         config, context = self.config, self.context
-        corpus_file = Path(config.corpus) if config.corpus is not None else None
         return World(
             context.settings,
             kg=config.kg,
-            corpus_file=corpus_file,
+            corpus_file=config.corpus,
             passage_words=config.passage_words,
             contract=config.contract,
             log=context.progress.log,

@@ -57,8 +57,7 @@ def curate(
 
     Example: synth curate imported@1 --benchmark hotpot_dev.json --against multihop
     """
-    from synth.cli.render import print_json
-    from synth.cli.summary import print_summary
+    from synth.cli.summary import print_result
     from synth.generate import generate
     from synth.progress import Progress
 
@@ -82,10 +81,7 @@ def curate(
         shard_size=shard_size,
         config=values,
     )
-    if as_json:
-        print_json(result.version.model_dump(mode="json"))
-    else:
-        print_summary(result)
+    print_result(result, as_json)
 
 
 def _default_name(source: str) -> str:

@@ -67,8 +67,7 @@ def generate(
 
     Example: synth generate --recipe multihop --n 50 --seed 0
     """
-    from synth.cli.render import print_json
-    from synth.cli.summary import print_summary
+    from synth.cli.summary import print_result
     from synth.generate import generate as run_generate
     from synth.limits import RunLimits
     from synth.progress import Progress
@@ -98,7 +97,4 @@ def generate(
         limits=limits,
         config=values,
     )
-    if as_json:
-        print_json(result.version.model_dump(mode="json"))
-    else:
-        print_summary(result)
+    print_result(result, as_json)

@@ -3,6 +3,16 @@
 import click
 
 
+def print_result(result, as_json: bool) -> None:
+    """What a command that publishes a version prints: the version as JSON, or the run summary."""
+    if as_json:
+        from synth.cli.render import print_json
+
+        print_json(result.version.model_dump(mode="json"))
+    else:
+        print_summary(result)
+
+
 def print_summary(result) -> None:
     from synth.cli.render import print_table
 

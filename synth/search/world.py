@@ -87,7 +87,7 @@ class World:
         *,
         kg: str | None = None,
         graph: KnowledgeGraph | None = None,
-        corpus_file: Path | None = None,
+        corpus_file: str | Path | None = None,
         passage_words: int = PASSAGE_WORDS,
         contract: str = "synth",
         log: Callable[[str], None] = print,
