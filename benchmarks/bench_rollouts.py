@@ -1,6 +1,7 @@
 """Agent rollouts with long-tailed turn counts against a capacity-limited server: wall time vs ideal.
 
     python benchmarks/bench_rollouts.py [--rollouts 128] [--capacity 16] [--base-ms 20] [--seed 0]
+    python benchmarks/bench_rollouts.py --simulate   # the scheduling model alone, many sizes
 
 The server (a loopback OpenAI-compatible server, tests/llm/fault_server.py underneath) processes at
 most `--capacity` requests at once, as a GPU's batch does; each takes `base + per-token x tokens`
@@ -119,6 +120,9 @@ def lockstep_seconds(chains: list[list[float]], capacity: int) -> float:
         turn += 1
 
 
+ORDERS = ("arrival", "depth", "clairvoyant")
+
+
 def independent_seconds(chains: list[list[float]], capacity: int, order_by: str = "arrival") -> float:
     """Independent rollouts on `capacity` slots with no client costs: a rollout's next turn is ready
     the moment its last one is served, and a free slot takes the earliest ready turn ("arrival", the
@@ -131,6 +135,7 @@ def independent_seconds(chains: list[list[float]], capacity: int, order_by: str 
 
     order = itertools.count()
     ready = [(key(index, 0), next(order), index) for index in range(len(chains))]  # (key, arrival, rollout)
+    heapq.heapify(ready)  # "clairvoyant" keys differ from the first turn on
     turns = [0] * len(chains)
     running: list[tuple[float, int]] = []  # (finish time, rollout)
     now = 0.0
@@ -143,6 +148,24 @@ def independent_seconds(chains: list[list[float]], capacity: int, order_by: str 
         if turns[rollout] < len(chains[rollout]):
             heapq.heappush(ready, (key(rollout, turns[rollout]), next(order), rollout))
     return now
+
+
+def simulate_orders(base_s: float, per_token_s: float, salt: int) -> None:
+    """The scheduling model alone, over many sizes: which order a client should give free slots.
+
+    Chains follow the distillation workload as the server logs it at the default settings (15 tokens
+    at the first turn, 5.5 more per turn as results pile up); no server, no agent, no client costs.
+    """
+    print("rollouts on slots: wall over ideal in arrival order / deepest turn first / knowing every length")
+    for capacity in (16, 64):
+        for rollouts in (64, 128, 512, 2048, 8192):
+            chains = [
+                [base_s + per_token_s * (15 + 5.5 * turn) for turn in range(planned_searches(seed, salt) + 1)]
+                for seed in range(rollouts)
+            ]
+            ideal = max(sum(map(sum, chains)) / capacity, max(map(sum, chains)))
+            ratios = [independent_seconds(chains, capacity, order) / ideal for order in ORDERS]
+            print(f"{rollouts:5d} on {capacity:2d}: " + " / ".join(f"{ratio:.2f}x" for ratio in ratios))
 
 
 async def lockstep_run(agent: SearchAgent, questions: list[tuple[str, int]]) -> None:
@@ -257,6 +280,11 @@ def main() -> None:
         help="The HTTP backend's limit (default: the server's capacity, as a "
         "model's max_concurrency set to the server's batch size).",
     )
+    parser.add_argument(
+        "--simulate",
+        action="store_true",
+        help="only the scheduling model, over 64 to 8,192 rollouts on 16 and 64 slots",
+    )
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000
@@ -264,6 +292,9 @@ def main() -> None:
         serve(
             Path(arguments.serve[0]), Path(arguments.serve[1]), arguments.capacity, base_s, per_token_s, arguments.seed
         )
+        return
+    if arguments.simulate:
+        simulate_orders(base_s, per_token_s, arguments.seed)
         return
 
     import subprocess
