@@ -12,10 +12,11 @@ most rollouts search 1-3 times, a few 20 times or more. Three workloads drive th
 tags protocol, k=2 per question), distillation (answering, json protocol, 4 per question) and the
 self-play proposer (proposing, json protocol, a required number of searches).
 
-ideal = max(total service time / capacity, the longest rollout's own chain of service times):
-no schedule can beat it. `lockstep` replays the same requests turn by turn (each turn a batch that
-waits for its slowest request, as the agent loop did before rollouts became independent) in a
-simulation of the same server, for comparison. The last line reads
+ideal = max(total service time / capacity, the longest rollout's own chain of service times),
+with each request's service time as long as it held its slot (the server's timers overshoot a
+little, which is not the client's doing): no schedule can beat it. `lockstep` replays the same
+requests turn by turn (each turn a batch that waits for its slowest request, as the agent loop did
+before rollouts became independent) in a simulation of the same server, for comparison. The last line reads
 `agent_vs_ideal panel=<x> distill=<y> proposer=<z>` (wall over ideal, lower is better).
 """
 
@@ -58,7 +59,7 @@ class CapacityServer(FaultServer):
     def __init__(self, capacity: int, base_s: float, per_token_s: float, salt: int, log: Path):
         super().__init__()
         self.capacity, self.base_s, self.per_token_s, self.salt = capacity, base_s, per_token_s, salt
-        self.log = open(log, "a", buffering=1)  # one line per served request: rollout, turn, seconds
+        self.log = open(log, "a", buffering=1)  # one line per served request: rollout, turn, seconds in a slot
         self._slots: asyncio.Semaphore | None = None
 
     async def _respond(self, writer, headers, body) -> bool:
@@ -70,8 +71,10 @@ class CapacityServer(FaultServer):
         prompt_words = sum(len(str(message.get("content") or "").split()) for message in request["messages"])
         service = self.base_s + self.per_token_s * (prompt_words / 10 + len(content.split()))
         async with self._slots:
+            started = time.perf_counter()
             await asyncio.sleep(service)
-        self.log.write(f"{rollout} {turn} {service}\n")
+            held = time.perf_counter() - started  # the event loop's timers overshoot by up to a millisecond
+        self.log.write(f"{rollout} {turn} {held}\n")
         reply = {
             "id": "x",
             "object": "chat.completion",
