@@ -9,7 +9,6 @@ and a dropped item's verdict carries its question and answer, so what the curati
 read back (`synth datasets show`, `synth sql "select * from verdicts where not kept"`).
 """
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,6 +28,7 @@ from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
 from synth.filters.near_dup import NearDupConfig, NearDupFilter
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
+from synth.hashing import file_hash
 from synth.matching import match_answer
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
@@ -150,7 +150,7 @@ class CurateRecipe(Recipe[Config]):
             return config
         path = Path(config.source).expanduser()
         if path.is_file():
-            return config.model_copy(update={"source_digest": file_digest(path)})
+            return config.model_copy(update={"source_digest": file_hash(path)})
         if "@" not in config.source:
             with Catalog.open(settings, read_only=True) as catalog:
                 try:
@@ -308,7 +308,7 @@ class _Source:
     def open(cls, settings: Settings, config: Config) -> "_Source":
         path = Path(config.source).expanduser()
         if path.is_file():
-            if config.source_digest is not None and file_digest(path) != config.source_digest:
+            if config.source_digest is not None and file_hash(path) != config.source_digest:
                 raise ConfigError(
                     f"curate source {path} changed since this run started; run the command again for a new run"
                 )
@@ -347,14 +347,6 @@ class _Source:
             table: [record for record in iter_records(self.settings, self.version, table) if record.item_id in kept]
             for table in ("attempts", "labels")
         }
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=8)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _questions(settings, ref: str) -> list[tuple[str, str, list[str]]]:

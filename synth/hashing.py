@@ -1,7 +1,8 @@
-"""Stable content hashes, used for item ids, config hashes and cache keys."""
+"""Stable content hashes, used for item ids, config hashes, cache keys and file checksums."""
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 
@@ -13,3 +14,12 @@ def canonical_json(value: Any) -> str:
 def content_hash(value: Any, length: int = 16) -> str:
     """Hex sha256 of the canonical JSON of `value`, truncated to `length` characters."""
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
+
+
+def file_hash(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

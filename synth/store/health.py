@@ -11,12 +11,12 @@ The quick check (sizes, footers, counts) runs whenever the views are built; foot
 per file state (path, size, mtime), so it costs a stat per part after the first time.
 """
 
-import hashlib
 import json
 import sys
 from functools import lru_cache
 from pathlib import Path
 
+from synth.hashing import file_hash
 from synth.schemas import DatasetVersion
 from synth.store.tables import TABLES
 
@@ -42,14 +42,6 @@ def part_entries(folder: Path) -> dict[str, list[dict]]:
 
 def write_parts(folder: Path) -> None:
     (folder / PARTS).write_text(json.dumps(part_entries(folder), indent=1, sort_keys=True) + "\n")
-
-
-def file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _state(path: Path) -> tuple[int, int]:
