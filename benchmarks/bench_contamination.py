@@ -38,6 +38,11 @@ from synth.store.reader import iter_records  # noqa: E402
 PLANTED = ROOT / "tests" / "fixtures" / "contamination" / "planted.jsonl"
 
 
+def planted_rows() -> list[dict]:
+    """The questions written for this benchmark: id, question, reworded, answer, aliases."""
+    return [json.loads(line) for line in PLANTED.read_text().splitlines() if line.strip()]
+
+
 def template_questions(home: Path, seeds: list[int], n: int) -> list[tuple[str, str]]:
     found = []
     for seed in seeds:
@@ -112,7 +117,7 @@ def main() -> None:
     parser.add_argument("--distractors", type=int, default=900)
     parser.add_argument("--clean", type=int, default=500)
     arguments = parser.parse_args()
-    planted = [json.loads(line) for line in PLANTED.read_text().splitlines()]
+    planted = planted_rows()
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         per_seed = max(1, arguments.distractors // 2)

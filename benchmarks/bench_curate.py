@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _measure import peak_rss_mib  # noqa: E402
-from bench_contamination import PLANTED, template_questions  # noqa: E402
+from bench_contamination import planted_rows, template_questions  # noqa: E402
 
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter  # noqa: E402
 from synth.filters.dedup import ExactDedupFilter  # noqa: E402
@@ -62,7 +62,9 @@ def one_word_changed(question: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
-def source_rows(pairs: list[tuple[str, str]], seed: int) -> tuple[list[dict], dict[str, list[set[str]]]]:
+def source_rows(
+    pairs: list[tuple[str, str]], benchmark: list[dict], seed: int
+) -> tuple[list[dict], dict[str, list[set[str]]]]:
     """The rows of the source file, and the questions planted for each check to catch: copies that
     differ only in case and punctuation (an identical question would be merged into one item with
     two rollouts on import), copies with one word changed, and reworded benchmark questions."""
@@ -71,8 +73,7 @@ def source_rows(pairs: list[tuple[str, str]], seed: int) -> tuple[list[dict], di
     copied, changed = rng.sample(pairs, count), rng.sample(pairs, count)
     copies = [(question.lower().rstrip("?") + " ?", answer) for question, answer in copied]
     near = [(one_word_changed(question, rng), answer) for question, answer in changed]
-    planted_rows = [json.loads(line) for line in PLANTED.read_text().splitlines() if line.strip()]
-    contaminated = [(row["reworded"], row["answer"]) for row in planted_rows]
+    contaminated = [(row["reworded"], row["answer"]) for row in benchmark]
     mixed = pairs + copies + near + contaminated
     rng.shuffle(mixed)
     rows = [{"messages": rollout(question, answer), "golden_answers": [answer]} for question, answer in mixed]
@@ -84,12 +85,11 @@ def source_rows(pairs: list[tuple[str, str]], seed: int) -> tuple[list[dict], di
     return rows, planted
 
 
-def benchmark_file(folder: Path) -> Path:
+def benchmark_file(folder: Path, benchmark: list[dict]) -> Path:
     """The planted questions as a question-only benchmark (Search-R1 layout)."""
     path = folder / "benchmark.jsonl"
-    rows = [json.loads(line) for line in PLANTED.read_text().splitlines() if line.strip()]
     path.write_text(
-        "".join(json.dumps({"id": f"b{i}", "question": row["question"]}) + "\n" for i, row in enumerate(rows))
+        "".join(json.dumps({"id": f"b{i}", "question": row["question"]}) + "\n" for i, row in enumerate(benchmark))
     )
     return path
 
@@ -105,7 +105,8 @@ def main() -> None:
         seeds = list(range(100, 104))
         pairs = list(dict.fromkeys(template_questions(folder, seeds, arguments.items // len(seeds) + 1)))
         pairs = pairs[: arguments.items]
-        rows, planted = source_rows(pairs, arguments.seed)
+        written = planted_rows()
+        rows, planted = source_rows(pairs, written, arguments.seed)
         source = folder / "runs.jsonl"
         source.write_text("".join(json.dumps(row) + "\n" for row in rows))
         print(
@@ -113,7 +114,7 @@ def main() -> None:
             f"{ {check: len(found) for check, found in planted.items()} }), made in "
             f"{time.perf_counter() - started:.0f} s"
         )
-        benchmark = benchmark_file(folder)
+        benchmark = benchmark_file(folder, written)
 
         settings = Settings(home=folder / "home")
         started = time.perf_counter()
