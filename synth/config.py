@@ -7,15 +7,30 @@ bool. Validation errors name the parameter and say what was expected, on one lin
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from synth.errors import ConfigError
 
 
 class FrozenConfig(BaseModel):
-    """Base of every recipe config: immutable once built, unknown keys are errors."""
+    """Base of every recipe config: immutable once built, unknown keys are errors.
+
+    A nested section given as a mapping is merged into that field's default, so a partial override
+    (`--param distill.agent.protocol=tags`, a flows.yaml key) changes those keys and nothing else,
+    also where a field's default differs from its class's own defaults (the teacher's agent budget
+    is not `AgentBudget()`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _merge_into_default(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, dict) or info.field_name is None:
+            return value
+        default = cls.model_fields[info.field_name].get_default(call_default_factory=True)
+        if not isinstance(default, BaseModel):
+            return value
+        return merge_mappings(default.model_dump(exclude_unset=True), value)
 
 
 Config = TypeVar("Config", bound=BaseModel)
@@ -69,6 +84,17 @@ def nest_dotted(values: dict[str, Any]) -> dict[str, Any]:
         else:
             node[last] = value
     return nested
+
+
+def merge_mappings(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override` laid over `base`, mapping into mapping at every depth (lists and values replace)."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_mappings(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _deep_copy(value: Any) -> Any:
