@@ -79,17 +79,29 @@ def search_success(rates: Sequence[PassRate]) -> float | None:
     return sum(rate.correct for rate in search) / total if total else None
 
 
+def search_label(rate: float, thresholds: Thresholds) -> str:
+    """The label of a pooled search pass rate (trivial aside)."""
+    if rate >= thresholds.easy:
+        return "easy"
+    if rate >= thresholds.medium:
+        return "medium"
+    return "hard" if rate > 0 else "unsolved"
+
+
+def reachable_labels(search_attempts: int, thresholds: Thresholds) -> list[str]:
+    """The search labels an item with `search_attempts` pooled search attempts can get: with 4,
+    rates are 0, 1/4, ... 1, and none falls in (0, medium=0.25), so `hard` cannot occur."""
+    rates = [correct / search_attempts for correct in range(search_attempts + 1)] if search_attempts else [0.0]
+    found = {search_label(rate, thresholds) for rate in rates}
+    return [name for name in ("easy", "medium", "hard", "unsolved") if name in found]
+
+
 def label(attempts: Sequence[SolverAttempt], thresholds: Thresholds) -> str:
     rates = pass_rates(attempts)
     closed = [rate for rate in rates if rate.condition == "closed_book"]
     if closed and sum(rate.rate >= thresholds.trivial_closed_book for rate in closed) * 2 > len(closed):
         return "trivial"
-    pooled = search_success(rates) or 0.0
-    if pooled >= thresholds.easy:
-        return "easy"
-    if pooled >= thresholds.medium:
-        return "medium"
-    return "hard" if pooled > 0 else "unsolved"
+    return search_label(search_success(rates) or 0.0, thresholds)
 
 
 class ConsensusFilter(Filter):
@@ -138,6 +150,35 @@ class ConsensusFilter(Filter):
                 f"the panel solved {sum(gold.values())}/{len(gold)} items from gold evidence, below "
                 f"min_gold_solve_rate={config.min_gold_solve_rate}: too weak a reader to judge answerability"
             )
+
+    def label_reach(self) -> dict[str, object]:
+        """Which search labels this batch's panel could give (the most common number of pooled
+        search attempts per item decides), and, when one cannot occur, what would let it."""
+        counts = Counter(
+            sum(attempt.condition == "search" for attempt in attempts) for attempts in self.attempts.values()
+        )
+        if not counts:
+            return {}
+        pooled = counts.most_common(1)[0][0]
+        reach: dict[str, object] = {
+            "search_attempts_per_item": pooled,
+            "labels_possible": reachable_labels(pooled, self.config.thresholds),
+        }
+        missing = [name for name in ("easy", "medium", "hard") if name not in reach["labels_possible"]]
+        if missing:
+            needed = next(
+                (
+                    n
+                    for n in range(pooled + 1, 1025)
+                    if set(missing) <= set(reachable_labels(n, self.config.thresholds))
+                ),
+                None,
+            )
+            reach["labels_impossible"] = (
+                f"{', '.join(missing)} cannot occur with {pooled} pooled search attempts per item"
+                + (f"; {needed} or more make it possible (raise the solvers' k)" if needed else "")
+            )
+        return reach
 
     def check(self, item: Item) -> CheckResult:
         attempts = self.attempts.get(item.id, [])

@@ -38,11 +38,18 @@ class DistillConfig(FrozenConfig):
     )
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
     agent: AgentBudget = Field(
-        default=TEACHER_AGENT,
+        default_factory=AgentBudget,
         description="The teacher's turns, tokens per turn, longest trajectory kept (context_tokens), sampling, "
-        "demonstrations and protocol (json: the answer only after min_tool_calls calls, and on the last turn).",
+        "demonstrations and protocol (json: the answer only after min_tool_calls calls, and on the last turn); "
+        "unset keys: 12 turns of 1,024 tokens within 32,768 on served models, 6 of 256 within 4,096 on the "
+        "embedded one.",
     )
     max_malformed: int = Field(default=0, ge=0, description="Corrected malformed calls a kept trajectory may contain.")
+    require_reasoning: bool = Field(
+        default=False,
+        description="Keep only rollouts whose every assistant turn came with the model's reasoning (rejected as "
+        "no_reasoning otherwise): SFT data that teaches thinking before each action.",
+    )
     min_tool_calls: int = Field(
         default=1, ge=0, description="Tool calls a kept trajectory needs (0 keeps closed-book answers)."
     )
@@ -75,14 +82,16 @@ class Teacher:
     ):
         self.config, self.client = config, client
         self.guidance = guidance if config.guided else None
-        protocol = config.agent.resolved_protocol(client.native_tool_calls())
+        budget = TEACHER_AGENT.resolve(config.agent, client)
+        protocol = budget.resolved_protocol(client.native_tool_calls())
         self.agent = SearchAgent(
             client,
             tools,
-            config.agent,
+            budget,
             stage="distill",
             log=log,
             required_calls=config.min_tool_calls if protocol == "json" else 0,
+            defaults=TEACHER_AGENT,
         )
 
     @property
@@ -109,6 +118,8 @@ class Teacher:
                 "protocol": self.protocol,
                 "malformed_calls": rollout.malformed,
                 "context_tokens": rollout.context_tokens,
+                "reasoning_tokens": rollout.reasoning_tokens,
+                "reasoning_turns": rollout.reasoning_turns,
                 **self.agent.tools.trajectory_metadata,
             },
         )

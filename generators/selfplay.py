@@ -103,10 +103,11 @@ class ProposerConfig(FrozenConfig):
         "default: the recipe's `retriever`.",
     )
     agent: AgentBudget = Field(
-        default=PROPOSER_AGENT,
+        default_factory=AgentBudget,
         description="The proposer's tokens per turn, sampling, demonstrations and protocol (auto: native where the "
         "backend has it, json otherwise; json makes `propose` available only after the requested searches); "
-        "max_turns caps the requested searches plus extra_turns.",
+        "max_turns caps the requested searches plus extra_turns; unset keys: 32 turns of 512 tokens on served "
+        "models, of 96 on the embedded one.",
     )
     extra_turns: int = Field(
         default=2, ge=1, description="Turns beyond the requested searches (for the question and one slip)."
@@ -160,10 +161,10 @@ def sample_targets(targets: list[Target], seed: int, start: int, count: int) -> 
     return order[start : start + count]
 
 
-def _tools_protocol(config: ProposerConfig, client: LLMClient) -> str:
+def _tools_protocol(budget: AgentBudget, client: LLMClient) -> str:
     """`auto`: the tool-call channel where there is one, else constrained JSON calls: a proposer
     must make several calls, which small models rarely write correctly as free text."""
-    return config.agent.resolved_protocol(client.native_tool_calls(), fallback="json")
+    return budget.resolved_protocol(client.native_tool_calls(), fallback="json")
 
 
 @dataclass
@@ -182,7 +183,8 @@ class Proposer:
         self.config, self.client, self.seed, self.corpus_name = config, client, seed, corpus_name
         self.tools = tools
         self.log = log
-        self.protocol = _tools_protocol(config, client)
+        self.budget = PROPOSER_AGENT.resolve(config.agent, client)
+        self.protocol = _tools_protocol(self.budget, client)
 
     def task_text(self, target: Target, searches: int) -> str:
         lines = [f"Target answer: {target.answer}"]
@@ -196,8 +198,8 @@ class Proposer:
         return "\n".join(lines)
 
     async def propose(self, targets: list[Target], searches: int, round_index: int) -> list[Proposal]:
-        turns = min(searches + self.config.extra_turns, self.config.agent.max_turns)
-        budget = self.config.agent.model_copy(update={"max_turns": turns, "protocol": self.protocol})
+        turns = min(searches + self.config.extra_turns, self.budget.max_turns)
+        budget = self.budget.model_copy(update={"max_turns": turns, "protocol": self.protocol})
         agent = SearchAgent(
             self.client,
             self.tools,
@@ -206,6 +208,7 @@ class Proposer:
             log=self.log,
             task=PROPOSING,
             required_calls=searches,
+            defaults=PROPOSER_AGENT,
         )
         seeds = [
             int(
@@ -265,6 +268,8 @@ class Proposer:
                 "retrieved": retrieved,
                 "malformed_calls": rollout.malformed,
                 "protocol": self.protocol,
+                "reasoning_tokens": rollout.reasoning_tokens,
+                "reasoning_turns": rollout.reasoning_turns,
                 **self.tools.trajectory_metadata,
             },
         )

@@ -7,7 +7,7 @@ trajectory, the labels, and the verdicts with their funnel stage.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
@@ -32,6 +32,8 @@ class Labeled:
     """Solver name -> model identity."""
     skipped_rules: dict[str, str]
     """Consensus rules not applied to this batch, and why."""
+    label_reach: dict = field(default_factory=dict)
+    """Which labels the panel could give (`ConsensusFilter.label_reach`)."""
 
 
 def build_panel(
@@ -91,4 +93,5 @@ def judge_items(
         chain.stages["consensus"],
         models,
         consensus_filter.skipped,
+        consensus_filter.label_reach(),
     )

@@ -352,7 +352,7 @@ def _panel_statistics(labeled) -> dict:
     statistics = {"panel_pass_rates": rates, "trajectories": len(labeled.trajectories)}
     if labeled.skipped_rules:
         statistics["consensus_rules_skipped"] = labeled.skipped_rules
-    return statistics
+    return statistics | labeled.label_reach
 
 
 def _cheap_filters(config: Config, context: RunContext, kg, world: World) -> list:

@@ -46,6 +46,15 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
     help="Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings.",
 )
 @click.option(
+    "--reasoning",
+    type=click.Choice(["keep", "drop"]),
+    default="keep",
+    show_default=True,
+    help="Trajectory formats: the assistant turns' reasoning, written as each consumer reads it (sft, dpo: "
+    "reasoning_content, which TRL's Qwen3 and DeepSeek-R1 training templates render as <think>; sft-chatml, "
+    "sharegpt, searchr1-sft: <think> blocks), or dropped.",
+)
+@click.option(
     "--retrieval-url",
     default="http://127.0.0.1:8000",
     show_default=True,
@@ -54,7 +63,20 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
 @click.option("--force", is_flag=True, help="Replace --out (and the verl helper files) if they exist.")
 @json_option
 def export(
-    ref, fmt, out, split, where, data_source, prompt_template, role, contract, arguments, retrieval_url, force, as_json
+    ref,
+    fmt,
+    out,
+    split,
+    where,
+    data_source,
+    prompt_template,
+    role,
+    contract,
+    arguments,
+    reasoning,
+    retrieval_url,
+    force,
+    as_json,
 ) -> None:
     """Export dataset NAME (latest version) or NAME@VERSION to a training format.
 
@@ -86,6 +108,7 @@ def export(
         role=role,
         contract=contract,
         arguments=arguments,
+        reasoning=reasoning,
         retrieval_url=retrieval_url,
     )
     if as_json:

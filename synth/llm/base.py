@@ -2,14 +2,25 @@
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Literal
 
+from synth.llm.reasoning import OFF, ReasoningPolicy
 from synth.llm.types import ChatRequest, ChatResponse, LLMFailure
+
+BudgetProfile = Literal["served", "embedded"]
 
 
 class LLMBackend(ABC):
     """Answers batches of chat requests. Callers hand over many requests at once (or call
     concurrently); the backend decides how to batch or pipeline them. A request that cannot be
     answered comes back as an LLMFailure in its slot, never as an exception for the whole batch."""
+
+    reasoning: ReasoningPolicy = OFF
+    """Whether the model reasons and how its requests make room for that (`synth.llm.reasoning`);
+    set from the model's declaration."""
+    budgets: BudgetProfile = "served"
+    """Which default agent budgets its roles get (`synth.search.budget`): a real served model's, or
+    the small ones the embedded CPU model can afford."""
 
     @property
     @abstractmethod

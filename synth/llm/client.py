@@ -4,34 +4,105 @@ Cache hits cost nothing and are counted. Each miss goes to the backend as its ow
 them at once (the backend batches or limits them), and each answer is stored the moment it
 arrives, so a run killed midway re-sends only the requests that had no answer yet. Failures are
 never cached: the next run retries them.
+
+Every request is first fitted to the model's reasoning (`synth.llm.reasoning`): callers write
+requests for the answer alone, and a model that reasons gets room to think and no stop strings.
+`reasoning: auto` is settled by one cached probe before the model's first request.
 """
 
 import asyncio
+import logging
 from collections.abc import Sequence
 
 from synth.llm.accounting import Ledger
-from synth.llm.base import LLMBackend
+from synth.llm.base import BudgetProfile, LLMBackend
 from synth.llm.cache import ResponseCache, cache_key
-from synth.llm.types import ChatRequest, ChatResponse, LLMFailure
+from synth.llm.reasoning import PROBE_PROMPT
+from synth.llm.responses import TRUNCATED_REASONING
+from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, SamplingParams
 
 Result = ChatResponse | LLMFailure
+log = logging.getLogger("synth.llm.client")
 
 
 class LLMClient:
-    def __init__(self, backend: LLMBackend, cache: ResponseCache | None = None, ledger: Ledger | None = None):
+    def __init__(self, backend: LLMBackend, cache: ResponseCache | None = None, ledger: Ledger | None = None, log=None):
         self.backend = backend
         self.cache = cache
         self.ledger = ledger or Ledger()
+        self.log = log or log_info
+        self._reasons: bool | None = {"on": True, "off": False}.get(backend.reasoning.mode)
+        self._probes: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._warned_unexpected_reasoning = False
 
     @property
     def model_id(self) -> str:
         return self.backend.model_id
 
+    @property
+    def budgets(self) -> BudgetProfile:
+        """Which default agent budgets this model's roles get."""
+        return self.backend.budgets
+
     def native_tool_calls(self) -> bool:
         return self.backend.native_tool_calls()
 
+    async def reasons(self) -> bool | LLMFailure:
+        """Whether the model reasons: as declared, or (`auto`) from one probe, asked once per run and
+        cached like any request, so a rerun decides the same way without a call. While the probe
+        fails, its failure (nothing is sent in a shape that might be wrong for the model)."""
+        if self._reasons is None:
+            lock = self._probes.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+            async with lock:
+                if self._reasons is None:
+                    found = await self._probe()
+                    if isinstance(found, LLMFailure):
+                        return found
+                    self._reasons = found
+        return self._reasons
+
+    async def _probe(self) -> bool | LLMFailure:
+        policy = self.backend.reasoning
+        probe = ChatRequest(
+            messages=[{"role": "user", "content": PROBE_PROMPT}],
+            sampling=SamplingParams(temperature=0.0, max_tokens=policy.tokens + 32, seed=0),
+            stage="reasoning_probe",
+        )
+        (answer,) = await self._complete_as_sent([probe])
+        if not isinstance(answer, ChatResponse):
+            return answer
+        completion = answer.completions[0]
+        reasons = bool(completion.reasoning) or completion.finish_reason == TRUNCATED_REASONING
+        if reasons:
+            self.log(
+                f"{self.model_id}: reasons (reasoning: auto found it in its first reply); its requests get "
+                f"{policy.tokens} more tokens (reasoning_tokens) and no stop strings, and earlier reasoning goes "
+                f"back as {policy.history} (reasoning_history)"
+            )
+        else:
+            self.log(f"{self.model_id}: no reasoning in its first reply (reasoning: auto); requests are sent as built")
+        return reasons
+
     async def complete(self, requests: Sequence[ChatRequest]) -> list[Result]:
         """One result per request, in order; hits are marked `cached`."""
+        reasons = await self.reasons()
+        if isinstance(reasons, LLMFailure):  # `auto` could not ask the model yet: send nothing, retry later
+            return [self._unsent(request, reasons) for request in requests]
+        policy = self.backend.reasoning
+        return await self._complete_as_sent([policy.prepare(request, reasons) for request in requests])
+
+    def _unsent(self, request: ChatRequest, probe: LLMFailure) -> LLMFailure:
+        failure = probe.model_copy(
+            update={
+                "attempts": 0,
+                "retries": {},
+                "detail": f"not sent: the reasoning probe (reasoning: auto) failed: {probe.detail}"[:500],
+            }
+        )
+        self.ledger.record(request, self.backend.model_id, failure)
+        return failure
+
+    async def _complete_as_sent(self, requests: Sequence[ChatRequest]) -> list[Result]:
         model = self.backend.model_id
         keys = [cache_key(request, model) for request in requests]
         cached = self.cache.get_many(list(dict.fromkeys(keys))) if self.cache is not None else {}
@@ -71,7 +142,18 @@ class LLMClient:
         if self.cache is not None and isinstance(answer, ChatResponse):
             self.cache.put(key, request.stage, answer)
         self.ledger.record(request, model, answer)
+        if self._reasons is False and isinstance(answer, ChatResponse) and not self._warned_unexpected_reasoning:
+            if any(completion.reasoning for completion in answer.completions):
+                self._warned_unexpected_reasoning = True
+                self.log(
+                    f"{self.model_id} answered with reasoning, but its requests are built for a model that does not "
+                    "reason (stop strings, no room to think): declare it with `reasoning: on`"
+                )
         return answer
 
     async def aclose(self) -> None:
         await self.backend.aclose()
+
+
+def log_info(message: str) -> None:
+    log.info(message)

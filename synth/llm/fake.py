@@ -5,7 +5,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from synth.llm.base import LLMBackend
+from synth.llm.base import BudgetProfile, LLMBackend
+from synth.llm.responses import read_text
 from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
 from synth.schemas import Usage
 
@@ -25,8 +26,11 @@ class ScriptedBackend(LLMBackend):
         default: Reply | None = None,
         name: str = "fake",
         native_tools: bool = False,
+        budgets: BudgetProfile = "embedded",
     ):
+        """`budgets`: the agent budgets its roles get (the embedded model's by default, as in a dry run)."""
         self.native_tools = native_tools
+        self.budgets = budgets
         self.queue = list(replies)
         self.default = default if default is not None else dry_run_reply
         self.name = name
@@ -53,7 +57,8 @@ class ScriptedBackend(LLMBackend):
                 reply = reply(request)
             if isinstance(reply, LLMFailure):
                 return reply
-            completions.append(reply if isinstance(reply, Completion) else Completion(text=reply, finish_reason="stop"))
+            # text is read like a server's with no parsers: <think> and <tool_call> blocks are split off
+            completions.append(reply if isinstance(reply, Completion) else read_text(reply, "stop"))
         prompt_words = sum(len(str(message.get("content") or "").split()) for message in request.messages)
         completion_words = sum(len((completion.text or "").split()) for completion in completions)
         return ChatResponse(

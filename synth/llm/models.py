@@ -11,10 +11,11 @@ from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.hashing import content_hash
 from synth.llm.accounting import Price
-from synth.llm.base import LLMBackend
+from synth.llm.base import BudgetProfile, LLMBackend
 from synth.llm.embedded import SMOLLM2, locate_smollm2, prepare_smollm2
 from synth.llm.fake import ScriptedBackend
 from synth.llm.openai_http import OpenAICompatibleBackend
+from synth.llm.reasoning import ReasoningHistory, ReasoningMode, ReasoningPolicy
 from synth.llm.vllm_backend import VLLMBackend
 from synth.settings import Settings
 
@@ -43,6 +44,28 @@ class ModelSpec(FrozenConfig):
     max_model_len: int = Field(default=4096, ge=128, description="Context length (vllm, embedded).")
     engine: dict[str, Any] = Field(default_factory=dict, description="Extra vllm.LLM arguments (vllm, embedded).")
     price: Price | None = Field(default=None, description="Prices for the cost estimate.")
+    reasoning: ReasoningMode | None = Field(
+        default=None,
+        description="Whether the model reasons (thinks before it answers): on, off, or auto (one cached probe "
+        "before its first request decides, and the run log says what it found); default: auto for vllm and "
+        "openai, off for embedded and fake. A model that reasons gets reasoning_tokens more per request and no "
+        "stop strings.",
+    )
+    reasoning_tokens: int = Field(
+        default=4096, ge=1, description="Tokens for thinking, added to every request's cap when the model reasons."
+    )
+    reasoning_history: ReasoningHistory | None = Field(
+        default=None,
+        description="How earlier turns' reasoning is sent back: reasoning_content (the field vLLM, SGLang and "
+        "DeepSeek read; the chat template renders it as the model's family does), reasoning (vLLM's newer name, "
+        "read by its offline engine), think_tags (in the content), or drop; default: reasoning for vllm and "
+        "embedded, reasoning_content for openai.",
+    )
+    budgets: BudgetProfile | None = Field(
+        default=None,
+        description="Default agent budgets of the roles it plays: served (turns and tokens for real models) or "
+        "embedded (small, for the bundled CPU model); default: embedded for embedded and fake, served otherwise.",
+    )
     max_parallel_shards: int | None = Field(
         default=None,
         ge=1,
@@ -58,6 +81,17 @@ class ModelSpec(FrozenConfig):
             raise ValueError("backend openai needs `model` and at least one entry in `endpoints`")
         return self
 
+    def reasoning_policy(self) -> ReasoningPolicy:
+        small = self.backend in ("embedded", "fake")
+        return ReasoningPolicy(
+            mode=self.reasoning or ("off" if small else "auto"),
+            tokens=self.reasoning_tokens,
+            history=self.reasoning_history or ("reasoning_content" if self.backend == "openai" else "reasoning"),
+        )
+
+    def budget_profile(self) -> BudgetProfile:
+        return self.budgets or ("embedded" if self.backend in ("embedded", "fake") else "served")
+
 
 BUILTIN_MODELS = {
     "embedded": ModelSpec(backend="embedded"),
@@ -67,7 +101,15 @@ BUILTIN_MODELS = {
 
 
 def build_backend(spec: ModelSpec, settings: Settings, log=print) -> LLMBackend:
-    """A new backend for `spec` (engines start lazily, on the first request)."""
+    """A new backend for `spec` (engines start lazily, on the first request), told how the model
+    reasons and which agent budgets its roles get."""
+    backend = _new_backend(spec, settings, log)
+    backend.reasoning = spec.reasoning_policy()
+    backend.budgets = spec.budget_profile()
+    return backend
+
+
+def _new_backend(spec: ModelSpec, settings: Settings, log) -> LLMBackend:
     if spec.backend == "fake":
         return ScriptedBackend(name=spec.model or "dry-run")
     if spec.backend == "openai":

@@ -23,9 +23,10 @@ from pydantic import SecretStr
 
 from synth.llm.base import LLMBackend
 from synth.llm.concurrency import AdaptiveLimiter, CircuitBreaker, EndpointPool, backoff_delay
-from synth.llm.toolcalls import parse_tool_calls
-from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure, is_model_failure
-from synth.schemas import FunctionCall, ToolCall, Usage
+from synth.llm.reasoning import ReasoningPolicy
+from synth.llm.responses import read_message, reasoning_tokens
+from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, is_model_failure
+from synth.schemas import Usage
 
 log = logging.getLogger("synth.llm.http")
 
@@ -92,7 +93,11 @@ class OpenAICompatibleBackend(LLMBackend):
         breaker: CircuitBreaker | None = None,
         log=None,
         slow_after_s: float = SLOW_AFTER_S,
+        reasoning: ReasoningPolicy = ReasoningPolicy(),
     ):
+        """`reasoning`: whether the model reasons and how its requests make room for that (auto: a
+        probe decides, see `LLMClient.reasons`)."""
+        self.reasoning = reasoning
         self.model = model
         self.pool = EndpointPool(list(endpoints))
         self.limiter = AdaptiveLimiter(max_concurrency)
@@ -347,21 +352,14 @@ class OpenAICompatibleBackend(LLMBackend):
         return payload
 
     def parse(self, body: dict[str, Any]) -> ChatResponse:
-        """An OpenAI chat.completion body; KeyError/TypeError/ValueError mean it is malformed."""
+        """An OpenAI chat.completion body in any server's dialect (`synth.llm.responses`);
+        KeyError/TypeError/ValueError mean it is malformed."""
         choices = sorted(body["choices"], key=lambda choice: choice.get("index", 0))
         if not choices:
             raise ValueError("no choices in the response")
-        completions = []
-        for choice in choices:
-            message = choice["message"]
-            text = message.get("content")
-            calls = [_tool_call(call, index) for index, call in enumerate(message.get("tool_calls") or [])]
-            if not calls and text and "<tool_call>" in text:  # servers started without a tool parser
-                text, calls = parse_tool_calls(text)
-                text = text or None
-            finish = choice.get("finish_reason")
-            completions.append(Completion(text=text, tool_calls=calls, finish_reason="tool_calls" if calls else finish))
+        completions = [read_message(choice["message"], choice.get("finish_reason")) for choice in choices]
         usage = body.get("usage") or {}
+        thought, estimated = reasoning_tokens(completions, usage)
         return ChatResponse(
             completions=completions,
             usage=Usage(
@@ -369,6 +367,8 @@ class OpenAICompatibleBackend(LLMBackend):
             ),
             model=self.model_id,
             raw=body,
+            reasoning_tokens=thought,
+            reasoning_tokens_estimated=estimated,
         )
 
     async def aclose(self) -> None:
@@ -386,16 +386,6 @@ def log_warning(message: str) -> None:
     waits on a server must be visible in a CI log too."""
     log.info(message)
     print(f"synth: {message}", file=sys.stderr, flush=True)
-
-
-def _tool_call(call: dict[str, Any], index: int) -> ToolCall:
-    function = call["function"]
-    arguments = function.get("arguments")
-    if not isinstance(arguments, str):  # some servers send an object instead of a JSON string
-        arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-    return ToolCall(
-        id=call.get("id") or f"call_{index}", function=FunctionCall(name=function["name"], arguments=arguments)
-    )
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -27,6 +27,7 @@ class LLMSession:
         backends: dict[str, LLMBackend] | None = None,
     ):
         self.models = models
+        self.log = log
         self.roles = dict(roles or {})
         self.pool = ModelPool(settings, models, log, injected=backends)
         self.cache = ResponseCache(settings.llm_cache_path) if use_cache else None
@@ -48,7 +49,7 @@ class LLMSession:
             price = spec.price if spec is not None else None
             if price is not None:
                 self.ledger.prices[backend.model_id] = price
-            self._clients[name] = LLMClient(backend, cache=self.cache, ledger=self.ledger)
+            self._clients[name] = LLMClient(backend, cache=self.cache, ledger=self.ledger, log=self.log)
         return self._clients[name]
 
     async def aclose(self) -> None:

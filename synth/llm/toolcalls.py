@@ -14,8 +14,9 @@ from synth.schemas import FunctionCall, ToolCall
 _BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
-def parse_tool_calls(text: str, id_prefix: str = "call") -> tuple[str, list[ToolCall]]:
-    """(text with the parsed blocks removed, the calls in order)."""
+def parse_tool_calls(text: str, id_prefix: str | None = "call") -> tuple[str, list[ToolCall]]:
+    """(text with the parsed blocks removed, the calls in order); ids `{id_prefix}_{index}`, or
+    empty with `id_prefix=None` (the caller numbers them)."""
     calls: list[ToolCall] = []
 
     def take(match: re.Match) -> str:
@@ -28,7 +29,10 @@ def parse_tool_calls(text: str, id_prefix: str = "call") -> tuple[str, list[Tool
         arguments = payload.get("arguments", payload.get("parameters", {}))
         encoded = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
         calls.append(
-            ToolCall(id=f"{id_prefix}_{len(calls)}", function=FunctionCall(name=payload["name"], arguments=encoded))
+            ToolCall(
+                id=f"{id_prefix}_{len(calls)}" if id_prefix else "",
+                function=FunctionCall(name=payload["name"], arguments=encoded),
+            )
         )
         return ""
 

@@ -44,12 +44,15 @@ class ChatRequest(Record):
 
 
 class Completion(Record):
-    """One sample."""
+    """One sample, read by `synth.llm.responses` from whatever shape the backend answered in."""
 
     text: str | None = None
+    """The final content, without reasoning and without tool-call blocks."""
+    reasoning: str | None = None
+    """The model's reasoning, wherever the server put it (a field, `<think>` tags, harmony analysis)."""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str | None = None
-    """stop, length, tool_calls, ... as the backend reports it."""
+    """stop, length, tool_calls, truncated_reasoning (cut off while reasoning), ... """
 
 
 class ChatResponse(Record):
@@ -64,6 +67,12 @@ class ChatResponse(Record):
     """Failed attempts before the answer, by reason (e.g. {"http_429": 2})."""
     raw: JsonDict = Field(default_factory=dict)
     """The backend's raw response (or its essentials), kept so a parser fix never needs regeneration."""
+    reasoning_tokens: int = Field(default=0, ge=0)
+    """Completion tokens spent reasoning, over all samples: the server's count
+    (`usage.completion_tokens_details.reasoning_tokens`), else estimated (`reasoning_tokens_estimated`)."""
+    reasoning_tokens_estimated: bool = False
+    """True when the server did not count reasoning tokens and they were estimated as the reasoning's
+    share of the completion's characters."""
 
     @property
     def text(self) -> str | None:

@@ -22,8 +22,8 @@ from typing import Any
 
 from synth.llm import platform  # called as platform.X: tests stand in for the machine's answers
 from synth.llm.base import LLMBackend
-from synth.llm.toolcalls import parse_tool_calls
-from synth.llm.types import ChatRequest, ChatResponse, Completion, LLMFailure
+from synth.llm.responses import read_text, reasoning_tokens
+from synth.llm.types import ChatRequest, ChatResponse, LLMFailure
 from synth.schemas import Usage
 
 _ENGINE_THREAD = "synth-vllm-engine"
@@ -247,16 +247,7 @@ class VLLMBackend(LLMBackend):
         )
 
     def _response(self, output, latency: float) -> ChatResponse:
-        completions = []
-        for sample in output.outputs:
-            text, calls = parse_tool_calls(sample.text)
-            completions.append(
-                Completion(
-                    text=text if (text or not calls) else None,
-                    tool_calls=calls,
-                    finish_reason="tool_calls" if calls else sample.finish_reason,
-                )
-            )
+        completions = [read_text(sample.text, sample.finish_reason) for sample in output.outputs]
         usage = Usage(
             prompt_tokens=len(output.prompt_token_ids or []),
             completion_tokens=sum(len(sample.token_ids) for sample in output.outputs),
@@ -265,7 +256,16 @@ class VLLMBackend(LLMBackend):
             "texts": [sample.text for sample in output.outputs],
             "finish_reasons": [sample.finish_reason for sample in output.outputs],
         }
-        return ChatResponse(completions=completions, usage=usage, model=self.model_id, latency_s=latency, raw=raw)
+        thought, estimated = reasoning_tokens(completions, usage.model_dump())
+        return ChatResponse(
+            completions=completions,
+            usage=usage,
+            model=self.model_id,
+            latency_s=latency,
+            raw=raw,
+            reasoning_tokens=thought,
+            reasoning_tokens_estimated=estimated,
+        )
 
     async def aclose(self) -> None:
         self._engine = None

@@ -35,10 +35,12 @@ from synth.contract import DEFAULT, AgentContract
 from synth.contract.contracts import ANSWER_TOOL
 from synth.contract.portable import ANSWER_RECORDED, extract_tagged
 from synth.llm.client import LLMClient
+from synth.llm.reasoning import REASONING_KEY
+from synth.llm.responses import TRUNCATED_REASONING
 from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
-from synth.search.budget import AgentBudget
+from synth.search.budget import PANEL_AGENT, AgentBudget, RoleBudgets
 from synth.search.tools import SearchTools
 
 _TOOL_PURPOSES = {
@@ -240,8 +242,13 @@ class Rollout:
     usage: Usage = field(default_factory=Usage)
     context_tokens: int = 0
     """Prompt plus completion tokens of the latest turn: the trajectory's length so far."""
+    reasoning_tokens: int = 0
+    """Completion tokens spent reasoning, over all turns (the server's count, else an estimate)."""
+    reasoning_turns: int = 0
+    """Assistant turns that came with reasoning."""
     finish_reason: str | None = None
-    """answered, turn_budget_exhausted, token_budget_exhausted, truncated, or the model call's failure reason."""
+    """answered, turn_budget_exhausted, token_budget_exhausted, truncated, truncated_reasoning (cut off
+    while thinking), or the model call's failure reason."""
     pending: list[tuple[int, ToolCall]] = field(default_factory=list, repr=False)
     """Tool calls of the latest turn not yet run: (index of their tool message, call)."""
 
@@ -253,21 +260,26 @@ class Rollout:
 def _prompt(messages: list[ChatMessage], tags: bool = True) -> list[dict]:
     """The stored conversation as a plain chat the model reads: tool calls back as tags (or as the
     bare JSON calls of the json protocol), tool results as user turns in <tool_response> tags
-    (chat templates of small models know no tool role)."""
+    (chat templates of small models know no tool role). An assistant turn's reasoning rides along
+    under `reasoning_content`; the client sends it back as the model's declaration says."""
     prompt = []
     for message in messages:
         if message.role == "tool":
             prompt.append({"role": "user", "content": f"<tool_response>\n{message.content}\n</tool_response>"})
-        elif message.role == "assistant" and message.tool_calls:
+            continue
+        content = message.content
+        if message.role == "assistant" and message.tool_calls:
             template = (
                 '<tool_call>{{"name": "{}", "arguments": {}}}</tool_call>'
                 if tags
                 else '{{"name": "{}", "arguments": {}}}'
             )
             calls = "".join(template.format(call.function.name, call.function.arguments) for call in message.tool_calls)
-            prompt.append({"role": "assistant", "content": f"{message.content or ''}{calls}".strip()})
-        else:
-            prompt.append({"role": message.role, "content": message.content})
+            content = f"{message.content or ''}{calls}".strip()
+        turn = {"role": message.role, "content": content}
+        if message.reasoning_content:
+            turn[REASONING_KEY] = message.reasoning_content
+        prompt.append(turn)
     return prompt
 
 
@@ -286,11 +298,13 @@ class SearchAgent:
         log=None,
         task: AgentTask = ANSWERING,
         required_calls: int = 0,
+        defaults: RoleBudgets = PANEL_AGENT,
     ):
         """`budget`: turns, tokens, sampling and protocol (`auto` resolves to native where the
-        backend has a tool-call channel, else tags). `required_calls` (json protocol): tool calls a
-        rollout must make before the final tool becomes available, e.g. the searches a proposer was
-        asked for."""
+        backend has a tool-call channel, else tags); unset keys come from the role's `defaults` for
+        the client's model. `required_calls` (json protocol): tool calls a rollout must make before
+        the final tool becomes available, e.g. the searches a proposer was asked for."""
+        budget = defaults.resolve(budget, client)
         self.client = client
         self.task = task
         self.required_calls = required_calls
@@ -409,7 +423,9 @@ class SearchAgent:
             completion_tokens=rollout.usage.completion_tokens + result.usage.completion_tokens,
         )
         rollout.context_tokens = result.usage.prompt_tokens + result.usage.completion_tokens
+        rollout.reasoning_tokens += result.reasoning_tokens
         completion = result.completions[0]
+        rollout.reasoning_turns += bool(completion.reasoning)
         if self.protocol == "native":
             self._advance_native(rollout, completion)
         elif self.protocol == "json":
@@ -421,31 +437,28 @@ class SearchAgent:
 
     def _advance_tags(self, rollout: Rollout, completion: Completion) -> None:
         tag = self.task.final_tag
-        text = close_stopped_tag(completion.text or "", ("tool_call", tag))
+        text = _first_action(close_stopped_tag(completion.text or "", ("tool_call", tag)), ("tool_call", tag))
         answer = extract_tagged(text, tag)
         if answer is not None:
-            rollout.messages.append(ChatMessage(role="assistant", content=text))
+            self._assistant(rollout, completion, text)
             rollout.answer, rollout.finish_reason = answer, "answered"
             return
-        remaining, calls = parse_tool_calls(text, id_prefix=f"call_{len(rollout.messages)}")
+        remaining, calls = parse_tool_calls(text, id_prefix=None)
+        calls = calls or completion.tool_calls  # a backend that read the block as a call already
         if not calls:
             self._malformed(rollout, completion, text, self.task.correction)
             return
-        self._run_calls(rollout, remaining or None, calls[:1])  # one call per turn, as the system prompt says
+        self._run_calls(rollout, completion, remaining or None, calls[:1])  # one call per turn, as the prompt says
 
     def _advance_native(self, rollout: Rollout, completion: Completion) -> None:
         text = completion.text
         if completion.tool_calls:
-            calls = [
-                call if call.id else call.model_copy(update={"id": f"call_{len(rollout.messages)}_{index}"})
-                for index, call in enumerate(completion.tool_calls)
-            ]
-            self._run_calls(rollout, text or None, calls)
+            self._run_calls(rollout, completion, text or None, completion.tool_calls)
             return
         tag = self.task.final_tag
         answer = extract_tagged(close_stopped_tag(text or "", ("tool_call", tag)), tag)
         if answer is not None:
-            rollout.messages.append(ChatMessage(role="assistant", content=text))
+            self._assistant(rollout, completion, text)
             rollout.answer, rollout.finish_reason = answer, "answered"
             return
         self._malformed(rollout, completion, text or "", self.task.native_correction(self.contract))
@@ -456,27 +469,35 @@ class SearchAgent:
             payload = json.loads(text)
             name, arguments = payload["name"], payload.get("arguments", {})
             call = ToolCall(
-                id=f"call_{len(rollout.messages)}_0",
-                function=FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False)),
+                id="", function=FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False))
             )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
             self._malformed(
                 rollout, completion, text, self.task.native_correction(self.contract)
             )  # cut off, or no JSON decoding
             return
-        self._run_calls(rollout, None, [call])
+        self._run_calls(rollout, completion, None, [call])
+
+    def _assistant(
+        self, rollout: Rollout, completion: Completion, content: str | None, calls: list[ToolCall] | None = None
+    ) -> None:
+        """Store one assistant turn with the reasoning that came with it."""
+        rollout.messages.append(
+            ChatMessage(role="assistant", content=content, tool_calls=calls, reasoning_content=completion.reasoning)
+        )
 
     def _malformed(self, rollout: Rollout, completion: Completion, text: str, correction: str) -> None:
-        """No usable call and no answer: a reply cut off by the token limit ends the rollout
-        (trainers drop truncated runs); anything else gets a corrective observation."""
-        rollout.messages.append(ChatMessage(role="assistant", content=text or "(empty reply)"))
-        if completion.finish_reason == "length":
-            rollout.finish_reason = "truncated"
+        """No usable call and no answer: a reply cut off by the token limit (while answering, or while
+        still thinking) ends the rollout (trainers drop truncated runs); anything else gets a
+        corrective observation."""
+        self._assistant(rollout, completion, text or "(empty reply)")
+        if completion.finish_reason in ("length", TRUNCATED_REASONING):
+            rollout.finish_reason = "truncated" if completion.finish_reason == "length" else TRUNCATED_REASONING
             return
         rollout.malformed += 1
         rollout.messages.append(ChatMessage(role="user", content=correction))
 
-    def _run_calls(self, rollout: Rollout, content: str | None, calls: list[ToolCall]) -> None:
+    def _run_calls(self, rollout: Rollout, completion: Completion, content: str | None, calls: list[ToolCall]) -> None:
         """Answer every call of one assistant turn, in order; the task's final call ends the rollout.
         Under a contract that finishes with a tag, an answer delivered as a call (json protocol) is
         stored as the contract says: `<answer>X</answer>` in text, with no tool turn."""
@@ -485,12 +506,11 @@ class SearchAgent:
             answer = _string_argument(calls[0], argument)
             if answer is not None:
                 text = self.contract.answer_text(answer)
-                rollout.messages.append(
-                    ChatMessage(role="assistant", content=f"{content}\n{text}" if content else text)
-                )
+                self._assistant(rollout, completion, f"{content}\n{text}" if content else text)
                 rollout.answer, rollout.finish_reason = answer, "answered"
                 return
-        rollout.messages.append(ChatMessage(role="assistant", content=content, tool_calls=calls))
+        calls = unique_call_ids(rollout.messages, calls)
+        self._assistant(rollout, completion, content, calls)
         for call in calls:
             if call.function.name == final:
                 answer = _string_argument(call, argument)
@@ -566,6 +586,31 @@ def call_schema(tools: list[dict], max_string: int = 200) -> dict:
             for tool in tools
         ]
     }
+
+
+def unique_call_ids(messages: list[ChatMessage], calls: list[ToolCall]) -> list[ToolCall]:
+    """`calls` with ids unique within the rollout: a server's id is kept unless it is missing or
+    already used (servers without a tool parser, and some with one, number calls from 0 each
+    turn), which becomes `call_{turn}_{index}`."""
+    used = {call.id for message in messages for call in message.tool_calls or []}
+    unique = []
+    for index, call in enumerate(calls):
+        if not call.id or call.id in used:
+            new_id, suffix = f"call_{len(messages)}_{index}", 0
+            while new_id in used:
+                suffix += 1
+                new_id = f"call_{len(messages)}_{index}_{suffix}"
+            call = call.model_copy(update={"id": new_id})
+        used.add(call.id)
+        unique.append(call)
+    return unique
+
+
+def _first_action(text: str, tags: tuple[str, ...]) -> str:
+    """The reply up to its first closing action tag: what a stop string would have left (a model
+    asked without stops, because it reasons, may go on to imagine the tool's answer)."""
+    ends = [text.find(f"</{tag}>") + len(tag) + 3 for tag in tags if f"</{tag}>" in text]
+    return text[: min(ends)] if ends else text
 
 
 def _string_argument(call: ToolCall, name: str) -> str | None:

@@ -1,10 +1,14 @@
 """What one agent rollout may spend and how it samples: the same knobs for every agent synth runs.
 
 The solver panel, the distillation teacher and the self-play proposer each hold an `AgentBudget`
-(`panel.agent`, `distill.agent`, `proposer.agent`); `SearchAgent` takes it whole, so a knob has one
-name and one default from the config down to the request.
+(`panel.agent`, `distill.agent`, `proposer.agent`). A key left unset takes the role's default for
+the model the agent runs on (`RoleBudgets`): a served model (vLLM, an API) gets turns and tokens
+enough for 4-hop chains, the bundled CPU model budgets it can afford. A model that reasons gets its
+`reasoning_tokens` on top of every turn's tokens (`synth.llm.reasoning`), so `turn_tokens` is
+what the model writes outside its thinking.
 """
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
@@ -15,29 +19,52 @@ Protocol = Literal["auto", "native", "json", "tags"]
 
 
 class AgentBudget(FrozenConfig):
-    max_turns: int = Field(default=4, ge=1, description="Model turns per rollout.")
-    turn_tokens: int = Field(default=96, ge=8, description="Tokens per model turn.")
-    context_tokens: int | None = Field(
-        default=None, ge=128, description="A rollout stops once its prompt and completion pass this many tokens."
+    """An agent's knobs as configured; None takes the role's default for the model (see the README's
+    table of role budgets)."""
+
+    max_turns: int | None = Field(default=None, ge=1, description="Model turns per rollout.")
+    turn_tokens: int | None = Field(
+        default=None, ge=8, description="Tokens per model turn, besides the model's reasoning_tokens."
     )
-    temperature: float = Field(default=0.7, ge=0.0, description="Sampling temperature.")
-    demonstrations: bool = Field(
-        default=True,
+    context_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="A rollout stops once its prompt and completion pass this many tokens (0: no limit).",
+    )
+    temperature: float | None = Field(default=None, ge=0.0, description="Sampling temperature.")
+    demonstrations: bool | None = Field(
+        default=None,
         description="Show a worked example before the task (small models copy the reply format from it; "
         "request only, never stored).",
     )
-    protocol: Protocol = Field(
-        default="auto",
+    protocol: Protocol | None = Field(
+        default=None,
         description="native: the backend's tool-call channel; tags: tools described in text, <tool_call>/<answer> "
         "tags; json: every reply one call held to the tools' JSON schemas; auto: native where the backend has "
         "it, else the role's fallback (tags for solvers and teachers, json for the proposer).",
     )
 
+    def over(self, defaults: "AgentBudget") -> "AgentBudget":
+        """This budget's set keys laid over `defaults`."""
+        return defaults.model_copy(update=self.model_dump(exclude_none=True))
+
     def resolved_protocol(self, native_tool_calls: bool, fallback: Literal["tags", "json"] = "tags") -> str:
         """The protocol a rollout uses: `auto` is native where the backend has a tool-call channel."""
-        if self.protocol != "auto":
+        if self.protocol not in (None, "auto"):
             return self.protocol
         return "native" if native_tool_calls else fallback
+
+
+@dataclass(frozen=True)
+class RoleBudgets:
+    """A role's default budget per kind of model (`ModelSpec.budgets`)."""
+
+    served: AgentBudget
+    embedded: AgentBudget
+
+    def resolve(self, configured: AgentBudget, client) -> AgentBudget:
+        """`configured` with its unset keys filled in for `client`'s model."""
+        return configured.over(getattr(self, client.budgets))
 
 
 def nest_agent_keys(values, renames: dict[str, str] | None = None):
@@ -50,14 +77,53 @@ def nest_agent_keys(values, renames: dict[str, str] | None = None):
     if not moved:
         return values
     agent = values.get("agent", {})
-    agent = {**moved, **(agent.model_dump() if isinstance(agent, AgentBudget) else agent)}
+    agent = {**moved, **(agent.model_dump(exclude_none=True) if isinstance(agent, AgentBudget) else agent)}
     return {**{key: value for key, value in values.items() if key not in renames}, "agent": agent}
 
 
-PANEL_AGENT = AgentBudget(max_turns=2, turn_tokens=64, temperature=0.7, demonstrations=True, protocol="tags")
-"""Model solvers: two short turns and the tags protocol by default, cheap enough for a CPU (raise
-`panel.agent.max_turns` for real models)."""
-TEACHER_AGENT = AgentBudget(max_turns=6, turn_tokens=256, context_tokens=4096, temperature=0.8, demonstrations=True)
-"""Distillation teachers: room to search several times and answer."""
-PROPOSER_AGENT = AgentBudget(max_turns=32, turn_tokens=96, temperature=0.8, demonstrations=True)
+SERVED_CONTEXT = 32768
+"""Longest trajectory a served model's rollout may grow to (reasoning kept in history counts)."""
+
+PANEL_AGENT = RoleBudgets(
+    served=AgentBudget(
+        max_turns=10,
+        turn_tokens=512,
+        context_tokens=SERVED_CONTEXT,
+        temperature=0.7,
+        demonstrations=True,
+        protocol="auto",
+    ),
+    embedded=AgentBudget(
+        max_turns=2, turn_tokens=64, context_tokens=0, temperature=0.7, demonstrations=True, protocol="tags"
+    ),
+)
+"""Model solvers. Served: a 4-hop chain takes 4 searches (often more: a miss, an `open`) and the
+answer, so 10 turns; the embedded model gets two short turns, what 2 CPU cores afford per item."""
+TEACHER_AGENT = RoleBudgets(
+    served=AgentBudget(
+        max_turns=12,
+        turn_tokens=1024,
+        context_tokens=SERVED_CONTEXT,
+        temperature=0.8,
+        demonstrations=True,
+        protocol="auto",
+    ),
+    embedded=AgentBudget(
+        max_turns=6, turn_tokens=256, context_tokens=4096, temperature=0.8, demonstrations=True, protocol="auto"
+    ),
+)
+"""Distillation teachers: room to search several times, think aloud and answer."""
+PROPOSER_AGENT = RoleBudgets(
+    served=AgentBudget(
+        max_turns=32,
+        turn_tokens=512,
+        context_tokens=SERVED_CONTEXT,
+        temperature=0.8,
+        demonstrations=True,
+        protocol="auto",
+    ),
+    embedded=AgentBudget(
+        max_turns=32, turn_tokens=96, context_tokens=0, temperature=0.8, demonstrations=True, protocol="auto"
+    ),
+)
 """The self-play proposer: a round asks for a number of searches plus `proposer.extra_turns`; `max_turns` caps that."""

@@ -17,7 +17,7 @@ from synth.hashing import content_hash
 from synth.matching import match_answer
 from synth.schemas import Item, SolverAttempt, Trajectory
 from synth.schemas.solving import Condition
-from synth.search.budget import PANEL_AGENT, AgentBudget, nest_agent_keys
+from synth.search.budget import AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
 from synth.solving.answer_judge import AnswerJudge
@@ -33,7 +33,13 @@ class SolverSpec(FrozenConfig):
     conditions: list[Condition] = Field(
         default=["closed_book", "search", "gold_evidence"], description="closed_book, search, gold_evidence."
     )
-    k: int = Field(default=2, ge=1, description="Samples per item and condition.")
+    k: int = Field(
+        default=4,
+        ge=1,
+        description="Samples per item and condition. Labels come from the search pass rate pooled over the panel: "
+        "two model solvers at k=4 pool 8 attempts, enough for every label (at k=2, 4 attempts cannot give "
+        "`hard`, a rate in (0, 0.25)); the run summary says which labels a panel could give.",
+    )
 
     @model_validator(mode="after")
     def _model_or_baseline(self) -> "SolverSpec":
@@ -64,9 +70,9 @@ class PanelConfig(FrozenConfig):
     )
     solvers: list[SolverSpec] = Field(default_factory=_default_solvers, description="At least two distinct solvers.")
     agent: AgentBudget = Field(
-        default=PANEL_AGENT,
-        description="Model solvers' turns, tokens, sampling, demonstrations and protocol (raise max_turns for real "
-        "models).",
+        default_factory=AgentBudget,
+        description="Model solvers' turns, tokens, sampling, demonstrations and protocol; unset keys: 10 turns of "
+        "512 tokens on served models, 2 of 64 (tags protocol) on the embedded one.",
     )
     answer_tokens: int = Field(default=24, ge=4, description="Tokens for a closed-book or gold-evidence answer.")
     f1_threshold: float = Field(
@@ -163,6 +169,7 @@ class Panel:
                     "condition": condition,
                     "solver": solver.name,
                     "malformed_turns": outcome.malformed_turns,
+                    "reasoning_tokens": outcome.reasoning_tokens,
                     **self.tools.trajectory_metadata,
                 },
             )

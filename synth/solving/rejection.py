@@ -6,11 +6,13 @@ that applies is recorded):
 
     model_failure          a model call failed (after the client's retries)
     truncated              a reply was cut off by the turn's token limit
+    truncated_reasoning    ... while the model was still reasoning (raise the model's reasoning_tokens)
     token_budget_exhausted the trajectory outgrew `agent.context_tokens`
     turn_budget_exhausted  no answer within `agent.max_turns`
     unanswered_tool_call   a tool call without the tool message that answers it
     no_answer              the run ended without a final answer
     malformed_tool_call    more corrected malformed calls than `max_malformed`
+    no_reasoning           `require_reasoning` is on and an assistant turn came without reasoning
     hint_leak              guided run whose actions use the hint (see synth.generators.guidance)
     too_few_tool_calls     fewer calls than `min_tool_calls` (a search agent must search)
     incorrect              the answer does not match (normalized exact, alias or token F1)
@@ -31,6 +33,7 @@ from synth.schemas import ChatMessage, Item, Trajectory
 
 RUN_ENDINGS = {
     "truncated": "truncated",
+    "truncated_reasoning": "truncated_reasoning",
     "token_budget_exhausted": "token_budget_exhausted",
     "context_too_long": "token_budget_exhausted",
     "turn_budget_exhausted": "turn_budget_exhausted",
@@ -61,6 +64,10 @@ def reject_reason(trajectory: Trajectory, item: Item, config: DistillConfig, f1_
         return "no_answer"
     if trajectory.metadata.get("malformed_calls", 0) > config.max_malformed:
         return "malformed_tool_call"
+    if config.require_reasoning and any(
+        message.role == "assistant" and not message.reasoning_content for message in trajectory.messages
+    ):
+        return "no_reasoning"
     if trajectory.metadata.get("hint_leak"):
         return "hint_leak"
     if trajectory.num_tool_calls < config.min_tool_calls:

@@ -12,7 +12,8 @@ from typing import Protocol
 from synth.filters.leakage import mentions
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
-from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+from synth.llm.responses import TRUNCATED_REASONING
+from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
 from synth.schemas import ChatMessage, Document, Item, Usage
 from synth.schemas.solving import Condition
 from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer
@@ -58,6 +59,8 @@ class Outcome:
     """The agent's conversation, for conditions that use tools."""
     malformed_turns: int = 0
     """Agent replies with neither a tool call nor an answer (each got a corrective observation)."""
+    reasoning_tokens: int = 0
+    """Completion tokens the model spent reasoning (its share, for one of k samples)."""
 
 
 class Solver(Protocol):
@@ -89,13 +92,15 @@ class ModelSolver:
         tools: SearchTools,
         evidence: Callable[[Item], list[Document]],
         conditions: tuple[Condition, ...],
-        budget: AgentBudget = PANEL_AGENT,
+        budget: AgentBudget = AgentBudget(),
         answer_tokens: int = 24,
         stage: str = "solver",
     ):
-        """`budget`: the search agent's turns and tokens, and the sampling of every condition;
-        `stage`: prefix of the request stages (`solver_closed_book`, ...), so the ledger tells this
-        solver's calls from those of other readers of the same model."""
+        """`budget`: the search agent's turns and tokens, and the sampling of every condition (unset
+        keys: the panel's defaults for the client's model); `stage`: prefix of the request stages
+        (`solver_closed_book`, ...), so the ledger tells this solver's calls from those of other
+        readers of the same model."""
+        budget = PANEL_AGENT.resolve(budget, client)
         self.name = name
         self.stage = stage
         self.client = client
@@ -128,6 +133,7 @@ class ModelSolver:
                         None if rollout.finish_reason == "answered" else rollout.finish_reason,
                         rollout.messages,
                         rollout.malformed,
+                        rollout.reasoning_tokens,
                     )
                     for rollout in rollouts[start : start + k]
                 ]
@@ -143,7 +149,9 @@ class ModelSolver:
                 prompt_tokens=result.usage.prompt_tokens // k, completion_tokens=result.usage.completion_tokens // k
             )
             outcomes.append(
-                [Outcome(parse_answer(completion.text), usage=share) for completion in result.completions][:k]
+                [_short_answer(completion, share, result.reasoning_tokens // k) for completion in result.completions][
+                    :k
+                ]
             )
         return outcomes
 
@@ -170,6 +178,14 @@ class ModelSolver:
             sampling=sampling,
             stage=f"{self.stage}_{condition}",
         )
+
+
+def _short_answer(completion: Completion, usage: Usage, reasoning_tokens: int) -> Outcome:
+    """A closed-book or gold-evidence sample: the answer from its final content; a model cut off
+    while still reasoning gave none, and says so."""
+    answer = parse_answer(completion.text)
+    failure = TRUNCATED_REASONING if answer is None and completion.finish_reason == TRUNCATED_REASONING else None
+    return Outcome(answer, usage=usage, failure=failure, reasoning_tokens=reasoning_tokens)
 
 
 class RetrievalReader:

@@ -3,7 +3,7 @@
 import pytest
 
 from synth.filters.base import FilterChain
-from synth.filters.consensus import ConsensusConfig, ConsensusFilter, Thresholds, label, pass_rates
+from synth.filters.consensus import ConsensusConfig, ConsensusFilter, Thresholds, label, pass_rates, reachable_labels
 from synth.schemas import SolverAttempt
 
 SOLVERS = {"a": "model-a", "b": "model-b", "c": "model-c"}
@@ -134,3 +134,33 @@ def test_a_panel_that_cannot_read_gold_evidence_does_not_judge_answerability(mak
     )  # 1/2 >= 0.2: the rule holds
     chain = FilterChain([ConsensusFilter(ConsensusConfig(min_gold_solve_rate=0.2), able, SOLVERS)])
     assert [item.id for item in chain.run([make_item(0), make_item(1)])] == ["item-0"]
+
+
+def test_every_label_occurs_with_the_default_panel_of_two_solvers(make_item):
+    """Two model solvers at the default k=4 pool 8 search attempts per item: a mix of pass rates gives
+    every label, `hard` (one success in eight) included."""
+    from synth.solving.panel import SolverSpec
+
+    k = SolverSpec(name="a", model="m").k
+    mixes = {"easy": 7, "medium": 3, "hard": 1, "unsolved": 0}
+    made = []
+    for index, correct in enumerate(mixes.values()):
+        marks = "1" * correct + "0" * (2 * k - correct)
+        made += attempts(f"item-{index}", a_search=marks[:k], b_search=marks[k:], a_closed_book="0000")
+    judge = ConsensusFilter(ConsensusConfig(), made, SOLVERS)
+    FilterChain([judge]).run([make_item(index, id=f"item-{index}") for index in range(len(mixes))])
+    assert [judge.labels[f"item-{index}"].label for index in range(len(mixes))] == list(mixes)
+    assert judge.label_reach()["labels_possible"] == ["easy", "medium", "hard", "unsolved"]
+    assert "labels_impossible" not in judge.label_reach()
+
+
+def test_the_labels_a_panel_cannot_give_are_named_with_what_would_allow_them(make_item):
+    """Four pooled attempts give rates 0, 1/4, ... 1: none in (0, 0.25), so `hard` cannot occur."""
+    assert reachable_labels(4, Thresholds()) == ["easy", "medium", "unsolved"]
+    assert reachable_labels(5, Thresholds()) == ["easy", "medium", "hard", "unsolved"]
+    assert reachable_labels(1, Thresholds()) == ["easy", "unsolved"]
+    made = attempts("item-0", a_search="10", b_search="00")
+    judge = ConsensusFilter(ConsensusConfig(), made, SOLVERS)
+    assert judge.label_reach()["labels_impossible"] == (
+        "hard cannot occur with 4 pooled search attempts per item; 5 or more make it possible (raise the solvers' k)"
+    )

@@ -144,26 +144,30 @@ class FaultServer:
             elif fault in ("400", "500"):
                 self._send(writer, int(fault), json.dumps({"error": {"message": f"injected {fault}"}}))
             elif fault == "truncated":
-                full = json.dumps(completion(request)).encode()
+                full = json.dumps(self.answer(request)).encode()
                 writer.write(_head(200, len(full), "application/json") + full[: len(full) // 2])
                 await writer.drain()
                 return False
             elif fault == "truncated_json":
-                text = json.dumps(completion(request))
+                text = json.dumps(self.answer(request))
                 self._send(writer, 200, text[: len(text) // 2])
             elif fault == "malformed":
                 self._send(writer, 200, json.dumps({"object": "chat.completion", "id": "x"}))
             elif fault == "empty_choices":
-                self._send(writer, 200, json.dumps({**completion(request), "choices": []}))
+                self._send(writer, 200, json.dumps({**self.answer(request), "choices": []}))
             elif fault == "html":
                 self._send(writer, 200, "<html><body>502 Bad Gateway</body></html>", content_type="text/html")
             else:
-                self._send(writer, 200, json.dumps(completion(request)))
+                self._send(writer, 200, json.dumps(self.answer(request)))
                 self.answered += 1
             await writer.drain()
             return True
         finally:
             self.in_flight -= 1
+
+    def answer(self, request: dict) -> dict:
+        """The chat completion body for a request that gets no fault (subclasses play other models)."""
+        return completion(request)
 
     @staticmethod
     def _send(

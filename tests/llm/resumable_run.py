@@ -12,11 +12,13 @@ from pathlib import Path
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.openai_http import OpenAICompatibleBackend
+from synth.llm.reasoning import OFF
 from synth.llm.types import ChatRequest
 
 
 async def main(url: str, cache_path: Path, count: int) -> None:
-    backend = OpenAICompatibleBackend("smol", [url], max_concurrency=4)
+    # declared without reasoning: no probe, so the test counts exactly these requests in the cache
+    backend = OpenAICompatibleBackend("smol", [url], max_concurrency=4, reasoning=OFF)
     client = LLMClient(backend, cache=ResponseCache(cache_path))
     requests = [ChatRequest(messages=[{"role": "user", "content": f"question {index}"}]) for index in range(count)]
     try:

@@ -9,7 +9,16 @@ from fault_server import FaultServer
 
 
 def _flows(tmp_path, url: str, **spec) -> str:
-    model = {"backend": "openai", "model": "smol", "endpoints": [url], "timeout_s": 1, "max_attempts": 3, **spec}
+    """The fault server answers nonsense: the embedded model's small agent budgets keep its runs short."""
+    model = {
+        "backend": "openai",
+        "model": "smol",
+        "endpoints": [url],
+        "timeout_s": 1,
+        "max_attempts": 3,
+        "budgets": "embedded",
+        **spec,
+    }
     path = tmp_path / "flows.yaml"
     path.write_text(json.dumps({"models": {"served": model}, "flows": {}}))
     return str(path)
@@ -81,7 +90,8 @@ def test_faults_on_the_first_tries_only_are_retried_and_counted(tmp_path, run_cl
 def test_a_rerun_after_the_fix_resumes_and_sends_only_what_never_got_an_answer(tmp_path, run_cli):
     server = FaultServer(always="500").start_in_thread()
     try:
-        flows = _flows(tmp_path, server.url, max_attempts=1)
+        # declared without reasoning, so no probe: this test counts every request on the wire
+        flows = _flows(tmp_path, server.url, max_attempts=1, reasoning="off")
         server.always = None
         server.inject(*["500"] * 8)  # the first 8 calls fail, the rest are answered: above the gate
         code, _, err = _generate(run_cli, flows)
@@ -96,6 +106,27 @@ def test_a_rerun_after_the_fix_resumes_and_sends_only_what_never_got_an_answer(t
     assert all(count <= 2 for count in server.distinct.values())
     assert len(_published(run_cli)) == 1
     assert json.loads(out)["summary"]["llm"]["llm_failures"] == {}
+
+
+def test_while_the_reasoning_probe_fails_nothing_else_is_sent_and_a_rerun_reuses_its_answer(tmp_path, run_cli):
+    """`reasoning: auto` (the default for served models) asks one probe before the model's first
+    request; requests are never sent in a shape that might not fit the model, so while the probe
+    fails they fail unsent, and once it is answered the rerun takes that answer from the cache."""
+    server = FaultServer(always="500").start_in_thread()
+    try:
+        flows = _flows(tmp_path, server.url, max_attempts=1)
+        code, _, err = _generate(run_cli, flows)
+        assert code == 3 and "http_500" in err, err
+        probes = [request for request in server.requests if "17 + 25" in request["messages"][0]["content"]]
+        assert len(server.requests) == len(probes)  # only probes went out
+        sent = len(server.requests)
+        server.always = None
+        code, out, err = _generate(run_cli, flows, "--json")
+        assert code == 0, err
+        probes = [request for request in server.requests if "17 + 25" in request["messages"][0]["content"]]
+        assert len(probes) == sent + 1  # answered once in the rerun, then from the cache
+    finally:
+        server.stop()
 
 
 def test_a_budget_stops_the_run_resumably_and_says_so(run_cli):

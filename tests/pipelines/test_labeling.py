@@ -11,6 +11,9 @@ from synth.settings import Settings
 from synth.store.reader import iter_records
 
 ARGS = ["n=9", "seed=5", "hops=[2,3]", "oversample=1.0"]
+SOLVERS = (
+    "panel.solvers=[{name: a, model: knowing, k: 2}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]"
+)
 FLOWS = "models:\n  knowing:\n    backend: fake\n    model: knowing\n"
 
 
@@ -60,7 +63,7 @@ def labeled_run(tmp_path_factory):
         "multihop",
         [
             *ARGS,
-            "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]",
+            SOLVERS,
         ],
         flows_file=flows,
         backends=backends,
@@ -71,7 +74,7 @@ def labeled_run(tmp_path_factory):
         [
             *ARGS,
             "near_dup.against_earlier_versions=false",
-            "panel.solvers=[{name: a, model: knowing}, {name: r, baseline: bm25_reader, conditions: [search], k: 1}]",
+            SOLVERS,
         ],
         name="again",
         flows_file=flows,

@@ -68,7 +68,7 @@ def items(make_item, count=2):
 
 
 def turns(count: int) -> AgentBudget:
-    return PANEL_AGENT.model_copy(update={"max_turns": count})
+    return PANEL_AGENT.embedded.model_copy(update={"max_turns": count})
 
 
 def panel(world, backend, cache):

@@ -42,6 +42,8 @@ ROLES = ("teacher", "proposer")
 PROPOSER_FORMATS = ("sft", "sft-chatml", "sharegpt")
 """Formats that can carry self-play proposer trajectories (plain chat with tool calls)."""
 ARGUMENTS = ("object", "string")
+REASONING = ("keep", "drop")
+"""--reasoning: the assistant turns' reasoning kept in trajectory exports (as each consumer reads it) or dropped."""
 
 
 def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options) -> ExportResult:
@@ -53,6 +55,8 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
         raise ConfigError(f"unknown trajectory role {role!r}; choose one of {', '.join(ROLES)}")
     if options.get("arguments", "object") not in ARGUMENTS:
         raise ConfigError(f"unknown --arguments {options['arguments']!r}; choose object or string")
+    if options.get("reasoning", "keep") not in REASONING:
+        raise ConfigError(f"unknown --reasoning {options['reasoning']!r}; choose keep or drop")
     if options.get("contract") is not None:
         get_contract(options["contract"])
     if role != "teacher" and fmt not in PROPOSER_FORMATS:

@@ -24,6 +24,9 @@ class ExportRequest:
     """The agent contract to render under (`synth.contract`); None: the format's default."""
     arguments: str = "object"
     """Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings."""
+    reasoning: str = "keep"
+    """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
+    consumer reads it) or dropped."""
     retrieval_url: str = "http://127.0.0.1:8000"
     """Where the exported verl tools reach `synth search serve`."""
 

@@ -78,9 +78,18 @@ class Skipped:
 
 def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
     """Trajectories of the requested role (teacher by default) matching the SQL `condition` and
-    the user's --where, in stored order."""
+    the user's --where, in stored order; without their reasoning under `--reasoning drop`."""
     where = f"role = '{request.role}' and ({condition})" + (f" and ({request.where})" if request.where else "")
-    yield from iter_records(request.settings, request.version, "trajectories", where)
+    for trajectory in iter_records(request.settings, request.version, "trajectories", where):
+        yield without_reasoning(trajectory) if request.reasoning == "drop" else trajectory
+
+
+def without_reasoning(trajectory: Trajectory) -> Trajectory:
+    messages = [
+        message.model_copy(update={"reasoning_content": None}) if message.reasoning_content else message
+        for message in trajectory.messages
+    ]
+    return trajectory.model_copy(update={"messages": messages})
 
 
 def item_questions(request: ExportRequest) -> dict[str, str]:
