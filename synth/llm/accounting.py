@@ -39,6 +39,8 @@ class StageModelTotals:
     failures: Counter = field(default_factory=Counter)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of the completion tokens, those spent reasoning (the server's count, else estimated)."""
     latency_s: float = 0.0
 
     @property
@@ -107,6 +109,7 @@ class Ledger:
             entry.retries.update(result.retries)
             entry.prompt_tokens += result.usage.prompt_tokens
             entry.completion_tokens += result.usage.completion_tokens
+            entry.reasoning_tokens += result.reasoning_tokens
             entry.latency_s += result.latency_s
 
     def export(self) -> list[dict]:
@@ -122,6 +125,7 @@ class Ledger:
                 "failures": dict(entry.failures),
                 "prompt_tokens": entry.prompt_tokens,
                 "completion_tokens": entry.completion_tokens,
+                "reasoning_tokens": entry.reasoning_tokens,
                 "latency_s": entry.latency_s,
             }
             for (stage, model), entry in sorted(self.totals.items())
@@ -139,6 +143,7 @@ class Ledger:
             entry.failures.update(row["failures"])
             entry.prompt_tokens += row["prompt_tokens"]
             entry.completion_tokens += row["completion_tokens"]
+            entry.reasoning_tokens += row.get("reasoning_tokens", 0)  # stages saved before they were counted
             entry.latency_s += row["latency_s"]
 
     def since(self, earlier: list[dict]) -> list[dict]:
@@ -152,7 +157,15 @@ class Ledger:
                     **row,
                     **{
                         key: row[key] - old[key]
-                        for key in ("requests", "cache_hits", "sent", "prompt_tokens", "completion_tokens", "latency_s")
+                        for key in (
+                            "requests",
+                            "cache_hits",
+                            "sent",
+                            "prompt_tokens",
+                            "completion_tokens",
+                            "reasoning_tokens",
+                            "latency_s",
+                        )
                     },
                     "failures": dict(Counter(row["failures"]) - Counter(old["failures"])),
                     "retries": dict(Counter(row["retries"]) - Counter(old["retries"])),
@@ -212,6 +225,7 @@ class Ledger:
             "llm_retries": dict(retries),
             "prompt_tokens": sum(entry.prompt_tokens for entry in self.totals.values()),
             "completion_tokens": completion,
+            "reasoning_tokens": sum(entry.reasoning_tokens for entry in self.totals.values()),
             "estimated_cost_usd": round(self.spent_cost(), 6) if self.prices else None,
             "budget_exhausted": self.exhausted,
             "by_stage_model": {
@@ -223,6 +237,7 @@ class Ledger:
                     "failures": dict(entry.failures),
                     "prompt_tokens": entry.prompt_tokens,
                     "completion_tokens": entry.completion_tokens,
+                    "reasoning_tokens": entry.reasoning_tokens,
                     "mean_latency_s": round(entry.latency_s / answered, 3)
                     if (answered := entry.requests - entry.cache_hits - sum(entry.failures.values()))
                     else None,

@@ -126,7 +126,15 @@ def distill_statistics(trajectories: list[Trajectory], items: int, config: Disti
         "malformed_calls": sum(t.metadata.get("malformed_calls", 0) for t in trajectories),
         "prompt_tokens": sum(t.usage.prompt_tokens for t in trajectories),
         "completion_tokens": sum(t.usage.completion_tokens for t in trajectories),
+        "reasoning_tokens": sum(t.metadata.get("reasoning_tokens", 0) for t in trajectories),
+        "turns_with_reasoning": _reasoning_share(trajectories),
         "dpo_pairs": pairs,
         "select": config.select,
         "guided": config.guided,
     }
+
+
+def _reasoning_share(trajectories: list[Trajectory]) -> str:
+    """'n/m': assistant turns that came with the model's reasoning, of all assistant turns."""
+    turns = [message for t in trajectories for message in t.messages if message.role == "assistant"]
+    return f"{sum(bool(message.reasoning_content) for message in turns)}/{len(turns)}"

@@ -111,7 +111,8 @@ class CompetentServer(FaultServer):
         }
 
     def _decide(self, request: dict, index: int) -> tuple[str, dict]:
-        """(what it thinks, what it does): an action is {"say": text} or {"call": name, "arguments": {...}}."""
+        """(what it thinks, what it does): an action is {"say": text} or {"call": name, "arguments": {...}},
+        with a second call under "also" when it searches twice at once (native protocol)."""
         messages = request["messages"]
         system = next((m.get("content") or "" for m in messages if m["role"] == "system"), "")
         schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
@@ -140,9 +141,15 @@ class CompetentServer(FaultServer):
             chance = self.p_gold if gold else self.p_closed
             right = _draw(question, seed, index, "gold" if gold else "closed") < chance
             return thinking, {"say": f"<answer>{answer if right else _wrong(question, seed, index)}</answer>"}
-        turn = sum(m["role"] == "assistant" for m in messages[position + 1 :])
-        if turn < hops:
-            return thinking, {"call": "search", "arguments": {"query": f"{question} (step {turn + 1})"}}
+        done = sum(
+            m["role"] == "tool" or (m.get("content") or "").startswith("<tool_response>")
+            for m in messages[position + 1 :]
+        )
+        if done < hops:
+            search = {"call": "search", "arguments": {"query": f"{question} (step {done + 1})"}}
+            if request.get("tools") and done == 0 and hops >= 3:  # two searches at once, as capable models do
+                search["also"] = {"call": "search", "arguments": {"query": f"{question} (step 2)"}}
+            return thinking, search
         rollout = seed // 1000
         right = _draw(question, rollout, "search") < self.p.get(hops, 0.0)
         final = answer if right else _wrong(question, rollout, 0)
@@ -182,19 +189,22 @@ class CompetentServer(FaultServer):
         (native) a harmony model addresses the call to the tool."""
         json_mode = mode == "json"
         call = json.dumps({"name": action["call"], "arguments": action["arguments"]}) if "call" in action else None
+        calls = [action, action["also"]] if "also" in action else [action]
         if self.dialect == "harmony":
             analysis = f"<|channel|>analysis<|message|>{thought}<|end|>"
             if call and mode == "native":
-                reply = (
-                    f"<|start|>assistant<|channel|>commentary to=functions.{action['call']} <|constrain|>json"
-                    f"<|message|>{json.dumps(action['arguments'])}<|call|>"
+                reply = "".join(
+                    f"<|start|>assistant<|channel|>commentary to=functions.{one['call']} <|constrain|>json"
+                    f"<|message|>{json.dumps(one['arguments'])}<|call|>"
+                    for one in calls
                 )
             else:
                 written = (call if json_mode else f"<tool_call>\n{call}\n</tool_call>") if call else action["say"]
                 reply = f"<|start|>assistant<|channel|>final<|message|>{written}<|return|>"
             return analysis + reply, analysis
         if call:
-            visible = call if json_mode else f"<tool_call>\n{call}\n</tool_call>"
+            blocks = [json.dumps({"name": one["call"], "arguments": one["arguments"]}) for one in calls]
+            visible = call if json_mode else "\n".join(f"<tool_call>\n{block}\n</tool_call>" for block in blocks)
         else:
             visible = action["say"]
         if self.dialect in ("openai", "repeat_ids"):

@@ -10,6 +10,7 @@ from fault_server import FaultServer  # tests/llm is on sys.path (pytest rootdir
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.openai_http import OpenAICompatibleBackend, _retry_after
+from synth.llm.reasoning import OFF
 from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, SamplingParams
 
 SECRET = "sk-test-do-not-log-0123456789"
@@ -23,7 +24,15 @@ def server():
 
 
 def backend_for(*urls: str, **options) -> OpenAICompatibleBackend:
-    options = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "timeout_s": 0.5, "max_attempts": 4, **options}
+    """A quick-retrying client of a model declared without reasoning (no probe: these tests count requests)."""
+    options = {
+        "backoff_base_s": 0.01,
+        "backoff_cap_s": 0.05,
+        "timeout_s": 0.5,
+        "max_attempts": 4,
+        "reasoning": OFF,
+        **options,
+    }
     return OpenAICompatibleBackend("smol", list(urls), api_key=SECRET, **options)
 
 

@@ -127,6 +127,9 @@ def test_every_dialect_and_protocol_keeps_reasoning_and_accepts_what_the_model_g
         ids = [call.id for message in trajectory.messages for call in message.tool_calls or []]
         assert len(ids) == len(set(ids)) == trajectory.num_tool_calls + (ids != [] and _answer_call(trajectory))
         assert trajectory.num_tool_calls == by_item[trajectory.item_id].hops
+    if protocol == "native":  # the model searches twice at once on longer chains: parallel calls, each answered
+        parallel = [m for t in trajectories for m in t.messages if len(m.tool_calls or []) == 2]
+        assert len(parallel) == sum(item.hops >= 3 for item in items) * N
     if served.dialect in ("vllm", "vllm_legacy", "openai"):  # servers that count reasoning tokens
         assert all(t.metadata["reasoning_tokens"] > 0 for t in trajectories)
 

@@ -71,6 +71,8 @@ def test_the_default_panel_answers_every_condition_and_labels_by_hop_count(diale
         assert answered and all(a.answer is not None and a.failure is None for a in answered), condition
     assert all(a.correct for a in attempts if a.condition == "gold_evidence")  # p_gold = 1: a reader, not weak
     assert "consensus_rules_skipped" not in version.summary
+    judged = version.summary["llm"]["by_stage_model"]["answer_judge/openai:served-a"]
+    assert judged["requests"] > 0 and judged["failures"] == {}  # the judge answered every wrong answer it saw
     assert version.summary["search_attempts_per_item"] == 8  # two solvers x the default k=4
     assert set(version.summary["labels_possible"]) == {"easy", "medium", "hard", "unsolved"}
 
@@ -121,3 +123,36 @@ def test_selfplay_with_a_served_model_in_every_role_publishes_items(dialect, tmp
     proposals = [t for t in iter_records(settings, version, "trajectories") if t.role == "proposer"]
     if dialect in ("vllm", "no_parser", "gpt_oss"):
         assert all(m.reasoning_content for t in proposals for m in t.messages if m.role == "assistant")
+
+
+@pytest.mark.parametrize("dialect", ["vllm", "no_parser", "harmony"])
+def test_the_verbalizer_and_its_judge_answer_on_a_served_reasoning_model(dialect, tmp_path, teach_items):
+    """Structured replies (the rephrasing, the judge's verdict) come after the reasoning: read from the
+    final content, with room to think, every rephrasing is checked and kept."""
+    server = CompetentServer(dialect, p=P).start_in_thread()
+    teach_items.append(server)
+    try:
+        result = generate(
+            Settings(home=tmp_path / "home"),
+            "multihop",
+            [
+                "n=6",
+                "seed=3",
+                "hops=[2,3]",
+                "verbalizer=llm",
+                "generator_model=served-a",
+                "rephrase_judge_model=served-b",
+                *PANEL,
+            ],
+            flows_file=flows_file(tmp_path, server.url),
+        )
+    finally:
+        server.stop()
+    summary = result.version.summary
+    assert summary["llm_rephrased"] > 0, summary
+    # every reply was read (no invalid_json, no schema_mismatch) and every verdict given (no judge_*); a
+    # fallback left is the verbalizer's own check of the returned text (a template question that does
+    # not open with a wh-word stays a template)
+    assert set(summary["template_fallbacks"]) <= {"not_a_question"}, summary["template_fallbacks"]
+    judged = summary["llm"]["by_stage_model"]["rephrase_judge/openai:served-b"]
+    assert judged["requests"] == summary["llm_rephrased"] and judged["failures"] == {}
