@@ -9,6 +9,11 @@ matters is the ratio of measured to ideal. The same requests sent by bare aiohtt
 no retries, no records) give the raw speed of this machine's client+server pair: the `vs raw`
 column is what synth's client side (limiter, routing, retries, pydantic records) costs on top.
 Also prints the client's CPU time per request and peak memory.
+
+With `--reasoning-words N` (400 is a short thinker's turn) every level runs three times: answers
+without reasoning, with N words in the `reasoning` field (vLLM's reasoning parser) and with them as
+`<think>` text before the content (no reasoning parser), so the cost of reading the reasoning out
+of each is the difference between the rows (the raw column reads the same bodies).
 """
 
 import argparse
@@ -26,22 +31,22 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _measure import peak_rss_mib  # noqa: E402
 
 from synth.llm.openai_http import OpenAICompatibleBackend  # noqa: E402
+from synth.llm.reasoning import OFF  # noqa: E402
 from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "llm" / "fault_server.py"), "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def start_server(latency: float, reasoning_words: int = 0, style: str = "field") -> tuple[subprocess.Popen, str]:
+    command = [sys.executable, str(ROOT / "tests" / "llm" / "fault_server.py"), "--latency", str(latency)]
+    if reasoning_words:
+        command += ["--reasoning-words", str(reasoning_words), "--reasoning-style", style]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     port = int(process.stdout.readline())
     return process, f"http://127.0.0.1:{port}/v1"
 
 
 async def measure(url: str, concurrency: int, count: int) -> tuple[float, float, int]:
     """(wall seconds, client CPU seconds, failures) for `count` requests at `concurrency` in flight."""
-    backend = OpenAICompatibleBackend("bench", [url], max_concurrency=concurrency, timeout_s=30)
+    backend = OpenAICompatibleBackend("bench", [url], max_concurrency=concurrency, timeout_s=30, reasoning=OFF)
     requests = [
         ChatRequest(
             messages=[{"role": "user", "content": f"benchmark question number {index}"}],
@@ -88,28 +93,34 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="server latency per request, seconds")
     parser.add_argument("--rounds", type=int, default=50, help="requests per level = rounds x concurrency")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256])
+    parser.add_argument(
+        "--reasoning-words", type=int, default=0, help="also run with this much reasoning in every answer"
+    )
     arguments = parser.parse_args()
-    process, url = start_server(arguments.latency)
-    try:
-        print(f"fixed-latency server: {arguments.latency * 1000:.0f} ms per request, {url}")
-        print(
-            f"{'concurrency':>11} {'requests':>8} {'req/s':>9} {'ideal':>9} {'ratio':>6} {'raw req/s':>9} "
-            f"{'vs raw':>6} {'cpu ms/req':>10} {'failed':>6}"
-        )
-        for concurrency in arguments.concurrency:
-            count = arguments.rounds * concurrency
-            wall, cpu, failures = asyncio.run(measure(url, concurrency, count))
-            raw = count / asyncio.run(measure_raw(url, concurrency, count))
+    answers = [("plain", 0, "field")]
+    if arguments.reasoning_words:
+        answers += [("reasoning", arguments.reasoning_words, "field"), ("<think>", arguments.reasoning_words, "inline")]
+    print(f"fixed-latency server: {arguments.latency * 1000:.0f} ms per request")
+    print(
+        f"{'answers':>9} {'concurrency':>11} {'requests':>8} {'req/s':>9} {'ideal':>9} {'ratio':>6} {'raw req/s':>9} "
+        f"{'vs raw':>6} {'cpu ms/req':>10} {'failed':>6}"
+    )
+    for concurrency in arguments.concurrency:
+        for name, words, style in answers:
+            process, url = start_server(arguments.latency, words, style)
+            try:
+                count = arguments.rounds * concurrency
+                wall, cpu, failures = asyncio.run(measure(url, concurrency, count))
+                raw = count / asyncio.run(measure_raw(url, concurrency, count))
+            finally:
+                process.terminate()
+                process.wait()
             rate, ideal = count / wall, concurrency / arguments.latency
             print(
-                f"{concurrency:>11} {count:>8} {rate:>9.1f} {ideal:>9.1f} {rate / ideal:>6.2f} {raw:>9.1f} "
-                f"{rate / raw:>6.2f} "
-                f"{cpu / count * 1000:>10.2f} {failures:>6}"
+                f"{name:>9} {concurrency:>11} {count:>8} {rate:>9.1f} {ideal:>9.1f} {rate / ideal:>6.2f} {raw:>9.1f} "
+                f"{rate / raw:>6.2f} {cpu / count * 1000:>10.2f} {failures:>6}"
             )
-        print(f"peak memory of the client: {peak_rss_mib():.0f} MiB")
-    finally:
-        process.terminate()
-        process.wait()
+    print(f"peak memory of the client: {peak_rss_mib():.0f} MiB")
 
 
 if __name__ == "__main__":

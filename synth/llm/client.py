@@ -19,9 +19,10 @@ from synth.llm.base import BudgetProfile, LLMBackend
 from synth.llm.cache import ResponseCache, cache_key
 from synth.llm.reasoning import PROBE_PROMPT
 from synth.llm.responses import TRUNCATED_REASONING
-from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, SamplingParams
+from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, SamplingParams, is_model_failure
 
 Result = ChatResponse | LLMFailure
+PROBE_TOKENS = 256
 log = logging.getLogger("synth.llm.client")
 
 
@@ -62,13 +63,21 @@ class LLMClient:
         return self._reasons
 
     async def _probe(self) -> bool | LLMFailure:
+        """One short request: a model that reasons starts its reply with reasoning, so PROBE_TOKENS
+        show it (also when cut off) and fit the smallest served context."""
         policy = self.backend.reasoning
         probe = ChatRequest(
             messages=[{"role": "user", "content": PROBE_PROMPT}],
-            sampling=SamplingParams(temperature=0.0, max_tokens=policy.tokens + 32, seed=0),
+            sampling=SamplingParams(temperature=0.0, max_tokens=PROBE_TOKENS, seed=0),
             stage="reasoning_probe",
         )
         (answer,) = await self._complete_as_sent([probe])
+        if isinstance(answer, LLMFailure) and not is_model_failure(answer.reason):
+            self.log(
+                f"{self.model_id}: the server refused the reasoning probe ({answer.reason}: {answer.detail[:200]}); "
+                "requests are sent as built (declare `reasoning: on` if the model reasons)"
+            )
+            return False
         if not isinstance(answer, ChatResponse):
             return answer
         completion = answer.completions[0]

@@ -42,7 +42,12 @@ class FaultServer:
         always: str | None = None,
         fail_first: int | None = None,
         retry_after: str = "0",
+        reasoning_words: int = 0,
+        reasoning_style: str = "field",
     ):
+        """`reasoning_words`: every answer also carries that many words of reasoning, in the `reasoning`
+        field (`reasoning_style` field, as vLLM sends it) or as <think> text before the content (inline)."""
+        self.reasoning_words, self.reasoning_style = reasoning_words, reasoning_style
         self.always = always
         self.fail_first = fail_first
         self.retry_after = retry_after
@@ -167,7 +172,7 @@ class FaultServer:
 
     def answer(self, request: dict) -> dict:
         """The chat completion body for a request that gets no fault (subclasses play other models)."""
-        return completion(request)
+        return completion(request, self.reasoning_words, self.reasoning_style)
 
     @staticmethod
     def _send(
@@ -193,8 +198,9 @@ def _head(status: int, length: int, content_type: str, retry_after: str | None =
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def completion(request: dict) -> dict:
-    """A deterministic chat completion: echoes the last user message, or calls the first tool with it."""
+def completion(request: dict, reasoning_words: int = 0, reasoning_style: str = "field") -> dict:
+    """A deterministic chat completion: echoes the last user message, or calls the first tool with it;
+    with `reasoning_words`, after that much reasoning (see FaultServer)."""
     last = next((m.get("content") or "" for m in reversed(request["messages"]) if m["role"] == "user"), "")
     choices = []
     for index in range(request.get("n", 1)):
@@ -216,6 +222,12 @@ def completion(request: dict) -> dict:
             message, finish = {"role": "assistant", "content": json.dumps({"answer": last})}, "stop"
         else:
             message, finish = {"role": "assistant", "content": f"reply to: {last}"}, "stop"
+        if reasoning_words:
+            thought = " ".join(f"step{word % 50}" for word in range(reasoning_words))
+            if reasoning_style == "inline":
+                message["content"] = f"<think>\n{thought}\n</think>\n\n{message['content'] or ''}"
+            else:
+                message["reasoning"] = thought
         choices.append({"index": index, "message": message, "finish_reason": finish})
     prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in request["messages"])
     return {
@@ -235,10 +247,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.1, help="seconds before each reply")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reasoning-words", type=int, default=0, help="words of reasoning in every answer")
+    parser.add_argument("--reasoning-style", choices=["field", "inline"], default="field")
     arguments = parser.parse_args()
 
     async def serve() -> None:
-        server = FaultServer(latency_s=arguments.latency)
+        server = FaultServer(
+            latency_s=arguments.latency,
+            reasoning_words=arguments.reasoning_words,
+            reasoning_style=arguments.reasoning_style,
+        )
         await server.start(arguments.port)
         print(server.port, flush=True)
         await asyncio.Event().wait()

@@ -189,3 +189,33 @@ def test_trls_qwen3_training_template_renders_the_exported_reasoning(served, mak
         assert thoughts and len(thoughts) == sum(m["role"] == "assistant" for m in row["messages"])
         for thought in thoughts:
             assert f"<think>\n{thought.strip()}\n</think>" in text
+
+
+def test_a_probe_the_server_refuses_leaves_requests_as_built(tmp_path):
+    """A 400 for the probe (a request the server will not take) says nothing about reasoning and is
+    not the server failing: the model is taken not to reason and every request still goes out."""
+    from fault_server import FaultServer
+
+    from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
+
+    server = FaultServer().start_in_thread()
+    server.inject("400")
+    backend = OpenAICompatibleBackend("smol", [server.url], reasoning=ReasoningPolicy())
+    client = LLMClient(backend, cache=ResponseCache(tmp_path / "cache.sqlite"))
+    request = ChatRequest(
+        messages=[{"role": "user", "content": "hi"}], sampling=SamplingParams(max_tokens=8, stop=["\n"])
+    )
+
+    async def go():
+        try:
+            return await client.complete([request])
+        finally:
+            await client.aclose()
+
+    try:
+        [answer] = asyncio.run(go())
+    finally:
+        server.stop()
+    assert isinstance(answer, ChatResponse) and answer.text == "reply to: hi"
+    assert server.requests[0]["max_tokens"] == 256  # the probe: short, so it fits any served context
+    assert server.requests[1]["max_tokens"] == 8 and server.requests[1]["stop"] == ["\n"]  # sent as built
