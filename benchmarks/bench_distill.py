@@ -101,7 +101,7 @@ async def measure(arguments, settings: Settings) -> None:
     raw_seconds = time.perf_counter() - started
     print(
         f"model {backend.model_id}, protocol {teacher.protocol}, {len(items)} items x n={config.n}, "
-        f"{len(recording.requests)} requests over {config.agent.max_turns} turns max"
+        f"{len(recording.requests)} requests over {teacher.agent.max_turns} turns max"
     )
     print(
         f"distill          {len(rollouts) / seconds * 60:8.1f} rollouts/min  "

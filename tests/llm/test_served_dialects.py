@@ -127,6 +127,9 @@ def test_every_dialect_and_protocol_keeps_reasoning_and_accepts_what_the_model_g
         ids = [call.id for message in trajectory.messages for call in message.tool_calls or []]
         assert len(ids) == len(set(ids)) == trajectory.num_tool_calls + (ids != [] and _answer_call(trajectory))
         assert trajectory.num_tool_calls == by_item[trajectory.item_id].hops
+    sent_back = [m for r in served.requests for m in r["messages"] if m["role"] == "assistant"]
+    if protocol == "native" and served.dialect in REASONING_DIALECTS:  # (the other protocols show a demonstration)
+        assert sent_back and all(m.get("reasoning_content") for m in sent_back)  # earlier turns' reasoning goes back
     if protocol == "native":  # the model searches twice at once on longer chains: parallel calls, each answered
         parallel = [m for t in trajectories for m in t.messages if len(m.tool_calls or []) == 2]
         assert len(parallel) == sum(item.hops >= 3 for item in items) * N
