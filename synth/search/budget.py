@@ -84,46 +84,22 @@ def nest_agent_keys(values, renames: dict[str, str] | None = None):
 SERVED_CONTEXT = 32768
 """Longest trajectory a served model's rollout may grow to (reasoning kept in history counts)."""
 
-PANEL_AGENT = RoleBudgets(
-    served=AgentBudget(
-        max_turns=10,
-        turn_tokens=512,
-        context_tokens=SERVED_CONTEXT,
-        temperature=0.7,
+
+def _defaults(turns: int, tokens: int, context: int, temperature: float, protocol: Protocol = "auto") -> AgentBudget:
+    return AgentBudget(
+        max_turns=turns,
+        turn_tokens=tokens,
+        context_tokens=context,
+        temperature=temperature,
         demonstrations=True,
-        protocol="auto",
-    ),
-    embedded=AgentBudget(
-        max_turns=2, turn_tokens=64, context_tokens=0, temperature=0.7, demonstrations=True, protocol="tags"
-    ),
-)
+        protocol=protocol,
+    )
+
+
+PANEL_AGENT = RoleBudgets(served=_defaults(10, 512, SERVED_CONTEXT, 0.7), embedded=_defaults(2, 64, 0, 0.7, "tags"))
 """Model solvers. Served: a 4-hop chain takes 4 searches (often more: a miss, an `open`) and the
 answer, so 10 turns; the embedded model gets two short turns, what 2 CPU cores afford per item."""
-TEACHER_AGENT = RoleBudgets(
-    served=AgentBudget(
-        max_turns=12,
-        turn_tokens=1024,
-        context_tokens=SERVED_CONTEXT,
-        temperature=0.8,
-        demonstrations=True,
-        protocol="auto",
-    ),
-    embedded=AgentBudget(
-        max_turns=6, turn_tokens=256, context_tokens=4096, temperature=0.8, demonstrations=True, protocol="auto"
-    ),
-)
+TEACHER_AGENT = RoleBudgets(served=_defaults(12, 1024, SERVED_CONTEXT, 0.8), embedded=_defaults(6, 256, 4096, 0.8))
 """Distillation teachers: room to search several times, think aloud and answer."""
-PROPOSER_AGENT = RoleBudgets(
-    served=AgentBudget(
-        max_turns=32,
-        turn_tokens=512,
-        context_tokens=SERVED_CONTEXT,
-        temperature=0.8,
-        demonstrations=True,
-        protocol="auto",
-    ),
-    embedded=AgentBudget(
-        max_turns=32, turn_tokens=96, context_tokens=0, temperature=0.8, demonstrations=True, protocol="auto"
-    ),
-)
+PROPOSER_AGENT = RoleBudgets(served=_defaults(32, 512, SERVED_CONTEXT, 0.8), embedded=_defaults(32, 96, 0, 0.8))
 """The self-play proposer: a round asks for a number of searches plus `proposer.extra_turns`; `max_turns` caps that."""
