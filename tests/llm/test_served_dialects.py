@@ -144,7 +144,7 @@ def _answer_call(trajectory) -> int:
 SFT_FAMILY = ("sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo")
 
 
-@pytest.mark.parametrize("served", ["vllm", "no_parser", "harmony"], indirect=True)
+@pytest.mark.parametrize("served", REASONING_DIALECTS, indirect=True)
 def test_reasoning_reaches_every_sft_format_and_drop_removes_it(served, make_item, tools, tmp_path, settings):
     items = questions(make_item, per_hops=4)
     served.learn(items)
