@@ -21,7 +21,8 @@ def models() -> None:
 @models_file_option
 @json_option
 def list_models(flows_file, as_json) -> None:
-    """Every declared model: backend, model, endpoints, prices, and whether the embedded one is ready."""
+    """Every declared model: backend, model, endpoints, reasoning, agent budgets, prices, and whether the
+    embedded one is ready."""
     from synth.cli.render import print_json, print_table
     from synth.flows_file import declared_models
     from synth.llm.models import describe_model
@@ -31,7 +32,7 @@ def list_models(flows_file, as_json) -> None:
     if as_json:
         print_json(rows)
         return
-    columns = ["name", "backend", "model", "endpoints", "price", "status"]
+    columns = ["name", "backend", "model", "endpoints", "reasoning", "budgets", "price", "status"]
     print_table(columns, [[row[column] for column in columns] for row in rows])
 
 

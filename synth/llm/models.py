@@ -214,6 +214,15 @@ def describe_model(name: str, spec: ModelSpec, settings: Settings) -> dict:
         "backend": spec.backend,
         "model": spec.model or (SMOLLM2 if spec.backend == "embedded" else None),
         "endpoints": ", ".join(spec.endpoints) or None,
+        "reasoning": _reasoning_summary(spec.reasoning_policy()),
+        "budgets": spec.budget_profile(),
         "price": price,
         "status": status,
     }
+
+
+def _reasoning_summary(policy: ReasoningPolicy) -> str:
+    """`off`, or the mode with its thinking budget and how earlier reasoning goes back."""
+    if policy.mode == "off":
+        return "off"
+    return f"{policy.mode} (+{policy.tokens} tokens, history: {policy.history})"
