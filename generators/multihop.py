@@ -14,6 +14,7 @@ from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.hashing import content_hash
 from synth.kg.graph import KnowledgeGraph
+from synth.kg.multiplicity import WorldConfig, WorldModel, deciding_part
 from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
@@ -32,11 +33,13 @@ class MultihopGenerator(Generator):
         seed: int,
         evidence: KGCorpus | None = None,
         style: Style = "plain",
+        world: WorldConfig = WorldConfig(),
     ):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
         `kg` is a view without some relations, so ids match what `synth search` serves.
         `style`: plain (named anchor, compact chain) or obfuscated (the anchor and every
-        intermediate described by facts of their own; WebShaper- and BrowseComp-like)."""
+        intermediate described by facts of their own; WebShaper- and BrowseComp-like).
+        `world`: how answers must stay unique in a world larger than the graph."""
         self.kg = kg
         self.seed = seed
         self.style = style
@@ -46,7 +49,8 @@ class MultihopGenerator(Generator):
             )
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
         self.walker = RandomWalker(kg.without_relations(kg.literal_relations), walk, random.Random(seed))
-        self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"))
+        self.world = WorldModel(kg, world) if world.enabled else None
+        self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"), world=self.world)
         self.verbalizer = TemplateVerbalizer(kg)
         self.corpus = evidence or KGCorpus(kg)
 
@@ -59,6 +63,10 @@ class MultihopGenerator(Generator):
             walk = self.constructor.obscure_anchor(walk)
             if walk is None:
                 return Rejection("walk", "anchor_not_describable", "the anchor has no fact shared with another entity")
+        if self.world is not None:
+            first = walk.hops[0]
+            if self.world.hub(walk.entities[0], first.relation, first.direction):
+                return Rejection("walk", "hub_cue", f"the first step from {walk.entities[0]} is shared by too many")
         if self.constructor.anchor_overlap(walk):
             return Rejection(
                 "walk",
@@ -70,11 +78,20 @@ class MultihopGenerator(Generator):
             return Rejection(
                 "uniqueness", "not_unique", f"answer {walk.entities[-1]} not singled out by the graph's cues"
             )
+        if self.world is not None and construction.world_answers > self.world.config.max_answers:
+            return Rejection(
+                "uniqueness",
+                "world_ambiguous",
+                f"about {construction.world_answers:g} answers in a world {self.world.scale:g} times the graph",
+            )
         if self.style == "obfuscated" and len(construction.constraints) == 1 and not construction.facts:
             # the chain from one named entity alone finds the answer: nothing to combine
             return Rejection(
                 "uniqueness", "single_cue", f"the chain from {walk.entities[0]} alone singles out the answer"
             )
+        deciding = deciding_part(self.kg, list(construction.constraints), construction.answer, self.world)
+        if deciding is not None:
+            return Rejection("uniqueness", "single_cue", deciding)
         hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
         question = self.verbalizer.question(construction.constraints, hidden)
         evidence = {hop: self.corpus.evidence_id(hop.head, hop.relation, hop.tail) for hop in construction.edges}
@@ -111,6 +128,7 @@ class MultihopGenerator(Generator):
                 "anchor": walk.entities[0],
                 "style": self.style,
                 "type_nouns": dict(self.verbalizer.nouns),
+                **self._world_record(construction),
                 "intermediates": list(walk.entities[1:-1]),
                 "cue_edges": [
                     hop.model_copy(update={"evidence_doc_id": evidence[hop]}).model_dump(mode="json")
@@ -118,3 +136,16 @@ class MultihopGenerator(Generator):
                 ],
             },
         )
+
+    def _world_record(self, construction) -> dict:
+        """What the item records of the larger world: the estimate, the scale, and per constraint
+        which steps are world-bounded (what tests re-derive from the raw triples)."""
+        if self.world is None:
+            return {}
+        return {
+            "world": {
+                "answers": construction.world_answers,
+                "scale": self.world.scale,
+                "bounded_steps": [self.world.bounded_steps(constraint) for constraint in construction.constraints],
+            }
+        }

@@ -10,11 +10,15 @@ candidate set most (ties: the one that alone matches the most entities, i.e. the
 the spirit of BMGQ's composed cues. If no cue set singles the answer out, the walk is rejected as
 not_unique.
 
-With `minimal_cues` (the obfuscated style) cues that uniqueness does not need are dropped again,
-and with `min_cue_candidates: 2` no added cue matches only one entity: every cue is needed and none
-finds the answer on its own, as in WebShaper's and BrowseComp's questions.
+With `minimal_cues` (on by default) cues that uniqueness does not need are dropped again, and with
+`min_cue_candidates: 2` (the default) no added cue matches only one entity: every cue is needed and
+none finds the answer on its own, as in WebShaper's and BrowseComp's questions.
 
-Every cue is checked against the graph and records how many entities satisfy it alone.
+Every cue is checked against the graph and records how many entities satisfy it alone. With a
+`WorldModel` (`synth.kg.multiplicity`) the answer must also stay unique in a world larger than the
+graph: cues are added while the estimate of answers there is above `max_answers` (a fact that is
+world-bounded from its own named anchor pins a many-valued chain), and hub facts (gender, a top
+genre, a common language) are never cues.
 """
 
 import random
@@ -26,6 +30,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.multiplicity import WorldModel
 from synth.kg.names import NameOverlap
 from synth.schemas import Constraint, Fact, Hop, Step
 
@@ -48,13 +53,13 @@ class ConstructConfig(FrozenConfig):
         description="Facts of one intermediate considered per cue (a random sample), bounding the cost.",
     )
     min_cue_candidates: int = Field(
-        default=1,
+        default=2,
         ge=1,
-        description="Entities an added cue must match on its own; 2 means no single cue names the answer or an "
-        "intermediate.",
+        description="Entities an added cue must match on its own; 2: no single cue names the answer or an "
+        "intermediate, so every cue and every hop is needed.",
     )
     minimal_cues: bool = Field(
-        default=False,
+        default=True,
         description="Drop every described fact and answer cue that uniqueness does not need, so every cue left is "
         "needed.",
     )
@@ -83,6 +88,8 @@ class Construction:
     """The facts describing intermediates, in the order they were added."""
     cue_edges: tuple[Hop, ...]
     """Edges of the answer's added cues (answer <-> a named entity), which need evidence too."""
+    world_answers: float = 1.0
+    """Estimated answers in a world larger than the graph (1.0 without a world model)."""
 
     @property
     def edges(self) -> tuple[Hop, ...]:
@@ -128,8 +135,16 @@ class ReverseConstructor:
     """Works in node-number arrays (KnowledgeGraph.frontiers/expand): scoring a fact about an
     intermediate re-follows only the chain's suffix from that intermediate's narrowed frontier."""
 
-    def __init__(self, kg: KnowledgeGraph, config: ConstructConfig, rng: random.Random | None = None):
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        config: ConstructConfig,
+        rng: random.Random | None = None,
+        world: WorldModel | None = None,
+    ):
+        """`world`: keep answers unique in a larger world and hub facts out of cues (None: the graph only)."""
         self.kg = kg
+        self.world = world
         self.config = config
         self.rng = rng or random.Random(0)
         self.names = NameOverlap(kg.names)
@@ -160,7 +175,9 @@ class ReverseConstructor:
         remaining = self.kg.frontiers(chain.anchor, chain.steps)[-1]
         chain_count = len(remaining)
         for _ in range(self.config.max_extra_cues):
-            best = self._best_cue(walk, chain, remaining, used) if len(remaining) > 1 else None
+            estimate = self._answers(chain, [cue for cue, _, _ in answer_cues], len(remaining))
+            needed = len(remaining) > 1 or (self.world is not None and estimate > self.world.config.max_answers)
+            best = self._best_cue(walk, chain, answer_cues, remaining, used) if needed else None
             if best is None:
                 break
             remaining, option, position, count = best
@@ -184,7 +201,14 @@ class ReverseConstructor:
             candidates=(chain_count, *(count for _, count, _ in answer_cues)),
             facts=tuple(facts),
             cue_edges=tuple(edge for _, _, edge in answer_cues),
+            world_answers=self._answers(chain, [cue for cue, _, _ in answer_cues], 1),
         )
+
+    def _answers(self, chain: Constraint, answer_cues: list[Constraint], graph_answers: int) -> float:
+        """Estimated answers in the larger world (the graph's count without a world model)."""
+        if self.world is None:
+            return float(graph_answers)
+        return self.world.answers([chain, *answer_cues], graph_answers)
 
     def _necessary(self, walk: Walk, facts: list[DescribedFact], answer_cues: list) -> tuple[list[DescribedFact], list]:
         """The facts and answer cues left after dropping, one at a time in the order they were
@@ -202,13 +226,12 @@ class ReverseConstructor:
         return facts, answer_cues
 
     def unique(self, walk: Walk, facts: list[DescribedFact], answer_cues: list[Constraint]) -> bool:
-        """Whether the chain with these facts and these answer cues matches exactly the walk's answer."""
-        constraints = [chain_constraint(walk, facts), *answer_cues]
-        matched = None
-        for constraint in constraints:
-            nodes = self.kg.frontiers(constraint.anchor, constraint.steps)[-1]
-            matched = nodes if matched is None else np.intersect1d(matched, nodes, assume_unique=True)
-        return self.kg.ids(matched) == {walk.entities[-1]}
+        """Whether the chain with these facts and these answer cues matches exactly the walk's answer
+        (and, with a world model, would match no more than `max_answers` in the larger world)."""
+        chain = chain_constraint(walk, facts)
+        if self.kg.ids(self.kg.matching([chain, *answer_cues])) != {walk.entities[-1]}:
+            return False
+        return self.world is None or self._answers(chain, answer_cues, 1) <= self.world.config.max_answers
 
     def obscure_anchor(self, walk: Walk) -> Walk | None:
         """The walk with one hop prepended from a named neighbour of its anchor, so the anchor becomes
@@ -248,11 +271,14 @@ class ReverseConstructor:
             and other in kg.entities
             and kg.degree(other) <= cap
             and not self.names.any_overlap(other, self._hidden)
+            and not (self.world is not None and self.world.hub(other, relation, reverse_direction(direction)))
         ]
 
-    def _best_cue(self, walk: Walk, chain: Constraint, remaining: np.ndarray, used: set[str]):
+    def _best_cue(self, walk: Walk, chain: Constraint, answer_cues: list, remaining: np.ndarray, used: set[str]):
         """(new candidate nodes, option, intermediate position or None for an answer cue, entities
-        with the fact) of the cue that cuts `remaining` most, or None if no cue cuts it at all."""
+        with the fact) of the cue that leaves the fewest answers in the larger world and then in the
+        graph, or None if no cue improves either."""
+        cues = [cue for cue, _, _ in answer_cues]
         scored = []  # (candidates left, entities with the fact, option, position)
         for option in self._options(walk.entities[-1], used):
             matches = self._matches(option)
@@ -269,11 +295,33 @@ class ReverseConstructor:
                     scored.append(
                         (np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position)
                     )
-        scored = [entry for entry in scored if entry[1] >= self.config.min_cue_candidates]
+        scored = [entry for entry in scored if entry[1] >= self.config.min_cue_candidates and len(entry[0])]
         if not scored:
             return None
-        left, count, option, position = min(
+
+        def world_after(entry) -> float:
+            left, count, option, position = entry
+            if position is None:
+                return self._answers(chain, [*cues, Constraint(anchor=option.other, steps=[option.step])], len(left))
+            with_fact = Step(
+                relation=chain.steps[position].relation,
+                direction=chain.steps[position].direction,
+                where=[*chain.steps[position].where, self._fact(position, option, count).fact],
+            )
+            steps = [*chain.steps[:position], with_fact, *chain.steps[position + 1 :]]
+            return self._answers(Constraint(anchor=chain.anchor, steps=steps), cues, len(left))
+
+        best = min(
             scored,
-            key=lambda entry: (len(entry[0]), -entry[1], entry[2].relation, entry[2].other, entry[3] is not None),
+            key=lambda entry: (
+                world_after(entry),
+                len(entry[0]),
+                -entry[1],
+                entry[2].relation,
+                entry[2].other,
+                entry[3] is not None,
+            ),
         )
-        return (left, option, position, count) if len(left) < len(remaining) else None
+        left, count, option, position = best
+        before = self._answers(chain, cues, len(remaining))
+        return (left, option, position, count) if len(left) < len(remaining) or world_after(best) < before else None

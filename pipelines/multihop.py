@@ -34,6 +34,7 @@ from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
 from synth.kg.graph import KnowledgeGraph
+from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.matching import normalize_answer
 from synth.pipelines.base import (
     Construction,
@@ -103,6 +104,7 @@ class Config(FrozenConfig):
     max_attempts_per_item: int = Field(default=200, ge=1, description="Give up after n * this many candidates.")
     walk: WalkConfig = WalkConfig()
     reverse: ConstructConfig = ConstructConfig()
+    world: WorldConfig = WorldConfig()
     format: FormatConfig = FormatConfig()
     near_dup: NearDupConfig = NearDupConfig()
     contamination: ContaminationConfig = ContaminationConfig()
@@ -194,7 +196,13 @@ class MultihopRecipe(Recipe[Config]):
         config, context, kg = self.config, self.context, self.kg
         try:
             generator = MultihopGenerator(
-                kg, config.walk, config.reverse, config.seed, evidence=KGCorpus(self.full), style=config.style
+                kg,
+                config.walk,
+                config.reverse,
+                config.seed,
+                evidence=KGCorpus(self.full),
+                style=config.style,
+                world=config.world,
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
@@ -292,7 +300,8 @@ class MultihopRecipe(Recipe[Config]):
             models.update({f"solver:{name}": model for name, model in solvers.items()})
             statistics.update(_panel_statistics(labeled))
         statistics.update(_statistics(items))
-        statistics["quality"] = quality_report(items, self.full.names)
+        world = WorldModel(self.kg, config.world) if config.world.enabled else None
+        statistics["quality"] = quality_report(items, self.full.names, world)
         random.Random(config.seed).shuffle(items)
         kept_ids = {item.id for item in items}
         tables.update(

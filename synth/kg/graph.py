@@ -247,6 +247,14 @@ class KnowledgeGraph:
             reached.append(self.expand(reached[-1], [step]))
         return reached
 
+    def matching(self, constraints: Iterable) -> np.ndarray:
+        """Node numbers (sorted) of the entities every constraint (anchor + steps) reaches."""
+        matched = None
+        for constraint in constraints:
+            nodes = self.frontiers(constraint.anchor, constraint.steps)[-1]
+            matched = nodes if matched is None else np.intersect1d(matched, nodes, assume_unique=True)
+        return matched if matched is not None else np.zeros(0, dtype=np.int32)
+
     def expand(self, frontier: np.ndarray, steps: Iterable[Step]) -> np.ndarray:
         """Node numbers reached from the node numbers `frontier` by `steps`, facts applied."""
         for step in steps:

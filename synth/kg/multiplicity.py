@@ -1,0 +1,215 @@
+"""How many answers a question would have in a world larger than the graph, estimated from the
+graph's own statistics.
+
+A knowledge graph is a small, uneven sample of the world: FB15k-237 knows about 14,000 entities.
+A question whose answer is unique in the graph only because the graph lacks the other answers ("a
+film written by a person influenced by J. G. Ballard") rewards one of many right answers. What
+stays unique in a bigger world is what is pinned by steps that stay small there: the birthplace of
+X, the director of film Z, the capital of Y. Such a step is *world-bounded*: over the graph, the
+entities that have the relation in that direction have one or two values each (`bounded_mean`,
+`bounded_p90`), and a bigger world gives each of them no more. A many-valued step (the people born
+in a city, the films of a genre) grows with the world: `scale` times as many.
+
+The estimate follows each constraint from its named anchor: the set grows by the graph's fan-out at
+each step and by `scale` more at a many-valued one; a fact narrows it to at most the fact's own
+world set ("who wrote film Z": a film has one or two writers in any world) and to the share of the
+step's universe (every entity that could be reached) that has the fact. The answer set is the
+intersection of the constraints: at most the smallest of them, and about the product of their
+sizes over the universe if they are independent. The estimate is never below the graph's answer
+count; a question is kept when it is 1, i.e. the graph's answer is all the world would hold.
+Independence is the one assumption: facts that go together (a director and his favourite actor)
+overlap more than it says, so `max_answers` stays at 1.
+
+A cue is a hub when its value is shared by a large share of the entities that have the relation
+at all (gender Male, English Language, Drama, an eastern time zone, actor): it says almost
+nothing, and questions never use one.
+"""
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from pydantic import Field
+
+from synth.config import FrozenConfig
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.schemas import Constraint
+
+WORLD_ENTITIES = 1_000_000
+"""The size of world the default `scale` imagines: a graph of 14,000 entities is 1/70 of it."""
+
+
+class WorldConfig(FrozenConfig):
+    enabled: bool = Field(default=True, description="Reject questions with more than max_answers in a bigger world.")
+    scale: float | None = Field(
+        default=None,
+        gt=1,
+        description="How many times larger than the graph the world is (N): a many-valued step reaches N times as "
+        "many entities there; default: 1,000,000 / the graph's entities, between 10 and 1,000.",
+    )
+    max_answers: float = Field(
+        default=1.0, ge=1, description="Most answers a question may have in that world (world_ambiguous above)."
+    )
+    bounded_mean: float = Field(
+        default=1.5, ge=1, description="A step is world-bounded when its entities have at most this many values ..."
+    )
+    bounded_p90: float = Field(default=2.0, ge=1, description="... on average, and 90% have at most this many.")
+    hub_share: float = Field(
+        default=0.05,
+        gt=0,
+        le=1,
+        description="A cue is a hub (never used) when its value is shared by more than this share of the entities "
+        "that have the relation ...",
+    )
+    hub_min: int = Field(default=20, ge=1, description="... and by more than this many.")
+
+
+@dataclass(frozen=True)
+class StepStatistics:
+    """Values per entity of one relation in one direction, over the entities that have it."""
+
+    entities: int
+    mean: float
+    p90: float
+    largest: int
+
+
+class WorldModel:
+    """The graph's relations as a bigger world would have them (see the module docstring)."""
+
+    def __init__(self, kg: KnowledgeGraph, config: WorldConfig = WorldConfig()):
+        self.kg = kg
+        self.config = config
+        default = min(1000.0, max(10.0, WORLD_ENTITIES / max(1, kg.num_nodes)))
+        self.scale = config.scale or round(default, 1)
+        self._hubs: dict[tuple[str, str, str], bool] = {}
+
+    @cached_property
+    def _statistics(self) -> dict[tuple[str, str], StepStatistics]:
+        found = {}
+        for direction in (FORWARD, INVERSE):
+            index = self.kg.index(direction)
+            values = np.diff(index.run_start)
+            for relation in np.unique(index.run_rel).tolist():
+                counts = values[index.run_rel == relation]
+                found[(self.kg.relation_ids[relation], direction)] = StepStatistics(
+                    entities=len(counts),
+                    mean=float(counts.mean()),
+                    p90=float(np.quantile(counts, 0.9)),
+                    largest=int(counts.max()),
+                )
+        return found
+
+    def statistics(self, relation: str, direction: str) -> StepStatistics | None:
+        return self._statistics.get((relation, direction))
+
+    def bounded(self, relation: str, direction: str) -> bool:
+        """Whether stepping over `relation` in `direction` reaches few entities in any world."""
+        found = self.statistics(relation, direction)
+        return (
+            found is not None
+            and found.mean <= self.config.bounded_mean
+            and found.p90 <= self.config.bounded_p90
+        )
+
+    def factor(self, relation: str, direction: str) -> float:
+        """How many times more entities the step reaches in the world than in the graph."""
+        return 1.0 if self.bounded(relation, direction) else self.scale
+
+    def hub(self, anchor: str, relation: str, direction: str) -> bool:
+        """Whether the fact "reached from `anchor` over `relation` in `direction`" is shared by so many
+        of the entities that have the relation that it says almost nothing about one of them."""
+        key = (anchor, relation, direction)
+        if key not in self._hubs:
+            matches = len(self.kg.fact_nodes(anchor, relation, direction))
+            reverse = INVERSE if direction == FORWARD else FORWARD
+            found = self.statistics(relation, reverse)  # the entities that have the relation at all
+            self._hubs[key] = (
+                found is not None
+                and matches > self.config.hub_min
+                and matches > self.config.hub_share * found.entities
+            )
+        return self._hubs[key]
+
+    def universe(self, relation: str, direction: str) -> float:
+        """How many entities in the world a step over `relation` in `direction` could reach: those
+        that have the relation on that side in the graph, `scale` times over."""
+        found = self.statistics(relation, INVERSE if direction == FORWARD else FORWARD)
+        return (found.entities if found is not None else 1) * self.scale
+
+    def set_size(self, constraint: Constraint) -> tuple[float, float]:
+        """(estimated world size of the constraint's set, world size of the universe it lies in).
+        Each step grows the set by the graph's fan-out from its frontier, `scale` times more where the
+        step is many-valued; a fact narrows it to at most the fact's own world set, and to the share
+        of the universe that has the fact (facts taken as independent); the world set is never
+        smaller than the graph's."""
+        frontier = self.kg.frontiers(constraint.anchor, [])[0]
+        size, universe = 1.0, 1.0
+        for step in constraint.steps:
+            reached = self.kg.step_nodes(frontier, step.relation, step.direction)
+            size *= len(reached) / max(1, len(frontier)) * self.factor(step.relation, step.direction)
+            universe = self.universe(step.relation, step.direction)
+            for fact in step.where:
+                holders = self.kg.fact_nodes(fact.anchor, fact.relation, fact.direction)
+                reached = np.intersect1d(reached, holders, assume_unique=True)
+                shared = len(holders) * self.factor(fact.relation, fact.direction)
+                size = min(size, shared, size * shared / universe)
+            size = max(size, float(len(reached)))
+            frontier = reached
+        return size, universe
+
+    def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
+        """Estimated answers in the world of a question whose constraints the graph answers with
+        `graph_answers` entities: the intersection of the constraints' world sets, at most the
+        smallest of them, and as large as their sizes make it in their common universe if they are
+        independent; never fewer than the graph's answers."""
+        sizes, universes = zip(*(self.set_size(constraint) for constraint in constraints))
+        joint = math.prod(sizes) / min(universes) ** (len(sizes) - 1)
+        return max(float(graph_answers), min(min(sizes), joint))
+
+    def bounded_steps(self, constraint: Constraint) -> list[bool]:
+        """Per step: whether it is world-bounded (what the item records, and tests re-derive)."""
+        return [self.bounded(step.relation, step.direction) for step in constraint.steps]
+
+
+def deciding_part(
+    kg: KnowledgeGraph, constraints: list[Constraint], answer: str, world: WorldModel | None = None
+) -> str | None:
+    """What alone decides a multi-part question's answer (the rest is then decoration), or None: a
+    fact that one entity has (it names an intermediate, so the hops before it are not needed), a
+    constraint that alone reaches only the answer, or the answer's cues without the chain. A part
+    decides only if it is also world-unique, where the world is modelled."""
+
+    def world_unique(parts: list[Constraint]) -> bool:
+        return world is None or world.answers(parts) <= world.config.max_answers
+
+    chain, *cues = constraints
+    facts = [fact for step in chain.steps for fact in step.where]
+    if not cues and not facts:
+        return None
+    for fact in facts:
+        if len(kg.fact_nodes(fact.anchor, fact.relation, fact.direction)) == 1:
+            return f"the fact from {fact.anchor} names an intermediate"
+    for constraint in ([chain] if cues else []) + cues:
+        if len(kg.matching([constraint])) == 1 and world_unique([constraint]):
+            return f"the cue from {constraint.anchor} alone singles out the answer"
+    if cues and world_unique(cues) and kg.ids(kg.matching(cues)) == {answer}:
+        return "the answer's cues single it out without the chain: its hops are decoration"
+    return None
+
+
+def hub_cues(world: WorldModel, constraints: list[Constraint]) -> list[str]:
+    """The hub facts a question uses: a constraint's first step from its named anchor, or a fact."""
+    found = []
+    for constraint in constraints:
+        first = constraint.steps[0]
+        if world.hub(constraint.anchor, first.relation, first.direction):
+            found.append(f"{constraint.anchor} {first.relation} ({first.direction})")
+        for step in constraint.steps:
+            found += [
+                f"{fact.anchor} {fact.relation} ({fact.direction})"
+                for fact in step.where
+                if world.hub(fact.anchor, fact.relation, fact.direction)
+            ]
+    return found
