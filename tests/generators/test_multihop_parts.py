@@ -39,7 +39,9 @@ def test_follow_expands_sets_over_both_directions(kg):
     assert kg.follow(constraint.anchor, constraint.steps) == {"/f/one", "/f/two"}
 
 
-CHAIN_ONLY = ConstructConfig(describe_intermediates=0)
+CHAIN_ONLY = ConstructConfig(describe_intermediates=0, min_cue_candidates=1, minimal_cues=False)
+"""The mechanism alone: a cue only the answer has is allowed and unneeded cues are kept (the defaults
+refuse the one and drop the other)."""
 
 
 def test_follow_keeps_only_entities_with_the_steps_facts(kg):
@@ -162,7 +164,7 @@ def test_minimal_cues_drops_a_described_fact_uniqueness_does_not_need(kg):
         {**kg.relations, "nominated": Relation(id="nominated", forward="was nominated for", inverse="had the nominee")},
         "tiny-nominated",
     )
-    described = ConstructConfig(describe_intermediates=1)
+    described = ConstructConfig(describe_intermediates=1, minimal_cues=False)
     kept = ReverseConstructor(graph, described).construct(springfield_walk())
     assert [fact.fact.anchor for fact in kept.facts] == ["/a/globe"] and kept.constraints[1].anchor == "/g/drama"
     minimal = ReverseConstructor(graph, described.model_copy(update={"minimal_cues": True})).construct(

@@ -5,6 +5,8 @@ import csv
 import gzip
 from collections import defaultdict
 
+import numpy as np
+
 from synth.kg.snapshot import bundled_path
 
 
@@ -37,3 +39,22 @@ class RawGraph:
                     (fact.anchor, fact.relation)
                 ]
         return frontier
+
+    def values(self, relation: str, direction: str) -> list[int]:
+        """How many values each entity that has `relation` in `direction` has."""
+        index = self.forward if direction == "forward" else self.inverse
+        return [len(values) for (entity, name), values in index.items() if name == relation and values]
+
+    def world_bounded(self, relation: str, direction: str, mean: float, p90: float) -> bool:
+        """The project's definition, re-derived: few values per entity on average and for 90% of them."""
+        counts = self.values(relation, direction)
+        return bool(counts) and float(np.mean(counts)) <= mean and float(np.quantile(counts, 0.9)) <= p90
+
+    def hub(self, anchor: str, relation: str, direction: str, share: float, least: int) -> bool:
+        """The project's definition, re-derived: the fact is shared by more than `least` entities and
+        by more than `share` of the entities that have the relation at all."""
+        index = self.forward if direction == "forward" else self.inverse
+        matches = len(index[(anchor, relation)])
+        reverse = "inverse" if direction == "forward" else "forward"
+        having = len(self.values(relation, reverse))
+        return matches > least and matches > share * having
