@@ -54,6 +54,18 @@ class MultihopGenerator(Generator):
         self.verbalizer = TemplateVerbalizer(kg)
         self.corpus = evidence or KGCorpus(kg)
 
+    def _type_nonsense(self, construction) -> Rejection | None:
+        """A question through a node that stands for two things (names used as ids), or about an answer
+        nothing says the kind of ("Earth" as what "has the administrative subdivision"), makes no sense."""
+        types = self.verbalizer.types
+        involved = [*construction.walk.entities, *(name for c in construction.constraints for name in c.named)]
+        merged = next((entity for entity in involved if types.conflicted(entity)), None)
+        if merged is not None:
+            return Rejection("types", "incompatible_roles", f"{merged} is two kinds of thing in the graph")
+        if not types.votes(construction.answer):
+            return Rejection("types", "untyped_answer", f"nothing in the graph says what {construction.answer} is")
+        return None
+
     def attempt(self, spec: int) -> Item | Rejection:
         walked = spec - 1 if self.style == "obfuscated" and spec > 1 else spec
         walk = self.walker.chain(walked)
@@ -92,6 +104,9 @@ class MultihopGenerator(Generator):
         deciding = deciding_part(self.kg, list(construction.constraints), construction.answer, self.world)
         if deciding is not None:
             return Rejection("uniqueness", "single_cue", deciding)
+        nonsense = self._type_nonsense(construction)
+        if nonsense is not None:
+            return nonsense
         hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
         question = self.verbalizer.question(construction.constraints, hidden)
         evidence = {hop: self.corpus.evidence_id(hop.head, hop.relation, hop.tail) for hop in construction.edges}

@@ -388,7 +388,7 @@ def _quotas(n: int, hops: list[int]) -> dict[int, int]:
 
 def _funnel(attempts: int, rejected: dict[str, Counter], chain: FilterChain) -> list[FunnelStage]:
     stages, remaining = [], attempts
-    for stage in ("walk", "uniqueness"):
+    for stage in ("walk", "uniqueness", "types"):
         dropped = rejected.get(stage, Counter())
         kept = remaining - sum(dropped.values())
         stages.append(FunnelStage(stage=stage, input=remaining, kept=kept, dropped=dict(sorted(dropped.items()))))

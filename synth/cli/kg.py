@@ -22,6 +22,13 @@ def kg() -> None:
 )
 @click.option("--entities", type=click.Path(path_type=Path), help="Optional entity table: id, name[, description].")
 @click.option(
+    "--entities-join",
+    type=click.Choice(["id", "name"]),
+    default="id",
+    show_default=True,
+    help="The entity-table column the triples' node ids are: id, or name (triples that name their nodes).",
+)
+@click.option(
     "--relations",
     type=click.Path(path_type=Path),
     help="Optional relation table: id, forward, inverse[, head_type, tail_type, literal] (+ head_role, tail_role by "
@@ -45,7 +52,9 @@ def kg() -> None:
 @click.option("--columns", help="Order of the triple fields in files without a header, e.g. head,tail,relation.")
 @click.option("--replace", is_flag=True, help="Overwrite an imported graph of the same name.")
 @json_option
-def import_(name, triples, entities, relations, folder, file_format, delimiter, columns, replace, as_json) -> None:
+def import_(
+    name, triples, entities, entities_join, relations, folder, file_format, delimiter, columns, replace, as_json
+) -> None:
     """Import a knowledge graph under NAME; then use it with `--param kg=NAME`.
 
     Malformed lines are reported with their line numbers and counted; nothing is dropped silently.
@@ -56,7 +65,12 @@ def import_(name, triples, entities, relations, folder, file_format, delimiter, 
     from synth.kg.importer import ImportSource, import_graph
 
     order = _columns(columns)
-    options = {"format": file_format, "delimiter": _delimiter(delimiter), "columns": order}
+    options = {
+        "format": file_format,
+        "delimiter": _delimiter(delimiter),
+        "columns": order,
+        "entities_join": entities_join,
+    }
     if folder is not None:
         if triples or entities or relations:
             raise click.UsageError("give either --folder or --triples/--entities/--relations, not both")

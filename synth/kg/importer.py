@@ -27,6 +27,9 @@ NUMERIC_SHARE = 0.9
 BATCH_ROWS = 200_000
 """Rows buffered in Python before they go to DuckDB, so memory stays flat on huge files."""
 SHOWN_PROBLEMS = 10
+MATCH_SHARE = 0.5
+"""An entity table whose ids match fewer than this share of its rows and of the triples' nodes is
+keyed by something else: it is refused, not used to rename the few nodes it happens to match."""
 
 
 @dataclass
@@ -39,6 +42,9 @@ class ImportSource:
     delimiter: str | None = None
     columns: tuple[str, ...] | None = None
     """Order of the triple fields in files without a header, e.g. ("head", "tail", "relation")."""
+    entities_join: str = "id"
+    """Which entity-table column holds the triples' node ids: `id`, or `name` where the triples name
+    their nodes (MetaQA-style files) and the table's own ids are something else."""
 
     @classmethod
     def from_folder(cls, folder: Path, **options) -> "ImportSource":
@@ -124,6 +130,28 @@ def import_graph(name: str, source: ImportSource, kg_dir: Path, replace: bool = 
         staging.unlink(missing_ok=True)
     report.path = str(target)
     return report
+
+
+def _check_entity_keys(connection, source: ImportSource) -> None:
+    """Key the entity table by the column the triples use (`entities_join`), and refuse a table
+    whose keys match too few nodes to be the triples' ids."""
+    if source.entities_join not in ("id", "name"):
+        raise ConfigError(f"--entities-join must be id or name, not {source.entities_join!r}")
+    if source.entities_join == "name":  # the triples name their nodes: the name is the key, the id is dropped
+        connection.execute("update raw_entities set id = name")
+    rows, matched, nodes = connection.execute(
+        "with nodes as (select head as id from triples union select tail from triples) "
+        "select (select count(distinct id) from raw_entities), "
+        "(select count(*) from (select distinct id from raw_entities) e semi join nodes using (id)), "
+        "(select count(*) from nodes)"
+    ).fetchone()
+    if rows and matched < MATCH_SHARE * rows and matched < MATCH_SHARE * nodes:
+        other = "name" if source.entities_join == "id" else "id"
+        raise ConfigError(
+            f"{source.entities}: only {matched:,} of its {rows:,} entity {source.entities_join}s match one of the "
+            f"{nodes:,} nodes of {source.triples.name}, so it would rename a few nodes and leave the rest: pass "
+            f"--entities-join {other} if the triples use the entities' {other}s, or leave the entity table out"
+        )
 
 
 def _is_literal(relation: str, flag: str | None, numeric_share: float) -> bool:
@@ -246,6 +274,8 @@ def _finish(connection, name: str, source: ImportSource, report: ImportReport) -
     report.triples = connection.execute("select count(*) from triples").fetchone()[0]
     report.duplicate_triples = report.lines["triples"] - report.triples
 
+    if source.entities is not None:
+        _check_entity_keys(connection, source)
     # Entities: the first row for an id wins; later ones are reported as duplicates.
     duplicates = connection.execute(
         "select id, line from (select id, line, row_number() over (partition by id order by line) as n from "

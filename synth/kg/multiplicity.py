@@ -107,11 +107,7 @@ class WorldModel:
     def bounded(self, relation: str, direction: str) -> bool:
         """Whether stepping over `relation` in `direction` reaches few entities in any world."""
         found = self.statistics(relation, direction)
-        return (
-            found is not None
-            and found.mean <= self.config.bounded_mean
-            and found.p90 <= self.config.bounded_p90
-        )
+        return found is not None and found.mean <= self.config.bounded_mean and found.p90 <= self.config.bounded_p90
 
     def factor(self, relation: str, direction: str) -> float:
         """How many times more entities the step reaches in the world than in the graph."""
@@ -126,9 +122,7 @@ class WorldModel:
             reverse = INVERSE if direction == FORWARD else FORWARD
             found = self.statistics(relation, reverse)  # the entities that have the relation at all
             self._hubs[key] = (
-                found is not None
-                and matches > self.config.hub_min
-                and matches > self.config.hub_share * found.entities
+                found is not None and matches > self.config.hub_min and matches > self.config.hub_share * found.entities
             )
         return self._hubs[key]
 

@@ -1,6 +1,7 @@
 """Phrases for relations that arrive without any: read from the relation id itself.
 
 `directed_by` -> "was directed by" / "directed"; `written_by` -> "was written by" / "wrote";
+`starred_actors` -> "starred" / "starred in" (role "actor");
 `/people/person/place_of_birth` -> "has the place of birth" / "is the place of birth of" (role
 "place of birth"); `capital_of` -> "is the capital of" / "has the capital"; `has_genre` -> "has
 the genre" / "is the genre of"; `in_language` -> "is in the language" / "is the language of". A verb
@@ -86,5 +87,7 @@ def auto_phrases(relation_id: str) -> AutoPhrases:
         return AutoPhrases(f"is in the {noun}", f"is the {noun} of", tail_role=noun)
     if _is_verb(first) and rest and not rest.split()[-1].endswith("s"):
         return AutoPhrases(words, "")  # "located in": no mechanical inverse
+    if first.endswith("ed") and rest and " " not in rest:  # `starred_actors`: "starred" X, X "starred in" it
+        return AutoPhrases(first, f"{first} in", tail_role=_singular(rest))
     noun = _singular(words)
     return AutoPhrases(f"has the {noun}", f"is the {noun} of", tail_role=noun)

@@ -6,7 +6,15 @@ itself. A type noun that the entity's description names in its lead ("... is a c
 Asia") gets an extra vote. The winner must hold at least `min_share` of the votes; otherwise the
 entity's type is uncertain and callers use a safe word ("something", or a question without a noun)
 instead of a wrong one: South Korea is a country (many country votes) although Freebase also lists
-it as a Netflix genre.
+it as a Netflix genre. Kinds of person (musical artist, actor, ...) vote together: someone who is a
+person on four relations and a musical artist on three is a person, asked about with "Who".
+
+A graph with no type data at all (a MetaQA-style movie KB) gets its votes from the relations
+themselves: the objects of an agentive relation (`directed_by`, `written_by`) are people, the
+subjects of one are works, and a relation's role noun names its objects (`has_genre`: a genre,
+`starred_actors`: an actor, so a person). Where names are ids, one node may stand for two things
+("Broken Arrow" the film and the genre): such a node has two kinds of votes and is `conflicted`,
+and questions keep away from it.
 """
 
 import re
@@ -16,6 +24,42 @@ from functools import lru_cache
 from synth.kg.graph import FORWARD, KnowledgeGraph
 
 PERSON = "person"
+PERSON_KINDS = frozenset(
+    {
+        "person",
+        "actor",
+        "actress",
+        "artist",
+        "musical artist",
+        "musician",
+        "singer",
+        "composer",
+        "director",
+        "film director",
+        "writer",
+        "author",
+        "screenwriter",
+        "poet",
+        "novelist",
+        "producer",
+        "editor",
+        "cinematographer",
+        "designer",
+        "politician",
+        "scientist",
+        "athlete",
+        "player",
+        "founder",
+        "creator",
+        "spouse",
+        "celebrity",
+        "comedian",
+        "presenter",
+    }
+)
+"""Nouns for kinds of person: they vote together, and a question about one opens with "Who"."""
+WORK = "work"
+"""What an untyped graph's agentive relations are about (the subject of `directed_by`)."""
 BROADER = {
     noun: "place" for noun in ("country", "city", "town", "county", "state", "state or province", "continent", "region")
 }
@@ -31,14 +75,32 @@ class EntityTypes:
         self.kg = kg
         self.min_share = min_share
         self.noun = lru_cache(maxsize=200_000)(self._noun)
+        self.conflicted = lru_cache(maxsize=200_000)(self._conflicted)
+        self.typed = any(relation.head_type or relation.tail_type for relation in kg.relations.values())
+        """Whether the graph says what its relations' sides are; if not, the relations' words say it."""
+
+    def side_noun(self, relation_id: str, direction: str) -> str:
+        """The noun of the side of `relation_id` an entity is on when the relation leaves it in
+        `direction` (forward: the entity is the head): declared, or read from the relation."""
+        relation = self.kg.relations.get(relation_id)
+        if relation is None or relation.literal:
+            return ""
+        declared = relation.head_type if direction == FORWARD else relation.tail_type
+        if declared or self.typed:
+            return declared
+        agentive = relation.forward.endswith(" by")  # "was directed by": people do it to works
+        role = relation.head_role if direction == FORWARD else relation.tail_role
+        if role:
+            noun = re.split(r" (?:of|for|in|to)\b", role)[0].strip()
+            return PERSON if noun.split()[-1] in PERSON_KINDS else noun
+        if agentive:
+            return WORK if direction == FORWARD else PERSON
+        return ""
 
     def votes(self, entity_id: str) -> Counter:
         votes: Counter = Counter()
         for relation_id, direction in self.kg.incident(entity_id):
-            relation = self.kg.relations.get(relation_id)
-            if relation is None:
-                continue
-            noun = relation.head_type if direction == FORWARD else relation.tail_type
+            noun = self.side_noun(relation_id, direction)
             if noun:
                 votes[noun] += 1
         entity = self.kg.entities.get(entity_id)
@@ -54,10 +116,22 @@ class EntityTypes:
         votes = self.votes(entity_id)
         if not votes:
             return None
+        people = sum(count for noun, count in votes.items() if noun in PERSON_KINDS)
+        if people and people / sum(votes.values()) >= self.min_share:  # kinds of person agree on a person
+            return max((noun for noun in votes if noun in PERSON_KINDS), key=lambda noun: (votes[noun], noun == PERSON))
         (best, count), *rest = votes.most_common(2) + [(None, 0)]
         if rest[0][1] == count or count / sum(votes.values()) < self.min_share:
             return None
         return best
+
+    def _conflicted(self, entity_id: str) -> bool:
+        """Whether a node named by its id is voted two different kinds of thing (a film and a genre):
+        two things that share a name, merged into one node by the graph's ids."""
+        entity = self.kg.entities.get(entity_id)
+        if entity is not None and (entity.name != entity_id or entity.description):
+            return False
+        kinds = {PERSON if noun in PERSON_KINDS else BROADER.get(noun, noun) for noun in self.votes(entity_id)}
+        return len(kinds) > 1
 
     def common_noun(self, entity_ids: list[str]) -> str | None:
         """The noun `entity_ids` share, or None (a description of a set stays safe): one noun (or
@@ -72,4 +146,4 @@ class EntityTypes:
         return known.pop()
 
     def is_person(self, noun: str | None) -> bool:
-        return noun == PERSON
+        return noun in PERSON_KINDS
