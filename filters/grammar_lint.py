@@ -13,8 +13,9 @@ tested on the text that motivated it:
   written an entity".
 - repeated_noun: a noun said again as the head of the next description: "Which time zone is a time
   zone of", "a genre that is a genre of", "the country that is the country of citizenship of".
-- stacked_clauses: three or more relative clauses ("that ... that ... that"), the shape of the old
-  template questions ("a film that is about a sport that is played by a team that ...").
+- stacked_clauses: three or more relative clauses in one sentence ("that ... that ... that"), the
+  shape of the old template questions ("a film that is about a sport that is played by a team that
+  ..."); questions told as sentences are linted sentence by sentence.
 """
 
 import re
@@ -79,9 +80,19 @@ def lint(question: str, names: Iterable[str] = ()) -> list[str]:
         found.append("bare_participle")
     if _REPEATED_NOUN.search(text):
         found.append("repeated_noun")
-    if len(_RELATIVES.findall(text.split(" ", 1)[-1])) >= 3:
+    if stacked_clauses(text):
         found.append("stacked_clauses")
     return found
+
+
+def stacked_clauses(text: str) -> bool:
+    """Whether a sentence of `text` stacks three or more relative clauses."""
+    return any(len(_RELATIVES.findall(sentence)) >= 3 for sentence in _sentences(text))
+
+
+def _sentences(text: str) -> list[str]:
+    """The text's sentences, each without its first word (a question's opening "Which" is no clause)."""
+    return [sentence.strip().split(" ", 1)[-1] for sentence in re.split(r"[.?!](?:\s|$)", text) if sentence.strip()]
 
 
 def _article_before_article(words: list[str]) -> bool:

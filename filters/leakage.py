@@ -20,7 +20,13 @@ from synth.schemas import Item
 
 
 def mentions(text: str, name: str) -> bool:
-    return _contains(normalize_answer(text), name)
+    return _contains(normalized(text), name)
+
+
+def normalized(text: str) -> str:
+    """`text` as names are looked for in it: normalized like answers, with a possessive's "s" kept
+    apart ("Coolio's birthplace" mentions Coolio; plain normalizing makes it "coolios")."""
+    return normalize_answer(re.sub(r"(?<=\w)['’]s\b", " s", text))
 
 
 def _contains(normalized_text: str, name: str) -> bool:
@@ -48,7 +54,7 @@ class LeakageFilter(Filter):
         self.overlaps = NameOverlap(_as_list(names))
 
     def check(self, item: Item) -> CheckResult:
-        question = normalize_answer(item.question)  # once per item, not once per name
+        question = normalized(item.question)  # once per item, not once per name
         for answer in item.answers:
             if _contains(question, answer):
                 return False, "answer_in_question", {"leaked": answer}

@@ -4,10 +4,13 @@ Constraints follow what makes questions good (MedResearcher-R1, WebSailor): seed
 mid-degree entities, no entity repeats, relations do not repeat within a walk, and hub entities
 (above `max_degree` edges) are never stepped through, because chains through hubs are ambiguous.
 Edges are walked in both directions. The relation of each step is drawn first and the neighbour
-second, so frequent relations (profession, genre) do not crowd out the rest.
+second, so frequent relations (profession, genre) do not crowd out the rest; with a world model, the
+world-bounded relations are tried first most of the time (`prefer_bounded`), since their chains stay
+unique in a world larger than the graph.
 """
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,6 +33,13 @@ class WalkConfig(FrozenConfig):
         "backtracking from the rare seed for the longest simple chain within the hop radius (MedResearcher-R1).",
     )
     search_budget: int = Field(default=200, ge=1, description="Steps the longest policy may try from one seed.")
+    prefer_bounded: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Chance that a step tries the world-bounded relations first (the birthplace of X, the "
+        "director of Z): chains of them stay unique in a world larger than the graph (synth.kg.multiplicity).",
+    )
 
 
 @dataclass(frozen=True)
@@ -46,10 +56,28 @@ class RandomWalker:
     reproduces the same walks on the same snapshot.
     """
 
-    def __init__(self, kg: KnowledgeGraph, config: WalkConfig, rng: random.Random):
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        config: WalkConfig,
+        rng: random.Random,
+        bounded: Callable[[str, str], bool] | None = None,
+    ):
+        """`bounded(relation, direction)`: which steps stay small in a larger world, tried first
+        with chance `prefer_bounded`."""
         self.kg = kg
         self.config = config
         self.rng = rng
+        self.bounded = (
+            {
+                (number, direction)
+                for number, relation in enumerate(kg.relation_ids)
+                for direction in (FORWARD, INVERSE)
+                if bounded(relation, direction)
+            }
+            if bounded is not None
+            else set()
+        )
         degrees = kg.degrees
         seeds = np.flatnonzero((degrees >= config.min_seed_degree) & (degrees <= config.max_seed_degree) & kg.named)
         self.seeds = seeds.tolist()
@@ -177,6 +205,8 @@ class RandomWalker:
             ]
         options.sort()
         self.rng.shuffle(options)
+        if self.bounded and self.rng.random() < self.config.prefer_bounded:
+            options.sort(key=lambda option: (option[0], option[1]) not in self.bounded)  # stable: random within each
         return options
 
     def _step(self, current: int, used_relations: set[int]) -> tuple[int, str, int] | None:

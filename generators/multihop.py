@@ -48,8 +48,13 @@ class MultihopGenerator(Generator):
                 update={"describe_intermediates": 8, "minimal_cues": True, "min_cue_candidates": 2}
             )
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
-        self.walker = RandomWalker(kg.without_relations(kg.literal_relations), walk, random.Random(seed))
         self.world = WorldModel(kg, world) if world.enabled else None
+        self.walker = RandomWalker(
+            kg.without_relations(kg.literal_relations),
+            walk,
+            random.Random(seed),
+            bounded=self.world.bounded if self.world is not None else None,
+        )
         self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"), world=self.world)
         self.verbalizer = TemplateVerbalizer(kg)
         self.corpus = evidence or KGCorpus(kg)

@@ -278,50 +278,57 @@ class ReverseConstructor:
         """(new candidate nodes, option, intermediate position or None for an answer cue, entities
         with the fact) of the cue that leaves the fewest answers in the larger world and then in the
         graph, or None if no cue improves either."""
-        cues = [cue for cue, _, _ in answer_cues]
-        scored = []  # (candidates left, entities with the fact, option, position)
+        world, least = self.world, self.config.min_cue_candidates
+        states = world.states(chain) if world is not None else None  # the chain's sets, once
+        fixed = [world.set_size(cue) for cue, _, _ in answer_cues] if world is not None else []
+        scored = []  # (world answers, candidates left, entities with the fact, option, position)
         for option in self._options(walk.entities[-1], used):
             matches = self._matches(option)
-            scored.append((np.intersect1d(remaining, matches, assume_unique=True), len(matches), option, None))
-        prefix = self.kg.frontiers(chain.anchor, chain.steps)
+            if len(matches) < least:
+                continue
+            left = np.intersect1d(remaining, matches, assume_unique=True)
+            estimate = float(len(left))
+            if world is not None:
+                cue = world.set_size(Constraint(anchor=option.other, steps=[option.step]))
+                estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))
+            scored.append((estimate, left, len(matches), option, None))
+        prefix = [state.frontier for state in states] if states else self.kg.frontiers(chain.anchor, chain.steps)
         for position, entity in enumerate(walk.entities[1:-1]):
             before = prefix[position + 1]  # the candidates for this intermediate
             options = self._options(entity, used)
             for option in self.rng.sample(options, min(len(options), self.config.fact_candidates)):
                 matches = self._matches(option)
+                if len(matches) < least:
+                    continue
                 narrowed = np.intersect1d(before, matches, assume_unique=True)
-                if len(narrowed) < len(before):  # a fact every candidate has cuts nothing
-                    reached = self.kg.expand(narrowed, chain.steps[position + 1 :])  # the chain's set, with the fact
-                    scored.append(
-                        (np.intersect1d(remaining, reached, assume_unique=True), len(matches), option, position)
+                if len(narrowed) == len(before):  # a fact every candidate has cuts nothing
+                    continue
+                rest = chain.steps[position + 1 :]
+                if world is None:
+                    reached = self.kg.expand(narrowed, rest)  # the chain's set, with the fact
+                else:
+                    step = chain.steps[position]
+                    fact = self._fact(position, option, len(matches)).fact
+                    suffix = world.extend(
+                        states[position], [step.model_copy(update={"where": [*step.where, fact]}), *rest]
                     )
-        scored = [entry for entry in scored if entry[1] >= self.config.min_cue_candidates and len(entry[0])]
+                    reached = suffix.frontier
+                left = np.intersect1d(remaining, reached, assume_unique=True)
+                estimate = world.combine([suffix.sizes, *fixed], len(left)) if world is not None else float(len(left))
+                scored.append((estimate, left, len(matches), option, position))
+        scored = [entry for entry in scored if len(entry[1])]
         if not scored:
             return None
-
-        def world_after(entry) -> float:
-            left, count, option, position = entry
-            if position is None:
-                return self._answers(chain, [*cues, Constraint(anchor=option.other, steps=[option.step])], len(left))
-            with_fact = Step(
-                relation=chain.steps[position].relation,
-                direction=chain.steps[position].direction,
-                where=[*chain.steps[position].where, self._fact(position, option, count).fact],
-            )
-            steps = [*chain.steps[:position], with_fact, *chain.steps[position + 1 :]]
-            return self._answers(Constraint(anchor=chain.anchor, steps=steps), cues, len(left))
-
-        best = min(
+        estimate, left, count, option, position = min(
             scored,
             key=lambda entry: (
-                world_after(entry),
-                len(entry[0]),
-                -entry[1],
-                entry[2].relation,
-                entry[2].other,
-                entry[3] is not None,
+                entry[0],
+                len(entry[1]),
+                -entry[2],
+                entry[3].relation,
+                entry[3].other,
+                entry[4] is not None,
             ),
         )
-        left, count, option, position = best
-        before = self._answers(chain, cues, len(remaining))
-        return (left, option, position, count) if len(left) < len(remaining) or world_after(best) < before else None
+        before = self._answers(chain, [cue for cue, _, _ in answer_cues], len(remaining))
+        return (left, option, position, count) if len(left) < len(remaining) or estimate < before else None

@@ -16,6 +16,12 @@ Questions open in several ways, chosen per item from a hash of its constraints (
 the same item the same way): "Which genre of Saw ...", "What is the capital of ...", "Name the
 film that ...", "Who directed ...", "In which city was ... born?". The target is MuSiQue-like
 brevity (about 16 words for 2-4 hops); `benchmarks/bench_phrasing.py` measures it.
+
+A chain of `SENTENCES_FROM` hops or more would stack that many relative clauses into one noun
+phrase, and so would a shorter one whose cues pile up three relative clauses in one sentence; either
+is told instead as short sentences that build the description up one entity at a time,
+as BrowseComp's questions do: "A film was directed by Christopher Nolan. A person composed the
+music for this film. ... Which city is it?"
 """
 
 import random
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from synth.filters.grammar_lint import stacked_clauses
 from synth.generators import grammar
 from synth.hashing import content_hash
 from synth.kg.graph import FORWARD, KnowledgeGraph
@@ -30,6 +37,8 @@ from synth.kg.names import sequences_of, token_sequences
 from synth.kg.types import EntityTypes
 from synth.schemas import Constraint, Fact, Step
 
+SENTENCES_FROM = 5
+"""Chains of this many hops or more are told as sentences."""
 SAMPLE = 24
 """Entities of a described set whose nouns are compared (the set's noun is the one they share)."""
 POSSESSIVE_MAX_WORDS = 4
@@ -187,6 +196,18 @@ class TemplateVerbalizer:
             reduced = grammar.reduced_relative(chain) if passive else grammar.reduced_active(chain)
             if reduced:
                 return f"{head} {reduced}", head
+        # "the place of origin of X that contains Rome", not "the place that is the place of origin of X and ..."
+        naming = next(
+            (
+                part
+                for part in parts
+                if noun and part.startswith(("is the ", "is a ", "is an ")) and noun.split()[-1] in part.split()[2:5]
+            ),
+            None,
+        )
+        if naming is not None and len(parts) > 1:
+            rest = [part for part in parts if part is not naming]
+            return f"{grammar.with_article(naming.split(' ', 2)[2], definite)} {pronoun} " + " and ".join(rest), ""
         return f"{head} {pronoun} " + " and ".join(parts), head
 
     def predicate(
@@ -240,10 +261,63 @@ class TemplateVerbalizer:
             answers = np.intersect1d(answers, reached[-1], assume_unique=True)
         noun = self.types.noun(self.kg.node_ids[int(answers[0])]) if len(answers) == 1 else None
         self.nouns["typed" if noun else "safe"] += 1
+        noun = None if noun and self._says_hidden(noun) else noun
         try:
-            return self._compose(predicates, None if noun and self._says_hidden(noun) else noun, rng)
+            if len(constraints[0].steps) < SENTENCES_FROM:
+                composed = self._compose(predicates, noun, rng)
+                if not stacked_clauses(composed):
+                    return composed
+            return self._sentences(constraints, frontiers[0], predicates[1:], noun, rng)
         finally:
             self._avoid = ()
+
+    def _sentences(
+        self, constraints, frontiers: list, cues: list[Predicate], noun: str | None, rng: random.Random
+    ) -> str:
+        """A long chain as sentences, one per hop: each introduces the entity the hop reaches (with its
+        own facts), the next refers back to it; the answer's cues follow, then the question."""
+        chain = constraints[0]
+        sentences, previous, named = [], self.kg.name(chain.anchor), True
+        for index, step in enumerate(chain.steps):
+            reached = frontiers[index + 1]
+            last = index == len(chain.steps) - 1
+            kind = noun if last else self.set_noun(reached)
+            kind = None if kind and self._says_hidden(kind) else kind
+            self.nouns["typed" if kind else "safe"] += 1
+            person = self.types.is_person(kind)
+            if kind and previous == f"this {kind}":  # "Another place contains this place."
+                intro = f"another {kind}"
+            else:
+                intro = grammar.with_article(kind, False) if kind else ("someone" if person else "something")
+            clause, _ = self._verb(step, previous, named)
+            facts = [self.fact_clause(fact) for fact in step.where]
+            if clause.startswith("that "):  # no inverse phrase: "This city is located in a country."
+                relation = self.kg.relations[step.relation]
+                sentence = f"{_capital(previous)} {relation.forward} {intro}"
+                if facts:
+                    sentence += f", which {grammar.join_and(facts)}"
+            elif clause.startswith(("is the ", "is a ", "is an ")) and _names_itself(clause, kind):
+                # "Consider the place of death of X", not "A place is the place of death of X"
+                sentence = f"Consider {clause[3:]}"
+                if facts:
+                    sentence += f", which {grammar.join_and(facts)}"
+                kind = kind or clause.split()[2]
+            else:
+                sentence = f"{_capital(intro)} {grammar.join_and([clause, *facts])}"
+            sentences.append(sentence + ".")
+            person = person or self.types.is_person(kind)
+            previous, named = ("this person" if person else f"this {kind}" if kind else "this one"), False
+        subject = "This person" if self.types.is_person(noun) else "It"
+        for cue in cues:
+            text = cue.text.replace("is ", "is also ", 1) if cue.text.startswith("is ") else f"also {cue.text}"
+            sentences.append(f"{subject} {text}.")
+        if self.types.is_person(noun):
+            options = ["Who is this person?", "Name this person."]
+        elif noun:
+            options = [f"Which {noun} is it?", f"Name this {noun}."]
+        else:
+            options = ["What is it?", "Name it."]
+        return " ".join(sentences) + " " + rng.choice(options)
 
     def _compose(self, predicates: list[Predicate], noun: str | None, rng: random.Random) -> str:
         person = self.types.is_person(noun)
@@ -283,3 +357,12 @@ class TemplateVerbalizer:
             if len(subject.split()) <= IN_WHICH_MAX_WORDS:
                 options.append(f"In which {noun} {auxiliary} {subject} {participle}?")
         return rng.choice(options)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _names_itself(clause: str, kind: str | None) -> bool:
+    """Whether "is the place of death of X" already says what the entity is (a place), or nothing does."""
+    return kind is None or kind.split()[-1] in clause.split()[2:5]

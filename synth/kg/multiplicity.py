@@ -66,6 +66,19 @@ class WorldConfig(FrozenConfig):
 
 
 @dataclass(frozen=True)
+class SetState:
+    """A constraint followed part of the way: the graph's frontier, and the world estimates."""
+
+    frontier: np.ndarray
+    size: float
+    universe: float
+
+    @property
+    def sizes(self) -> tuple[float, float]:
+        return self.size, self.universe
+
+
+@dataclass(frozen=True)
 class StepStatistics:
     """Values per entity of one relation in one direction, over the entities that have it."""
 
@@ -138,9 +151,19 @@ class WorldModel:
         step is many-valued; a fact narrows it to at most the fact's own world set, and to the share
         of the universe that has the fact (facts taken as independent); the world set is never
         smaller than the graph's."""
-        frontier = self.kg.frontiers(constraint.anchor, [])[0]
-        size, universe = 1.0, 1.0
+        return self.states(constraint)[-1].sizes
+
+    def states(self, constraint: Constraint) -> list["SetState"]:
+        """The state after each step (the anchor first): what `extend` continues from."""
+        node = self.kg.node_index.get(constraint.anchor)
+        states = [SetState(np.array([] if node is None else [node], dtype=np.int32), 1.0, 1.0)]
         for step in constraint.steps:
+            states.append(self.extend(states[-1], [step]))
+        return states
+
+    def extend(self, state: "SetState", steps) -> "SetState":
+        frontier, size, universe = state.frontier, state.size, state.universe
+        for step in steps:
             reached = self.kg.step_nodes(frontier, step.relation, step.direction)
             size *= len(reached) / max(1, len(frontier)) * self.factor(step.relation, step.direction)
             universe = self.universe(step.relation, step.direction)
@@ -151,16 +174,20 @@ class WorldModel:
                 size = min(size, shared, size * shared / universe)
             size = max(size, float(len(reached)))
             frontier = reached
-        return size, universe
+        return SetState(frontier, size, universe)
 
     def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
         """Estimated answers in the world of a question whose constraints the graph answers with
-        `graph_answers` entities: the intersection of the constraints' world sets, at most the
-        smallest of them, and as large as their sizes make it in their common universe if they are
-        independent; never fewer than the graph's answers."""
-        sizes, universes = zip(*(self.set_size(constraint) for constraint in constraints))
-        joint = math.prod(sizes) / min(universes) ** (len(sizes) - 1)
-        return max(float(graph_answers), min(min(sizes), joint))
+        `graph_answers` entities."""
+        return self.combine([self.set_size(constraint) for constraint in constraints], graph_answers)
+
+    @staticmethod
+    def combine(sizes: list[tuple[float, float]], graph_answers: int = 1) -> float:
+        """The intersection of sets of these (world size, universe) estimates: at most the smallest,
+        and as large as their sizes make it in their common universe if they are independent; never
+        fewer than the graph's answers."""
+        joint = math.prod(size for size, _ in sizes) / min(universe for _, universe in sizes) ** (len(sizes) - 1)
+        return max(float(graph_answers), min(min(size for size, _ in sizes), joint))
 
     def bounded_steps(self, constraint: Constraint) -> list[bool]:
         """Per step: whether it is world-bounded (what the item records, and tests re-derive)."""

@@ -1,0 +1,92 @@
+"""A movie KB as MetaQA ships one: pipe-separated `film|relation|value` lines, names as ids, no entity
+table, no relation table, no types, and a name that is both a film and a genre. Questions about it
+must still know a person from a film ("Who ..."), rarely fall back to "something", never go through
+the node that is two things, and stay unique in a larger world."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from synth.errors import ConfigError
+from synth.generate import generate
+from synth.kg.importer import ImportSource, import_graph
+from synth.settings import Settings
+from synth.store.reader import iter_records
+
+FIRST = "Ada Ben Cora Dan Eva Finn Gus Hana Ivo Jude Kai Lena Milo Nora Otis Pia Quin Rosa Saul Tess".split()
+LAST = "Moreau Okafor Lindqvist Tanaka Ferreira Novak Haddad Brennan Castillo Weiss".split()
+ADJECTIVES = "Silent Crimson Hollow Distant Broken Golden Quiet Northern Paper Iron Glass Winter".split()
+NOUNS = "Harbor Meridian Valley Compass Lantern River Garden Signal Orchard Tide Canal Bells Ferry Atlas".split()
+GENRES = ["Drama", "Comedy", "Western", "Thriller", "Romance", "Documentary", "Noir", "Musical", "Broken Arrow"]
+LANGUAGES = ["English", "French", "German", "Spanish", "Japanese", "Hindi"]
+
+
+def movie_kb(folder: Path, seed: int = 0) -> Path:
+    """About 160 films (one of them "Broken Arrow", also a genre), 200 people, genres, languages,
+    years and tags, written as MetaQA writes its KB."""
+    rng = random.Random(seed)
+    people = [f"{first} {last}" for first in FIRST for last in LAST]
+    titles = [f"{adjective} {noun}" for adjective in ADJECTIVES for noun in NOUNS]
+    rng.shuffle(titles)
+    films = [*titles[:159], "Broken Arrow"]
+    lines = []
+    for film in films:
+        lines.append(f"{film}|directed_by|{rng.choice(people[:60])}")
+        for writer in rng.sample(people[40:120], rng.choice([1, 1, 2])):
+            lines.append(f"{film}|written_by|{writer}")
+        for actor in rng.sample(people[80:], rng.randint(2, 4)):
+            lines.append(f"{film}|starred_actors|{actor}")
+        for genre in rng.sample(GENRES[:-1], rng.choice([1, 1, 2])):
+            lines.append(f"{film}|has_genre|{genre}")
+        lines.append(f"{film}|in_language|{rng.choice(LANGUAGES)}")
+        lines.append(f"{film}|release_year|{rng.randint(1950, 2020)}")
+        lines.append(f"{film}|has_tags|{rng.choice(['classic', 'cult', 'slow', 'atmospheric'])}")
+    lines += [f"{film}|has_genre|Broken Arrow" for film in films[:12]]  # the genre, named like the film
+    path = folder / "kb.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    home = tmp_path_factory.mktemp("untyped_movies")
+    settings = Settings(home=home)
+    source = ImportSource(movie_kb(home), delimiter="|", columns=("head", "relation", "tail"))
+    import_graph("movies", source, settings.kg_path)
+    return settings
+
+
+def test_fifty_items_ask_who_about_people_rarely_say_something_and_avoid_the_merged_node(imported):
+    result = generate(imported, "multihop", ["kg=movies", "n=50", "hops=[2,3]", "seed=1", "panel.enabled=false"])
+    items = list(iter_records(imported, result.version, "items"))
+    assert len(items) == 50
+    something = [item.question for item in items if "something" in item.question or "someone" in item.question]
+    assert len(something) < 0.1 * len(items), something
+    people = {line.split("|")[2] for line in (imported.home / "kb.txt").read_text().splitlines()} - set(GENRES)
+    for item in items:
+        if item.answer_entity_id in people and not item.answer_entity_id[0].isdigit():
+            assert item.question.startswith("Who") or " person" in item.question, item.question
+        involved = {c.anchor for c in item.constraints} | {entity for c in item.constraints for entity in c.named}
+        involved |= {hop.head for hop in item.path} | {hop.tail for hop in item.path}
+        assert "Broken Arrow" not in involved, item.question
+        assert item.metadata["world"]["answers"] <= 1
+    funnel = {stage.stage: stage.dropped for stage in result.version.funnel}
+    assert funnel["types"].get("incompatible_roles", 0) > 0  # the merged node came up, and was kept out
+
+
+def test_an_entity_table_keyed_by_other_ids_is_refused_in_one_line(tmp_path):
+    kb = movie_kb(tmp_path)
+    films = sorted({line.split("|")[0] for line in kb.read_text().splitlines()})
+    table = tmp_path / "entities.txt"
+    table.write_text("id|name|description\n" + "".join(f"{1975 + n}|{film}|A film.\n" for n, film in enumerate(films)))
+    source = ImportSource(kb, entities=table, delimiter="|", columns=("head", "relation", "tail"))
+    with pytest.raises(ConfigError, match=r"only \d+ of its 160 entity ids match .* --entities-join name") as error:
+        import_graph("movies", source, tmp_path / "kg")
+    assert "\n" not in str(error.value)
+    report = import_graph(
+        "movies",
+        ImportSource(kb, entities=table, delimiter="|", columns=("head", "relation", "tail"), entities_join="name"),
+        tmp_path / "kg",
+    )
+    assert report.entities == 160
