@@ -150,11 +150,13 @@ class ReverseConstructor:
         self.names = NameOverlap(kg.names)
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
+        self._usable: dict[str, list[_Option]] = {}
+        """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
 
     def construct(self, walk: Walk) -> Construction | None:
         """A cue set whose conjunction identifies the walk's last entity, or None if none is found."""
         answer, intermediates = walk.entities[-1], walk.entities[1:-1]
-        self._hidden = walk.entities[1:]
+        self._hide(walk.entities[1:])
         if self.anchor_overlap(walk):
             return None
         used = set(walk.entities)
@@ -238,7 +240,7 @@ class ReverseConstructor:
         a hidden entity that construction describes by its own facts (the obfuscated style); the
         new first fact must hold for at least two entities, or it would name the anchor in other
         words. None when the anchor has no such neighbour."""
-        self._hidden = walk.entities
+        self._hide(walk.entities)
         options = self._options(walk.entities[0], set(walk.entities))
         self.rng.shuffle(options)
         for option in options:
@@ -260,15 +262,25 @@ class ReverseConstructor:
         """Node numbers (sorted) of every entity that has the option's fact."""
         return self.kg.fact_nodes(option.other, option.relation, option.direction)
 
+    def _hide(self, hidden: tuple[str, ...]) -> None:
+        """Start a construction whose hidden entities are `hidden` (what no cue may name)."""
+        self._hidden = hidden
+        self._usable.clear()
+
     def _options(self, entity: str, used: set[str]) -> list[_Option]:
         """Facts linking `entity` to a named, non-hub entity that the question does not use yet."""
+        if entity not in self._usable:  # the same entity is looked at once per added cue
+            self._usable[entity] = self._usable_options(entity)
+        return [option for option in self._usable[entity] if option.other not in used]
+
+    def _usable_options(self, entity: str) -> list[_Option]:
+        """Facts linking `entity` to a named entity that is no hub, not too big and names no hidden entity."""
         kg, cap = self.kg, self.config.max_cue_anchor_degree
         return [
             _Option(entity, other, relation, reverse_direction(direction))
             for relation, direction in kg.incident(entity)
             for other in kg.neighbors(entity, relation, direction)
-            if other not in used
-            and other in kg.entities
+            if other in kg.entities
             and kg.degree(other) <= cap
             and not self.names.any_overlap(other, self._hidden)
             and not (self.world is not None and self.world.hub(other, relation, reverse_direction(direction)))
