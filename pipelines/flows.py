@@ -18,7 +18,7 @@ from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.tasks import exponential_backoff
 
-from synth.errors import BudgetExhausted, ConfigError, SynthError
+from synth.errors import BudgetExhausted, ConfigError, NothingSurvived, SynthError
 from synth.recipes import get_recipe
 from synth.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
@@ -160,10 +160,11 @@ def run_recipe(
             future.result()
         return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception as error:
-        status = "stopped" if isinstance(error, BudgetExhausted) else "failed"
-        _run(home, root, runner).record(
-            status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed
-        )
+        if not isinstance(error, NothingSurvived):  # that one was recorded by the publish task, with its funnel
+            status = "stopped" if isinstance(error, BudgetExhausted) else "failed"
+            _run(home, root, runner).record(
+                status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed
+            )
         _release(root)
         raise
     finally:

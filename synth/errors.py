@@ -47,3 +47,10 @@ class RunBusyError(SynthError):
     """Another process is already running or publishing the same run."""
 
     exit_code = 5
+
+
+class NothingSurvived(SynthError):
+    """Every candidate of a run was dropped: nothing is published (an empty version helps no one),
+    and the message says where the candidates went."""
+
+    exit_code = 6

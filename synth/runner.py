@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from synth.config import build_config
-from synth.errors import BudgetExhausted, ConfigError, NotFoundError
+from synth.errors import BudgetExhausted, ConfigError, NotFoundError, NothingSurvived
 from synth.flows_file import declared_models, model_references
 from synth.limits import RunLimits
 from synth.llm.accounting import Ledger, Price
@@ -342,6 +342,14 @@ class Run:
         llm_summary = {"llm": ledger.summary()} if ledger.totals or self.context.session is not None else {}
         info = self.dir.info
         items = len(result.tables.get("items", []))
+        if items == 0:
+            error = NothingSurvived(
+                f"{info['recipe']} run {self.dir.id}: no item survived ({_drops(result.funnel)}); nothing was "
+                "published. Change what makes candidates (another seed, graph or corpus, max_attempts_per_item, a "
+                "looser check) and run again; the stages done so far are kept"
+            )
+            self.record(status="failed", error=error, funnel=result.funnel, summary=result.statistics | llm_summary)
+            raise error
         spec = VersionSpec(
             name=info["dataset"],
             recipe=info["recipe"],
@@ -393,8 +401,11 @@ class Run:
         flow_run_id: str | None = None,
         ui_url: str | None = None,
         resumed: list[str] | None = None,
+        funnel: list | None = None,
+        summary: dict | None = None,
     ) -> None:
-        """Write this run's row to the catalog (`synth runs list`); `error`: why it failed."""
+        """Write this run's row to the catalog (`synth runs list`); `error`: why it failed; `funnel` and
+        `summary`: a run that published nothing still says where its candidates went."""
         info = self.dir.info
         run = RunRecord(
             run_id=self.dir.id,
@@ -409,9 +420,11 @@ class Run:
             ui_url=ui_url,
             stages=self.dir.stages(),
             resumed_stages=self.resumed if resumed is None else resumed,
-            funnel=version.funnel if version else [],
+            funnel=version.funnel if version else (funnel or []),
             summary=version.summary
             if version
+            else summary
+            if summary is not None
             else ({"llm": self.context.ledger.summary()} if self.context.ledger.totals else {}),
             error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
         )
@@ -445,9 +458,20 @@ def run_locally(
     except BudgetExhausted as error:
         run.record(status="stopped", error=error)
         raise
+    except NothingSurvived:
+        raise  # recorded by `publish`, with its funnel
     except Exception as error:
         run.record(status="failed", error=error)
         raise
     finally:
         run.close()
         run.dir.release()
+
+
+def _drops(funnel) -> str:
+    """The largest reasons candidates were dropped for, as "stage: reason count" (up to five)."""
+    drops = sorted(
+        ((count, f"{stage.stage}: {reason}") for stage in funnel for reason, count in stage.dropped.items()),
+        reverse=True,
+    )
+    return "; ".join(f"{where} {count:,}" for count, where in drops[:5]) or "no candidate was made"

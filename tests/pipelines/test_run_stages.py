@@ -1,6 +1,8 @@
 """A run as resumable stages: a crash in a later shard keeps the earlier ones, and the rerun
 publishes the same items as an uninterrupted run without redoing them."""
 
+import json
+
 import pytest
 
 from synth.config import apply_params
@@ -96,3 +98,18 @@ def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, m
     assert statistics["rollouts"] == 12 and statistics["items"] == 6 and statistics["protocol"] == "tags"
     assert sum(statistics["rejected"].values()) + statistics["accepted"] == 12
     assert resumed.version.models["teacher"] == "fake:dry-run"
+
+
+def test_a_run_where_nothing_survives_publishes_nothing_and_says_where_the_candidates_went(run_cli):
+    """8-hop walks from the rarest seeds dead-end or stay ambiguous: no empty version is published, the
+    command exits 6 with one line naming the drop reasons, and the failed run keeps its funnel."""
+    args = ["--param", "hops=[8]", "--param", "max_attempts_per_item=3", "--param", "panel.enabled=false"]
+    code, out, err = run_cli("generate", "--recipe", "multihop", "--n", "2", "--quiet", *args)
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 6 and len(lines) == 1 and "no item survived (walk: dead_end" in lines[0], err
+    assert "nothing was published" in lines[0]
+    code, out, _ = run_cli("datasets", "list", "--all", "--json")
+    assert code == 0 and json.loads(out) == []
+    code, out, _ = run_cli("runs", "list", "--json")
+    (run,) = json.loads(out)
+    assert run["status"] == "failed" and run["funnel"][0]["dropped"]["dead_end"] >= 1

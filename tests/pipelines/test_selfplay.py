@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 import synth.llm.fake
+from synth.errors import NothingSurvived
 from synth.generate import generate
 from synth.llm.fake import ScriptedBackend
 from synth.settings import Settings
+from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
+from synth.store.workdir import RunDir
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.jsonl"
 SOLVERS = (
@@ -176,20 +179,27 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
     ],
 )
 def test_rounds_move_the_requested_searches_toward_the_band(world, tmp_path, policy, start, expected, decision):
+    """Always or never solved: every proposal is outside the band 0 < s < 1, so nothing survives, nothing is
+    published (an empty version helps no one), and the failed run still tells where the proposals went."""
     backends = backends_of(world(policy))
-    result = generate(
-        Settings(home=tmp_path), "selfplay", params(f"curriculum.start_searches={start}"), llm="fake", backends=backends
-    )
-    rounds = result.version.summary["rounds"]
+    settings = Settings(home=tmp_path)
+    with pytest.raises(NothingSurvived, match="no item survived .*band: too_"):
+        generate(settings, "selfplay", params(f"curriculum.start_searches={start}"), llm="fake", backends=backends)
+    with Catalog.open(settings, read_only=True) as catalog:
+        assert catalog.versions(include_unpublished=True) == []
+        [run] = catalog.runs()
+    assert run.status == "failed"
+    rounds = run.summary["rounds"]
     assert [r["requested_searches"] for r in rounds] == expected
     assert [r["decision"] for r in rounds[:2]] == [decision, decision]
     assert all(r["mean_searches_made"] == r["requested_searches"] for r in rounds)  # the proposer did as asked
-    assert result.version.row_counts["items"] == 0  # always or never solved: outside the band 0 < s < 1
     reason = "too_easy" if policy == "always" else "too_hard"
-    assert next(stage for stage in result.version.funnel if stage.stage == "band").dropped == {reason: 12}
+    assert next(stage for stage in run.funnel if stage.stage == "band").dropped == {reason: 12}
+    folder = RunDir.at(settings.home / "runs" / run.run_id)
     proposals = [
-        t for t in iter_records(Settings(home=tmp_path), result.version, "trajectories") if t.role == "proposer"
+        t for stage in folder.stages() if stage.startswith("round-") for t in folder.load(stage).tables["trajectories"]
     ]
+    proposals = [t for t in proposals if t.role == "proposer"]
     assert (
         len(proposals) == 12
         and {t.reject_reason for t in proposals} == {reason}
