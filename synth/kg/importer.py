@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from synth import duckdb_files
 from synth.errors import ConfigError
 from synth.hashing import content_hash
 from synth.kg.phrases import auto_phrases, humanize
@@ -103,8 +104,6 @@ class ImportReport:
 
 def import_graph(name: str, source: ImportSource, kg_dir: Path, replace: bool = False, log=print) -> ImportReport:
     """Read `source` and write the snapshot `name`; returns what was imported and what was not."""
-    import duckdb
-
     _check_name(name)
     target = snapshot_path(kg_dir, name)
     if target.exists() and not replace:
@@ -116,7 +115,7 @@ def import_graph(name: str, source: ImportSource, kg_dir: Path, replace: bool = 
     staging.unlink(missing_ok=True)
     report, started = ImportReport(name=name), time.perf_counter()
     try:
-        with duckdb.connect(str(staging)) as connection:
+        with duckdb_files.connect(staging) as connection:
             _create_tables(connection)
             _load_triples(connection, source, report, log)
             if source.entities is not None:

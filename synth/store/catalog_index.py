@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from synth import duckdb_files
 from synth.errors import CatalogError, NotFoundError
 from synth.schemas import DatasetVersion, RunRecord
 from synth.settings import Settings
@@ -94,7 +95,7 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            return duckdb_files.connect(path, read_only=read_only)
         except duckdb.IOException as error:
             message = str(error)
             if "lock" not in message.lower() and _is_duckdb_file(path):
