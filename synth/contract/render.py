@@ -119,6 +119,8 @@ class _Renderer:
         self.source_style = source.observation if source else None
         self.source_argument = source.search_argument if source else "query"  # imported: the common shape
         self.final = final
+        self._answered: str | None = None
+        """The answer the conversation has already given, once it has."""
 
     def conversation(
         self, trajectory: Trajectory, prompt: list[ChatMessage], final_schema: dict | None
@@ -128,6 +130,8 @@ class _Renderer:
         messages = list(prompt)
         pending: list[tuple[ToolCall, str | None]] = []  # calls awaiting their result, with the answer they carry
         for message in _body(trajectory.messages):
+            if message.role == "assistant" and self._restates_answer(message):
+                continue  # a closing turn repeating the answer a call gave: trainers would learn it twice
             if message.role == "assistant":
                 pending = self._assistant(message, messages)
             elif message.role == "tool":
@@ -136,6 +140,16 @@ class _Renderer:
                 messages.append(message)  # a corrective user turn of the agent loop
         _require_final_answer(messages)
         return Conversation(messages, [*self.target.tools, *([final_schema] if self.target.finish == "call" else [])])
+
+    def _restates_answer(self, message: ChatMessage) -> bool:
+        """Whether `message` only says again, in the final tag, the answer already given."""
+        tag = self.final.tag
+        return (
+            self._answered is not None
+            and not message.tool_calls
+            and extract_tagged(message.content, tag) == self._answered
+            and not (_without_tag(message.content or "", tag) or "").strip()
+        )
 
     def _assistant(self, message: ChatMessage, out: list[ChatMessage]) -> list[tuple[ToolCall, str | None]]:
         calls, answers = [], []
@@ -160,6 +174,8 @@ class _Renderer:
             answers.append(answer)
         if answers and len(calls) > 1:
             raise Unrenderable("answers in the same turn as another call")
+        if answers or (said := extract_tagged(content, final.tag)) is not None:
+            self._answered = answers[0] if answers else said
         if answers and self.target.finish == "tag":
             text = f"<{final.tag}>{answers[0]}</{final.tag}>"
             out.append(

@@ -392,3 +392,26 @@ def test_trajectory_exports_of_a_version_without_trajectories_say_what_to_do(set
 def test_contract_names_are_checked(settings, published, tmp_path):
     with pytest.raises(ConfigError, match="unknown agent contract 'nope'; choose one of synth, synth-answer-tool"):
         export_version(settings, "demo", "sft", tmp_path / "x.jsonl", contract="nope")
+
+
+def test_a_re_export_neither_repeats_the_answer_nor_the_question_label(settings, published, tmp_path):
+    """synth's own sft rows under the answer-call contract end with the call, its receipt and a closing
+    `<answer>` turn; imported back and exported under the tag contract, the call becomes the answer
+    turn and the closing turn saying it again is left out (trainers would learn the answer twice), and
+    the question comes back without the "Question:" label the prompt wrapped it in."""
+    from synth.store.imports import import_file
+
+    export_version(settings, "demo", "sft", tmp_path / "calls.jsonl", contract="synth-answer-tool")
+    assert read_jsonl(tmp_path / "calls.jsonl")[0]["messages"][-1] == {
+        "role": "assistant",
+        "content": "<answer>Film 0</answer>",
+    }
+    imported = import_file(settings, tmp_path / "calls.jsonl", "sft", "again").version
+    export_version(settings, imported.ref, "sft", tmp_path / "tags.jsonl", contract="synth")
+    for row in read_jsonl(tmp_path / "tags.jsonl"):
+        answers = [m for m in row["messages"] if m["role"] == "assistant" and "<answer>" in (m["content"] or "")]
+        assert len(answers) == 1, row["messages"]
+        assert row["messages"][1]["content"].count("Question:") == 1
+    export_version(settings, imported.ref, "verl", tmp_path / "rl" / "train.parquet")
+    prompts = pq.read_table(tmp_path / "rl" / "train.parquet").column("prompt").to_pylist()
+    assert all(turn["content"].count("Question:") <= 1 for prompt in prompts for turn in prompt)

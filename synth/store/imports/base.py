@@ -1,5 +1,6 @@
 """What every format reader returns for one row, and the error it raises for a bad row."""
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,8 +40,12 @@ def require(row: dict[str, Any], key: str) -> Any:
 
 
 def first_user(messages: list[ChatMessage]) -> str:
-    """The question: the content of the first user message."""
+    """The question: the content of the first user message, without the "Question:" label a prompt
+    puts before it (synth's own exports do), so a re-export's prompt does not say it twice."""
     for message in messages:
         if message.role == "user" and message.content and message.content.strip():
-            return message.content
+            return _QUESTION_LABEL.sub("", message.content, count=1).strip() or message.content
     raise RowError("no user message with the question")
+
+
+_QUESTION_LABEL = re.compile(r"^\s*question\s*:\s*", re.IGNORECASE)
