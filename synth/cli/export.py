@@ -46,6 +46,12 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
     help="Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings.",
 )
 @click.option(
+    "--keep-malformed",
+    is_flag=True,
+    help="Trajectory formats: also write trajectories with a tool call whose arguments are no JSON object (left out "
+    "and counted by default: a trainer would learn the broken call).",
+)
+@click.option(
     "--reasoning",
     type=click.Choice(["keep", "drop"]),
     default="keep",
@@ -73,6 +79,7 @@ def export(
     role,
     contract,
     arguments,
+    keep_malformed,
     reasoning,
     retrieval_url,
     force,
@@ -108,6 +115,7 @@ def export(
         role=role,
         contract=contract,
         arguments=arguments,
+        keep_malformed=keep_malformed,
         reasoning=reasoning,
         retrieval_url=retrieval_url,
     )

@@ -101,7 +101,7 @@ def question(index: int) -> str:
 
 
 def test_sft_exports_selected_teacher_trajectories_rendered_under_the_default_contract(settings, published, tmp_path):
-    result = export_version(settings, "demo", "sft", tmp_path / "sft.jsonl", contract="synth")
+    result = export_version(settings, "demo", "sft", tmp_path / "sft.jsonl", contract="synth", keep_malformed=True)
     first, second, third = read_jsonl(tmp_path / "sft.jsonl")
     assert [row["trajectory_id"] for row in (first, second, third)] == [
         "item-0-chosen",
@@ -156,7 +156,10 @@ def test_a_trajectory_keeps_the_contract_it_was_made_under_unless_told_otherwise
 
 
 def test_chatml_export_writes_the_same_conversation_as_tags(settings, published, tmp_path):
-    assert export_version(settings, "demo", "sft-chatml", tmp_path / "chatml.jsonl", contract="synth").rows == 3
+    chatml = export_version(
+        settings, "demo", "sft-chatml", tmp_path / "chatml.jsonl", contract="synth", keep_malformed=True
+    )
+    assert chatml.rows == 3
     first, second, _ = read_jsonl(tmp_path / "chatml.jsonl")
     system = first["messages"][0]
     assert system["role"] == "system" and system["content"].startswith(SYNTH.system_prompt + "\n\n# Tools\n\n")
@@ -226,7 +229,7 @@ def test_sharegpt_rows_are_what_llamafactorys_converter_keeps(settings, publishe
 
 def test_searchr1_sft_export_writes_one_completion_in_search_r1_tags(settings, published, tmp_path):
     out = tmp_path / "searchr1.parquet"
-    result = export_version(settings, "demo", "searchr1-sft", out)  # default contract: searchr1
+    result = export_version(settings, "demo", "searchr1-sft", out, keep_malformed=True)  # default contract: searchr1
     rows = pq.read_table(out).to_pylist()
     assert result.rows == 1 and result.notes == [
         "skipped 2 selected trajectories that cannot be shown faithfully "
@@ -335,7 +338,9 @@ def test_searchr1_sft_cannot_express_other_tools():
 
 
 def test_dpo_pairs_the_selected_teacher_trajectory_with_each_incorrect_one(settings, published, tmp_path):
-    assert export_version(settings, "demo", "dpo", tmp_path / "dpo.jsonl", contract="synth").rows == 2
+    assert (
+        export_version(settings, "demo", "dpo", tmp_path / "dpo.jsonl", contract="synth", keep_malformed=True).rows == 2
+    )
     first, second = read_jsonl(tmp_path / "dpo.jsonl")
     assert (first["chosen_id"], first["rejected_id"]) == ("item-0-chosen", "item-0-wrong")
     assert (second["chosen_id"], second["rejected_id"]) == ("item-1-malformed", "item-1-wrong")
@@ -415,3 +420,12 @@ def test_a_re_export_neither_repeats_the_answer_nor_the_question_label(settings,
     export_version(settings, imported.ref, "verl", tmp_path / "rl" / "train.parquet")
     prompts = pq.read_table(tmp_path / "rl" / "train.parquet").column("prompt").to_pylist()
     assert all(turn["content"].count("Question:") <= 1 for prompt in prompts for turn in prompt)
+
+
+@pytest.mark.parametrize("fmt", ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo"])
+def test_trajectories_with_malformed_calls_are_left_out_and_counted_unless_kept(settings, published, tmp_path, fmt):
+    """A call whose arguments are no JSON object would teach the trainer the broken call."""
+    out = tmp_path / f"{fmt}.jsonl"
+    result = export_version(settings, "demo", fmt, out, contract="synth" if fmt != "searchr1-sft" else None)
+    assert "item-1-malformed" not in out.read_text()
+    assert any("malformed_tool_call: 1" in note and "--keep-malformed" in note for note in result.notes), result.notes

@@ -24,6 +24,9 @@ class ExportRequest:
     """The agent contract to render under (`synth.contract`); None: the format's default."""
     arguments: str = "object"
     """Tool-call arguments as JSON objects (what chat templates encode once) or as JSON strings."""
+    keep_malformed: bool = False
+    """Trajectory formats: also write trajectories with a call whose arguments are no JSON object (as the
+    strings the model wrote); by default they are left out and counted."""
     reasoning: str = "keep"
     """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
     consumer reads it) or dropped."""

@@ -62,7 +62,14 @@ class Skipped:
         notes = []
         if self.reasons:
             listed = ", ".join(f"{reason}: {count}" for reason, count in self.reasons.most_common())
-            notes.append(f"skipped {sum(self.reasons.values())} {what} that cannot be shown faithfully ({listed})")
+            notes.append(
+                f"skipped {sum(self.reasons.values())} {what} that cannot be shown faithfully ({listed})"
+                + (
+                    "; --keep-malformed writes those with malformed calls"
+                    if "malformed_tool_call" in self.reasons
+                    else ""
+                )
+            )
         if self.as_recorded:
             notes.append(
                 f"{self.as_recorded} imported trajectories keep their own search results (in no style synth can "
@@ -106,6 +113,9 @@ def rendered(
         template = load_template(request.prompt_template, None)
         user_prompt = lambda question: render_template(template, question)  # noqa: E731
     for trajectory in training_trajectories(request, condition):
+        if not request.keep_malformed and malformed_calls(trajectory):
+            skipped.reasons["malformed_tool_call"] += 1  # a trainer would learn the broken call
+            continue
         question = questions.get(trajectory.item_id) or _first_user_text(trajectory)
         try:
             yield trajectory, render(trajectory, contract, question, user_prompt, proposer_system)
@@ -118,6 +128,18 @@ def rendered(
                 except Unrenderable as recorded:
                     reason = recorded
             skipped.reasons[str(reason)] += 1
+
+
+def malformed_calls(trajectory: Trajectory) -> int:
+    """Tool calls of the trajectory whose arguments are no JSON object."""
+    count = 0
+    for message in trajectory.messages:
+        for call in message.tool_calls or []:
+            try:
+                count += not isinstance(json.loads(call.function.arguments), dict)
+            except json.JSONDecodeError:
+                count += 1
+    return count
 
 
 def proposer_system(contract: AgentContract) -> str:
