@@ -429,3 +429,19 @@ def test_trajectories_with_malformed_calls_are_left_out_and_counted_unless_kept(
     result = export_version(settings, "demo", fmt, out, contract="synth" if fmt != "searchr1-sft" else None)
     assert "item-1-malformed" not in out.read_text()
     assert any("malformed_tool_call: 1" in note and "--keep-malformed" in note for note in result.notes), result.notes
+
+
+def test_searchr1_sft_of_an_import_that_finished_by_call_uses_a_prompt_asking_for_tags(settings, published, tmp_path):
+    """An imported trajectory keeps its own prompt, unless that prompt has the model call `answer`:
+    the Search-R1 completion answers in tags, so the row's prompt must ask for tags."""
+    from synth.store.imports import import_file
+
+    export_version(settings, "demo", "sft", tmp_path / "calls.jsonl", contract="synth-answer-tool")
+    imported = import_file(settings, tmp_path / "calls.jsonl", "sft", "again").version
+    result = export_version(settings, imported.ref, "searchr1-sft", tmp_path / "r1.jsonl")
+    rows = read_jsonl(tmp_path / "r1.jsonl")
+    assert rows and all(row["messages"][0]["role"] == "user" for row in rows)  # no system turn saying "call answer"
+    for row in rows:
+        prompt, completion = row["messages"][0]["content"], row["messages"][-1]["content"]
+        assert "<answer>" in prompt and "`answer`" not in prompt and completion.endswith("</answer>")
+    assert any("asked their model to call `answer`" in note for note in result.notes)

@@ -135,6 +135,7 @@ def export(request: ExportRequest) -> ExportResult:
     require_tag_finish(contract, "searchr1-sft")
     skipped = Skipped()
     own_prompts = request.prompt_template is None  # an imported row keeps the prompt and system turn it came with
+    replaced = [0]
 
     def rows() -> Iterator[dict]:
         for trajectory, conversation in rendered(request, "selected", contract, skipped, lambda q: render(template, q)):
@@ -144,6 +145,9 @@ def export(request: ExportRequest) -> ExportResult:
                 skipped.reasons[str(reason)] += 1
                 continue
             own = own_prompts and "source" in trajectory.metadata
+            if own and finishes_by_call(trajectory):  # its prompt says to call `answer`: the completion uses tags
+                own = False
+                replaced[0] += 1
             source = trajectory.messages if own else conversation.messages
             prompt = next(message.content for message in source if message.role == "user")
             system = [{"role": "system", "content": m.content} for m in source[:1] if own and m.role == "system"]
@@ -152,4 +156,19 @@ def export(request: ExportRequest) -> ExportResult:
 
     count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "Search-R1 SFT", skipped))
     warning = search_r1_answer_tag_warning(template)
-    return ExportResult(request.out, count, skipped.notes() + ([warning] if warning else []))
+    notes = skipped.notes() + ([warning] if warning else [])
+    if replaced[0]:
+        notes.append(
+            f"{replaced[0]} imported trajectories asked their model to call `answer`; their rows use this format's "
+            "prompt instead, which asks for the <answer> tags the completion uses"
+        )
+    return ExportResult(request.out, count, notes)
+
+
+def finishes_by_call(trajectory) -> bool:
+    """Whether the trajectory's own prompt has the model finish by calling `answer` (its tools offer it,
+    or its system or first user turn says so) rather than with <answer> tags."""
+    if any(tool.get("function", {}).get("name") == "answer" for tool in trajectory.tools):
+        return True
+    prompt = " ".join(m.content or "" for m in trajectory.messages[:2] if m.role in ("system", "user"))
+    return re.search(r"\bcall(?:ing)?\W+(?:the\W+)?`?answer`?(?:\W+tool)?\b", prompt, re.IGNORECASE) is not None
