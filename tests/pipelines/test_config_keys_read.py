@@ -19,6 +19,7 @@ import pytest
 from pydantic import BaseModel
 
 from synth.config import apply_params
+from synth.errors import NothingSurvived
 from synth.llm.fake import ScriptedBackend, dry_run_reply
 from synth.runner import Run, RunRequest, open_run
 from synth.settings import Settings
@@ -102,6 +103,8 @@ def reads(
         run.label()
         run.distill_all()
         run.publish()
+    except NothingSurvived:  # some runs here drop every item on purpose: their keys were still read
+        pass
     finally:
         run.close()
         run_dir.release()

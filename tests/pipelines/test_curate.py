@@ -126,7 +126,7 @@ def test_a_failed_run_imports_as_a_rejected_trajectory_a_dpo_negative_and_never_
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     code, out, err = run_cli("datasets", "import", str(data), "--format", "sft", "--name", "tau")
     assert code == 0, err
-    assert "1 rows failed by their `reward`" in out
+    assert "outcome read from each row's `reward` (found; --outcome-field to choose): 1 rows failed by it" in out
     settings = Settings(home=tmp_path / "home")
     trajectories = list(iter_records(settings, curated(settings, "tau"), "trajectories"))
     failed = next(t for t in trajectories if t.final_answer == "Madrid")

@@ -154,6 +154,9 @@ def test_parquet_and_json_files_are_read(settings, tmp_path):
         assert read_jsonl(tmp_path / f"{name}.jsonl") == rows
 
 
+SEARCH_CALL = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"query": "Q"}'}}
+
+
 @pytest.mark.parametrize(
     "fmt, row, problem",
     [
@@ -172,7 +175,12 @@ def test_parquet_and_json_files_are_read(settings, tmp_path):
         ("sft", {"messages": [{"role": "assistant", "content": "A"}]}, "row 2: no user message"),
         (
             "sft",
-            {"messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "no tags"}]},
+            {
+                "messages": [
+                    {"role": "user", "content": "Q?"},
+                    {"role": "assistant", "content": None, "tool_calls": [SEARCH_CALL]},
+                ]
+            },
             "row 2: no answer for 'Q?'",
         ),
         (

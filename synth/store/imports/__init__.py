@@ -59,6 +59,8 @@ def read_source(
         "answers_from_trajectories": built.answers_from_trajectories,
         **({"failed_outcomes": built.outcomes} if built.outcomes else {}),
         **({"unread_tool_use_rows": len(built.unread_tool_use)} if built.unread_tool_use else {}),
+        **({"trimmed_after_answer": built.trimmed} if built.trimmed else {}),
+        **({"unanswered_failures": len(built.unanswered_failures)} if built.unanswered_failures else {}),
     }
     return built, summary
 
@@ -92,10 +94,24 @@ def import_file(
             f"without tool calls (first: rows {rows}); convert them, or pass --strict to refuse such rows"
         )
     notes += [
-        f"{failed} rows failed by their `{key}` (below {fields.outcome_threshold:g} or false): imported as rejected "
+        f"outcome read from each row's `{key}`"
+        + ("" if fields.outcome_field else " (found; --outcome-field to choose)")
+        + f": {failed} rows failed by it (below {fields.outcome_threshold:g} or false), imported as rejected "
         "trajectories (DPO negatives, never SFT rows)"
         for key, failed in built.outcomes.items()
     ]
+    if built.trimmed:
+        notes.append(
+            f"{built.trimmed} rollouts went on after their last answer with a user turn that got no answer (e.g. a "
+            "user's goodbye): trimmed to that answer"
+        )
+    if built.unanswered_failures:
+        rows = ", ".join(map(str, built.unanswered_failures[:5]))
+        notes.append(
+            f"left out {len(built.unanswered_failures)} questions whose every rollout failed and whose row has no "
+            f"reference answer (first: rows {rows}): nothing says what their answer is; pass --answer-field FIELD "
+            "if the file has one"
+        )
     if built.answers_from_trajectories:
         notes.append(
             f"{built.answers_from_trajectories} items take their answer from their trajectory's final answer "

@@ -52,6 +52,12 @@ class Built:
     """(row, the sign of tool use) of rows whose text looks like tool use in no dialect synth reads."""
     outcomes: dict[str, int] = field(default_factory=dict)
     """Outcome field -> rows whose run failed by it (imported as rejected trajectories)."""
+    trimmed: int = 0
+    """Rollouts that went on after their last answer with a user turn that got no answer (a user's
+    goodbye): trimmed to that answer, so they end where a trainer's target must."""
+    unanswered_failures: list[int] = field(default_factory=list)
+    """Rows of questions with no reference answer whose every rollout failed: nothing says what
+    the right answer is, so they are left out (and counted)."""
 
 
 def final_answer(messages: list[ChatMessage]) -> str | None:
@@ -87,6 +93,8 @@ class Builder:
     def add(self, number: int, row: dict[str, Any], parse: Callable[[dict[str, Any]], Parsed]) -> None:
         try:
             parsed = parse(row)
+            for rollout in parsed.rollouts:
+                self._trim(rollout)
             self._unread_calls(number, parsed)
             answers = row_answers(row, self.fields)
             self._outcome(row, parsed)
@@ -105,6 +113,16 @@ class Builder:
             raise InputFileError(f"{self.path} row {number}: {first_problem(error)}") from None
         self.built.rows += 1
         self.built.models.add(model)
+
+    def _trim(self, rollout: Rollout) -> None:
+        """End the rollout at its last answer (an assistant turn without calls) when a user turn opened
+        an exchange after it that never got an answer: tau-bench conversations end on the user's
+        `###STOP###`, or on a transfer call's receipt after the user asked for a human."""
+        messages = rollout.messages
+        last = next((index for index in range(len(messages) - 1, -1, -1) if _answers(messages[index])), None)
+        if last is not None and last < len(messages) - 1 and messages[last + 1].role == "user":
+            rollout.messages = messages[: last + 1]
+            self.built.trimmed += 1
 
     def _unread_calls(self, number: int, parsed: Parsed) -> None:
         """A rollout without tool calls whose text looks like tool use: reported, or refused (strict)."""
@@ -187,16 +205,23 @@ class Builder:
 
     def finish(self) -> Built:
         trajectories = {key: Trajectory(**values) for key, values in self.trajectories.items()}
+        kept: dict[str, Trajectory] = {}
         for question in self.questions.values():
-            self.built.items.append(self._item(question, [trajectories[key] for key in question.trajectories]))
-        self.built.trajectories = list(trajectories.values())
+            own = [trajectories[key] for key in question.trajectories]
+            if question.answers is None and not any(trajectory.selected for trajectory in own):
+                self.built.unanswered_failures.append(question.row)
+                continue
+            self.built.items.append(self._item(question, own))
+            kept.update((trajectory.id, trajectory) for trajectory in own)
+        self.built.trajectories = list(kept.values())
         return self.built
 
     def _item(self, question: _Question, trajectories: list[Trajectory]) -> Item:
         first = next((trajectory for trajectory in trajectories if trajectory.selected), trajectories[0])
         answers, source = question.answers, "file"
         if answers is None:
-            answer = next((t.final_answer for t in trajectories if t.selected and t.final_answer), None)
+            selected = [trajectory for trajectory in trajectories if trajectory.selected]
+            answer = next((t.final_answer for t in selected if t.final_answer), None) or _final_turn(selected)
             if answer is None:
                 raise InputFileError(
                     f"{self.path} row {question.row}: no answer for {question.question[:80]!r}: the row has none of "
@@ -227,3 +252,17 @@ def build(
     for number, row in rows:
         builder.add(number, row, parse)
     return builder.finish()
+
+
+def _final_turn(trajectories: list[Trajectory]) -> str | None:
+    """The closing text of a conversation answered in plain words (a customer-service agent's last
+    reply), when no trajectory tags its answer or calls `answer`."""
+    for trajectory in trajectories:
+        last = trajectory.messages[-1]
+        if _answers(last):
+            return last.content.strip()
+    return None
+
+
+def _answers(message: ChatMessage) -> bool:
+    return message.role == "assistant" and not message.tool_calls and bool((message.content or "").strip())

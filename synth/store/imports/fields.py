@@ -17,7 +17,9 @@ from synth.store.imports.base import RowError
 
 ANSWER_KEYS = ("golden_answers", "answer", "reward_model.ground_truth")
 ALIAS_KEYS = ("answer_aliases", "aliases")
-OUTCOME_KEYS = ("reward", "correct", "is_correct", "em", "success")
+OUTCOME_KEYS = ("reward", "score", "correct", "is_correct", "em", "exact_match", "f1", "acc", "accuracy", "success")
+OUTCOME_GROUPS = ("metrics", "metric", "eval", "evaluation", "scores", "result", "results", "judge")
+"""Objects a row may keep its outcome in: `metrics.em`, `eval.score`, ..."""
 TRUE = {"true", "yes", "1", "correct", "success", "pass", "passed"}
 FALSE = {"false", "no", "0", "incorrect", "failure", "fail", "failed"}
 
@@ -37,7 +39,8 @@ class ImportFields(FrozenConfig):
     outcome_field: str | None = Field(
         default=None,
         description="Row field saying whether the run succeeded (dotted; bool, number or string); default: the "
-        "first of reward, correct, is_correct, em, success the rows have.",
+        "first of reward, score, correct, is_correct, em, exact_match, f1, acc, accuracy, success the rows have, at "
+        "their top level or under metrics, eval, scores, result or judge.",
     )
     outcome_threshold: float = Field(
         default=1.0, description="A numeric outcome at or above this is a success (reward 1.0, em 1)."
@@ -100,9 +103,27 @@ def row_question(row: dict[str, Any], fields: ImportFields) -> str | None:
 
 
 def outcome_key(row: dict[str, Any], fields: ImportFields) -> str | None:
+    """The field holding the row's outcome: `--outcome-field`, else the first of OUTCOME_KEYS the row
+    has, at its top level or inside one of OUTCOME_GROUPS (R1-Searcher and FlashRAG keep `score` or
+    `metrics.em`)."""
     if fields.outcome_field:
         return fields.outcome_field
-    return next((key for key in OUTCOME_KEYS if field_value(row, key) is not None), None)
+    found = next((key for key in OUTCOME_KEYS if _scalar(field_value(row, key))), None)
+    if found is not None:
+        return found
+    return next(
+        (
+            f"{group}.{key}"
+            for group in OUTCOME_GROUPS
+            for key in OUTCOME_KEYS
+            if _scalar(field_value(row, f"{group}.{key}"))
+        ),
+        None,
+    )
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, bool | int | float) or (isinstance(value, str) and value.strip().lower() in TRUE | FALSE)
 
 
 def row_outcome(row: dict[str, Any], fields: ImportFields) -> bool | None:
