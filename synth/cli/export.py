@@ -52,6 +52,12 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
     "and counted by default: a trainer would learn the broken call).",
 )
 @click.option(
+    "--allow-dropping-calls",
+    is_flag=True,
+    help="Trajectory formats: write the rows even if not one tool call of the trajectories comes out (refused by "
+    "default: a tool-use dataset without its calls teaches plain answering).",
+)
+@click.option(
     "--reasoning",
     type=click.Choice(["keep", "drop"]),
     default="keep",
@@ -80,6 +86,7 @@ def export(
     contract,
     arguments,
     keep_malformed,
+    allow_dropping_calls,
     reasoning,
     retrieval_url,
     force,
@@ -116,6 +123,7 @@ def export(
         contract=contract,
         arguments=arguments,
         keep_malformed=keep_malformed,
+        allow_dropping_calls=allow_dropping_calls,
         reasoning=reasoning,
         retrieval_url=retrieval_url,
     )

@@ -110,5 +110,11 @@ def export(request: ExportRequest) -> ExportResult:
                 "trajectory_id": trajectory.id,
             }
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "ChatML SFT", skipped))
+    count = write_rows(
+        rows(),
+        SCHEMA,
+        request.out,
+        lambda: nothing_to_export(request, "ChatML SFT", skipped),
+        lambda: skipped.require_calls(request, "ChatML SFT"),
+    )
     return ExportResult(request.out, count, skipped.notes())

@@ -109,6 +109,8 @@ def export(request: ExportRequest) -> ExportResult:
             f"{request.version.ref} has no preference pairs to export: {why}; "
             "sample more rollouts per item, or export --format sft"
         )
-    count = write_rows(chain([first], pending), SCHEMA, request.out)
+    count = write_rows(
+        chain([first], pending), SCHEMA, request.out, check=lambda: skipped.require_calls(request, "DPO")
+    )
     notes = [f"skipped {mismatched} pairs whose chosen and rejected prompts differ"] if mismatched else []
     return ExportResult(request.out, count, notes + skipped.notes("trajectories"))

@@ -27,6 +27,9 @@ class ExportRequest:
     keep_malformed: bool = False
     """Trajectory formats: also write trajectories with a call whose arguments are no JSON object (as the
     strings the model wrote); by default they are left out and counted."""
+    allow_dropping_calls: bool = False
+    """Trajectory formats: write the rows even when not one of the tool calls the trajectories hold
+    (or the tool use their text shows) comes out; by default such an export is refused."""
     reasoning: str = "keep"
     """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
     consumer reads it) or dropped."""

@@ -154,7 +154,13 @@ def export(request: ExportRequest) -> ExportResult:
             messages = [*system, {"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
             yield {"messages": messages, "item_id": trajectory.item_id, "trajectory_id": trajectory.id}
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "Search-R1 SFT", skipped))
+    count = write_rows(
+        rows(),
+        SCHEMA,
+        request.out,
+        lambda: nothing_to_export(request, "Search-R1 SFT", skipped),
+        lambda: skipped.require_calls(request, "Search-R1 SFT"),
+    )
     warning = search_r1_answer_tag_warning(template)
     notes = skipped.notes() + ([warning] if warning else [])
     if replaced[0]:

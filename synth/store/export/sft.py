@@ -56,5 +56,11 @@ def export(request: ExportRequest) -> ExportResult:
                 "trajectory_id": trajectory.id,
             }
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "SFT", skipped))
+    count = write_rows(
+        rows(),
+        SCHEMA,
+        request.out,
+        lambda: nothing_to_export(request, "SFT", skipped),
+        lambda: skipped.require_calls(request, "SFT"),
+    )
     return ExportResult(request.out, count, skipped.notes())

@@ -120,7 +120,13 @@ def export(request: ExportRequest) -> ExportResult:
                 "trajectory_id": trajectory.id,
             }
 
-    count = write_rows(rows(), SCHEMA, request.out, lambda: nothing_to_export(request, "sharegpt", skipped))
+    count = write_rows(
+        rows(),
+        SCHEMA,
+        request.out,
+        lambda: nothing_to_export(request, "sharegpt", skipped),
+        lambda: skipped.require_calls(request, "sharegpt"),
+    )
     entry = json.dumps({request.out.stem: dataset_info(request.out.name)})
     return ExportResult(
         request.out,

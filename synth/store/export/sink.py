@@ -35,10 +35,15 @@ def check_output(out: Path, force: bool, suffixes: tuple[str, ...] | None = None
 
 
 def write_rows(
-    rows: Iterable[dict[str, Any]], schema: pa.Schema | None, out: Path, on_empty: Callable[[], None] | None = None
+    rows: Iterable[dict[str, Any]],
+    schema: pa.Schema | None,
+    out: Path,
+    on_empty: Callable[[], None] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> int:
     """Stream rows into `out` (.parquet with `schema`, or .jsonl); returns the row count. With no
-    rows, `on_empty` runs (and raises, saying why) before anything replaces `out`."""
+    rows, `on_empty` runs (and raises, saying why) before anything replaces `out`; so does `check`
+    after any rows (a refusal that can only be known once every row is made)."""
     temporary = out.with_name(f".{out.name}.tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -47,6 +52,8 @@ def write_rows(
         )
         if count == 0 and on_empty is not None:
             on_empty()
+        if check is not None:
+            check()
         os.replace(temporary, out)
     except OSError as error:  # unwritable folder, full disk, read-only file system: nothing is left half-written
         raise OutputError(

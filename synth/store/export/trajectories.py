@@ -57,6 +57,30 @@ class Skipped:
     string_arguments: int = 0
     as_recorded: int = 0
     """Imported trajectories whose search results are in no style synth knows, exported as recorded."""
+    with_tool_use: int = 0
+    """Rendered trajectories that used tools: world calls, or text that looks like tool use."""
+    calls_out: int = 0
+    """World calls (not the final answer's) in the rendered conversations."""
+
+    def count_calls(self, trajectory: Trajectory, conversation: Conversation) -> None:
+        from synth.store.imports.dialects import looks_like_tool_use  # the importers import the exports
+
+        used = world_calls(trajectory.messages) or any(
+            looks_like_tool_use(message.content) for message in trajectory.messages if message.role == "assistant"
+        )
+        self.with_tool_use += bool(used)
+        self.calls_out += world_calls(conversation.messages)
+
+    def require_calls(self, request: ExportRequest, fmt: str) -> None:
+        """Refuse an export that would drop every call: a tool-use dataset without its calls would
+        teach plain answering, and a note is too easy to miss."""
+        if self.with_tool_use and not self.calls_out and not request.allow_dropping_calls:
+            raise ConfigError(
+                f"{request.version.ref} as {fmt} would drop every tool call: {self.with_tool_use} trajectories used "
+                "tools but no call comes out (text that looks like tool use was imported without calls: re-import "
+                "with the --format its dialect needs, e.g. sft-chatml for <tool_call> text); pass "
+                "--allow-dropping-calls to write them anyway"
+            )
 
     def notes(self, what: str = "selected trajectories") -> list[str]:
         notes = []
@@ -118,16 +142,20 @@ def rendered(
             continue
         question = questions.get(trajectory.item_id) or _first_user_text(trajectory)
         try:
-            yield trajectory, render(trajectory, contract, question, user_prompt, proposer_system)
+            conversation = render(trajectory, contract, question, user_prompt, proposer_system)
         except Unrenderable as reason:
+            conversation = None
             if contract is not None and "source" in trajectory.metadata and str(reason) == UNKNOWN_RESULTS:
                 try:  # results from another engine: shown as the agent saw them, and said so in the notes
-                    yield trajectory, render(trajectory, None, question, user_prompt, proposer_system)
+                    conversation = render(trajectory, None, question, user_prompt, proposer_system)
                     skipped.as_recorded += 1
-                    continue
                 except Unrenderable as recorded:
                     reason = recorded
-            skipped.reasons[str(reason)] += 1
+            if conversation is None:
+                skipped.reasons[str(reason)] += 1
+                continue
+        skipped.count_calls(trajectory, conversation)
+        yield trajectory, conversation
 
 
 def malformed_calls(trajectory: Trajectory) -> int:
@@ -140,6 +168,11 @@ def malformed_calls(trajectory: Trajectory) -> int:
             except json.JSONDecodeError:
                 count += 1
     return count
+
+
+def world_calls(messages: list[ChatMessage]) -> int:
+    """Calls to the world's tools: every tool call but a final `answer` call."""
+    return sum(call.function.name != "answer" for message in messages for call in message.tool_calls or [])
 
 
 def proposer_system(contract: AgentContract) -> str:
