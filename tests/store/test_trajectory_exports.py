@@ -13,6 +13,7 @@ from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.export.searchr1_sft import Unsupported, assistant_text, thought
+from synth.store.export.trajectories import DATASETS_NOTE
 from synth.store.publish import VersionSpec, publish_version
 
 SEARCH = {
@@ -133,7 +134,11 @@ def test_sft_exports_selected_teacher_trajectories_rendered_under_the_default_co
     assert (
         second["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"query": "x"'
     )  # malformed stays a string
-    assert result.notes == ["1 tool calls have malformed arguments, written as the strings the model produced"]
+    assert result.notes == [
+        "1 tool calls have malformed arguments, written as the strings the model produced",
+        DATASETS_NOTE,  # the minimum datasets version that reads the file as written (4.6.1 pads, 4.7.0 does not)
+    ]
+    assert "datasets >= 4.7" in DATASETS_NOTE
 
 
 def test_a_trajectory_keeps_the_contract_it_was_made_under_unless_told_otherwise(settings, published, tmp_path):
@@ -193,17 +198,20 @@ def test_sharegpt_export_alternates_as_llamafactory_requires(settings, published
     assert first["system"] == SYNTH.system_prompt and json.loads(first["tools"]) == SYNTH.schemas
     assert first["conversations"] == [
         {"from": "human", "value": f"Question: {question(0)}"},
-        {
+        {  # parallel calls: one per turn, each with its own result, which every template renders
             "from": "function_call",
-            "value": (  # the reasoning is kept, in front of the calls
-                '<think>\nTwo searches.\n</think>\n\n<tool_call>[{"name": "search", "arguments": {"query": "Town 0 '
-                'director"}}, '
-                '{"name": "search", "arguments": {"query": "Film 0"}}]</tool_call>'
+            "value": (  # the reasoning is kept, in front of the first call
+                '<think>\nTwo searches.\n</think>\n\n<tool_call>{"name": "search", "arguments": {"query": "Town 0 '
+                'director"}}</tool_call>'
             ),
         },
-        {"from": "observation", "value": f"{DOC_A}\n</tool_response>\n<tool_response>\n{DOC_B}"},
+        {"from": "observation", "value": DOC_A},
+        {"from": "function_call", "value": '{"name": "search", "arguments": {"query": "Film 0"}}'},
+        {"from": "observation", "value": DOC_B},
         {"from": "gpt", "value": "It is Film 0.\n<answer>Film 0</answer>"},
     ]
+    assert "</tool_response>" not in json.dumps(first)
+    assert any("1 turns with parallel calls are written one call per function_call turn" in n for n in result.notes)
     assert '"formatting": "sharegpt"' in result.notes[0]
 
 

@@ -24,6 +24,7 @@ from synth.schemas import ChatMessage, Trajectory
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
 from synth.store.export.trajectories import (
+    DATASETS_NOTE,
     MESSAGES,
     Skipped,
     export_contract,
@@ -113,4 +114,4 @@ def export(request: ExportRequest) -> ExportResult:
         chain([first], pending), SCHEMA, request.out, check=lambda: skipped.require_calls(request, "DPO")
     )
     notes = [f"skipped {mismatched} pairs whose chosen and rejected prompts differ"] if mismatched else []
-    return ExportResult(request.out, count, notes + skipped.notes("trajectories"))
+    return ExportResult(request.out, count, [*notes, *skipped.notes("trajectories"), DATASETS_NOTE])

@@ -22,6 +22,7 @@ import pyarrow as pa
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
 from synth.store.export.trajectories import (
+    DATASETS_NOTE,
     MESSAGES,
     Skipped,
     export_contract,
@@ -63,4 +64,4 @@ def export(request: ExportRequest) -> ExportResult:
         lambda: nothing_to_export(request, "SFT", skipped),
         lambda: skipped.require_calls(request, "SFT"),
     )
-    return ExportResult(request.out, count, skipped.notes())
+    return ExportResult(request.out, count, [*skipped.notes(), DATASETS_NOTE])

@@ -13,9 +13,11 @@ the count is even, so: an assistant turn with calls is one `function_call` turn 
 call as JSON (`{"name", "arguments"}` with arguments as an object; a list for parallel calls); text
 or reasoning beside the calls is kept in front of the JSON, which then goes between
 <tool_call> and </tool_call> (LLaMA-Factory >= 0.9.4 keeps such text as the turn's thought, where
-its `openai` format drops it); the results of one turn's calls are one `observation` (joined the
-way LLaMA-Factory joins parallel tool messages); every row ends with a `gpt` turn. Conversations
-that still cannot alternate are skipped and counted.
+its `openai` format drops it). Parallel calls are written one per `function_call` turn, each
+followed by its own `observation`: one observation holding several results would need a separator,
+and the one LLaMA-Factory uses for its `openai` rows (`</tool_response><tool_response>`) is Qwen's
+markup, shown as literal text by every other template. Every row ends with a `gpt` turn.
+Conversations that still cannot alternate are skipped and counted.
 """
 
 import json
@@ -45,8 +47,6 @@ SCHEMA = pa.schema(
         ("trajectory_id", pa.string()),
     ]
 )
-OBSERVATION_JOIN = "\n</tool_response>\n<tool_response>\n"
-"""How LLaMA-Factory itself joins the results of parallel calls into one observation."""
 
 
 def dataset_info(file_name: str) -> dict:
@@ -62,35 +62,43 @@ def _thought(message: ChatMessage) -> str:
     return "".join(parts) + (message.content or "")
 
 
-def _function_call(message: ChatMessage, skipped: Skipped) -> str:
-    calls = [
-        {"name": call.function.name, "arguments": arguments_value(call.function.arguments, True, skipped)}
-        for call in message.tool_calls
-    ]
-    payload = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
-    thought = _thought(message)
-    return f"{thought}<tool_call>{payload}</tool_call>" if thought else payload
+def _function_calls(message: ChatMessage, skipped: Skipped) -> list[tuple[str, dict[str, str]]]:
+    """(call id, its `function_call` turn) per call; the turn's text and reasoning go with the first."""
+    turns = []
+    for index, call in enumerate(message.tool_calls):
+        arguments = arguments_value(call.function.arguments, True, skipped)
+        payload = json.dumps({"name": call.function.name, "arguments": arguments}, ensure_ascii=False)
+        thought = _thought(message) if index == 0 else ""
+        value = f"{thought}<tool_call>{payload}</tool_call>" if thought else payload
+        turns.append((call.id, {"from": "function_call", "value": value}))
+    return turns
 
 
 def conversations(messages: list[ChatMessage], skipped: Skipped) -> tuple[str, list[dict[str, str]]]:
     """(system, turns) of a rendered conversation; Unrenderable when the turns cannot alternate."""
     system, body = ("", messages) if messages[0].role != "system" else (messages[0].content or "", messages[1:])
     turns: list[dict[str, str]] = []
+    calls: list[tuple[str, dict[str, str]]] = []  # function_call turns waiting for their result
     for message in body:
+        if message.role != "tool" and calls:
+            raise Unrenderable("a call without a result")
         if message.role == "tool":
-            if turns and turns[-1]["from"] == "observation":
-                turns[-1]["value"] += OBSERVATION_JOIN + (message.content or "")
-            else:
-                turns.append({"from": "observation", "value": message.content or ""})
+            if not calls:
+                raise Unrenderable("a tool result without a call")
+            answered = next((index for index, (call_id, _) in enumerate(calls) if call_id == message.tool_call_id), 0)
+            turns += [calls.pop(answered)[1], {"from": "observation", "value": message.content or ""}]
         elif message.role == "assistant":
             if message.tool_calls:
-                turns.append({"from": "function_call", "value": _function_call(message, skipped)})
+                calls = _function_calls(message, skipped)
+                skipped.parallel_split += len(calls) > 1
             else:
                 turns.append({"from": "gpt", "value": _thought(message)})
         elif message.role == "user":
             turns.append({"from": "human", "value": message.content or ""})
         else:
             raise Unrenderable("a system turn inside the conversation")
+    if calls:
+        raise Unrenderable("a call without a result")
     for index, turn in enumerate(turns):
         expected = ("human", "observation") if index % 2 == 0 else ("gpt", "function_call")
         if turn["from"] not in expected:

@@ -31,6 +31,12 @@ MESSAGES = json_list_type()
 """Messages (and tool schemas) in Parquet: one JSON object each, which `datasets` (>= 4.7, TRL's
 minimum) reads back as objects, so tool-call arguments stay objects and no struct pads a message
 with the keys of others."""
+DATASETS_NOTE = (
+    "load with datasets >= 4.7 (TRL's minimum): older datasets (LLaMA-Factory pins <= 4.0) cannot read the "
+    ".parquet's JSON columns and pad .jsonl tool-call arguments with other tools' keys set to null; for "
+    "LLaMA-Factory export --format sharegpt"
+)
+"""Measured: datasets 4.6.1 and 4.0.0 fail or pad, 4.7.0 reads both files as written."""
 PLAIN_MESSAGES = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 """Role/content-only chat (ChatML and Search-R1 text)."""
 
@@ -57,6 +63,8 @@ class Skipped:
     string_arguments: int = 0
     as_recorded: int = 0
     """Imported trajectories whose search results are in no style synth knows, exported as recorded."""
+    parallel_split: int = 0
+    """sharegpt: assistant turns with parallel calls written as one call (and result) per turn."""
     with_tool_use: int = 0
     """Rendered trajectories that used tools: world calls, or text that looks like tool use."""
     calls_out: int = 0
@@ -98,6 +106,12 @@ class Skipped:
             notes.append(
                 f"{self.as_recorded} imported trajectories keep their own search results (in no style synth can "
                 "re-render, e.g. ReAct or R1-Searcher observations) and their own tools, as recorded"
+            )
+        if self.parallel_split:
+            notes.append(
+                f"{self.parallel_split} turns with parallel calls are written one call per function_call turn, each "
+                "followed by its own observation (one observation cannot hold several results in a way every "
+                "LLaMA-Factory template renders)"
             )
         if self.string_arguments:
             notes.append(
