@@ -67,6 +67,20 @@ FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", 
     "sharegpt, searchr1-sft: <think> blocks), or dropped.",
 )
 @click.option(
+    "--val-fraction",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.1,
+    show_default=True,
+    help="verl: the share of items written to OUT-val.parquet (chosen by item id, so a later version keeps each "
+    "item on its side); the printed command passes it as data.val_files.",
+)
+@click.option(
+    "--verl-version",
+    help="verl: the release whose config keys the printed command uses (default: the installed verl, else the newest "
+    "known, 0.9.1); verl 0.9 reads the reward from reward.custom_reward_function, older releases from "
+    "custom_reward_function.",
+)
+@click.option(
     "--retrieval-url",
     default="http://127.0.0.1:8000",
     show_default=True,
@@ -88,6 +102,8 @@ def export(
     keep_malformed,
     allow_dropping_calls,
     reasoning,
+    val_fraction,
+    verl_version,
     retrieval_url,
     force,
     as_json,
@@ -125,6 +141,8 @@ def export(
         keep_malformed=keep_malformed,
         allow_dropping_calls=allow_dropping_calls,
         reasoning=reasoning,
+        val_fraction=val_fraction,
+        verl_version=verl_version,
         retrieval_url=retrieval_url,
     )
     if as_json:

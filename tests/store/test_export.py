@@ -67,17 +67,19 @@ def load_by_path(path):
 
 def test_verl_export_matches_the_trainer_format_and_ships_tools_and_reward(settings, published, tmp_path):
     out = tmp_path / "train.parquet"
-    result = export_version(settings, "demo", "verl", out)
+    result = export_version(settings, "demo", "verl", out, val_fraction=0)  # no items held out: all in train
     assert result.rows == 3
     command = next(note for note in result.notes if note.startswith("train: "))
-    assert f"cd {tmp_path.resolve()} && PYTHONPATH=$PWD python3 -m verl.trainer.main_ppo" in command
+    assert f"cd {tmp_path.resolve()} && MODEL=${{MODEL:?" in command and "python3 -m verl.trainer.main_ppo" in command
     for override in (
         "data.train_files=$PWD/train.parquet",
+        "data.val_files=$PWD/train-val.parquet",  # nothing held out: verl validates on the train items
         "actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/tool_config.yaml",
-        "custom_reward_function.path=$PWD/synth_contract.py",
-        "custom_reward_function.name=compute_score",
+        " reward.custom_reward_function.path=$PWD/synth_contract.py",
+        " reward.custom_reward_function.name=compute_score",
     ):
         assert override in command
+    assert pq.read_table(tmp_path / "train-val.parquet").num_rows == 3
     schema = pq.read_schema(out)
     # the five columns every verl row has, then agent_name: verl's multi-turn tool agent loop
     assert schema.names == ["data_source", "prompt", "ability", "reward_model", "extra_info", "agent_name"]
@@ -144,8 +146,10 @@ def test_verl_export_can_target_verls_builtin_scorer_and_filter_rows(settings, p
         data_source="searchR1_hotpotqa",
         where="difficulty in ('medium', 'hard')",
         split="test",
+        val_fraction=0,
     )
-    assert result.rows == 2 and "built-in" in result.notes[1] and "custom_reward_function" not in result.notes[-1]
+    assert result.rows == 2 and "built-in" in result.notes[2] and "custom_reward_function" not in result.notes[-1]
+    assert "no item held out" in result.notes[1]
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     assert [row["extra_info"]["difficulty"] for row in rows] == ["hard", "medium"]
     assert {row["data_source"] for row in rows} == {"searchR1_hotpotqa"}
@@ -267,7 +271,7 @@ def test_export_refuses_to_overwrite_and_bad_suffixes(settings, published, tmp_p
     export_version(settings, "demo", "verl", out)
     with pytest.raises(ConfigError, match="--force"):
         export_version(settings, "demo", "verl", out)
-    assert export_version(settings, "demo", "verl", out, force=True).rows == 3
+    assert export_version(settings, "demo", "verl", out, force=True, val_fraction=0).rows == 3
     with pytest.raises(ConfigError, match="suffix"):
         export_version(settings, "demo", "verl", tmp_path / "train.csv")
     with pytest.raises(ConfigError, match="bad --where"):

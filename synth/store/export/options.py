@@ -33,6 +33,10 @@ class ExportRequest:
     reasoning: str = "keep"
     """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
     consumer reads it) or dropped."""
+    val_fraction: float = 0.1
+    """verl: the share of items written to the validation file beside the train file (by item id)."""
+    verl_version: str | None = None
+    """verl: the release whose config keys the printed command uses; None: the installed one, else the newest known."""
     retrieval_url: str = "http://127.0.0.1:8000"
     """Where the exported verl tools reach `synth search serve`."""
 

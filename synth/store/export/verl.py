@@ -33,8 +33,11 @@ import yaml
 
 from synth.contract import AgentContract, portable
 from synth.errors import ConfigError, NotFoundError
+from synth.hashing import content_hash
 from synth.matching import plain_variants
 from synth.schemas import Item
+from synth.search.budget import TEACHER_AGENT
+from synth.store.export import verl_command
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import load_template, render
 from synth.store.export.sink import check_output, write_rows
@@ -58,6 +61,8 @@ TOOLS_MODULE = "synth_verl_tools"
 CONTRACT_MODULE = "synth_contract"
 TOOL_CONFIG = "tool_config.yaml"
 MAX_TOOL_RESPONSE_CHARS = 8192
+MAX_ASSISTANT_TURNS = TEACHER_AGENT.served.max_turns
+"""The served teacher's turn budget: RL rollouts get as many turns as the SFT ones had."""
 """verl cuts tool results at 256 characters by default; SFT showed them whole."""
 
 GROUND_TRUTH = pa.struct([("target", pa.list_(pa.string()))])
@@ -113,7 +118,13 @@ def default_data_source(request: ExportRequest) -> str:
 
 
 def rl_row(
-    item: Item, index: int, request: ExportRequest, prompt: list[dict], data_source: str, tool_names: list[str]
+    item: Item,
+    index: int,
+    request: ExportRequest,
+    prompt: list[dict],
+    data_source: str,
+    tool_names: list[str],
+    split: str | None = None,
 ) -> dict:
     ground_truth = {"target": plain_variants(item.answers)}
     create_kwargs = {"ground_truth": ground_truth, "question": item.question, "data_source": data_source}
@@ -123,7 +134,7 @@ def rl_row(
         "ability": ABILITY,
         "reward_model": {"style": "rule", "ground_truth": ground_truth},
         "extra_info": {
-            "split": request.split,
+            "split": split or request.split,
             "index": index,
             "item_id": item.id,
             "dataset": request.version.ref,
@@ -186,36 +197,58 @@ def write_helpers(files: dict[str, str], folder: Path, force: bool) -> None:
         os.replace(temporary, folder / name)
 
 
-def run_notes(request: ExportRequest, data_source: str) -> list[str]:
+def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: tuple[int, int]) -> list[str]:
     folder = request.out.parent.resolve()
-    overrides = [
-        f"data.train_files=$PWD/{request.out.name}",
-        "data.return_raw_chat=true",
-        "actor_rollout_ref.rollout.multi_turn.enable=true",
-        f"actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/{TOOL_CONFIG}",
-        f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={MAX_TOOL_RESPONSE_CHARS}",
-    ]
-    if data_source in VERL_BUILTIN_QA_SOURCES:
+    version = verl_command.verl_version(request.verl_version)
+    custom = data_source not in VERL_BUILTIN_QA_SOURCES
+    overrides = verl_command.overrides(
+        version,
+        (request.out.name, val_name, TOOL_CONFIG),
+        counts[0],
+        MAX_TOOL_RESPONSE_CHARS,
+        MAX_ASSISTANT_TURNS,
+        f"{CONTRACT_MODULE}.py" if custom else None,
+    )
+    if not custom:
         scorer = (
             f"data_source={data_source}: verl scores it with its built-in search_r1_like_qa_em "
             "(exact match on the last <answer> tag; no accent folding, no answer calls)"
         )
     else:
-        overrides += [
-            f"custom_reward_function.path=$PWD/{CONTRACT_MODULE}.py",
-            "custom_reward_function.name=compute_score",
-        ]
         scorer = (
-            f"data_source={data_source}: scored by compute_score in {CONTRACT_MODULE}.py (verl's default scorer "
-            "does not know this source and would raise NotImplementedError)"
+            f"data_source={data_source}: scored by compute_score in {CONTRACT_MODULE}.py, set as "
+            f"{verl_command.reward_prefix(version)} (the key verl {version}'s trainer hands to its reward loader; "
+            "verl's default scorer does not know this source and would raise NotImplementedError)"
         )
+    train, val = counts
     return [
         f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py and {CONTRACT_MODULE}.py beside the data; keep them together",
+        (
+            f"split by item id: {train} items in {request.out.name}, {val} in {val_name} (--val-fraction "
+            f"{request.val_fraction:g}; data.val_files)"
+            if val
+            else f"no item held out (--val-fraction {request.val_fraction:g}, or one item): {val_name} repeats the "
+            "train items, so verl validates on them"
+        ),
         scorer,
         f"start the retriever: synth search serve --port {urlparse(request.retrieval_url).port or 80} "
         "(same --kg/--corpus as the data)",
-        f"train: cd {folder} && PYTHONPATH=$PWD python3 -m verl.trainer.main_ppo " + " ".join(overrides),
+        f"the train command below uses verl {version}'s config keys (another release: --verl-version) and a GRPO "
+        "baseline for one GPU (append overrides to scale it); set MODEL to the model to train (a Hugging Face id or "
+        "folder)",
+        f"train: cd {folder} && MODEL=${{MODEL:?set MODEL to the model to train}} PYTHONPATH=$PWD "
+        "python3 -m verl.trainer.main_ppo " + " ".join(overrides),
     ]
+
+
+def val_path(out: Path) -> Path:
+    return out.with_name(f"{out.stem}-val{out.suffix}")
+
+
+def in_validation(item_id: str, fraction: float) -> bool:
+    """Whether an item goes to the validation file: by a hash of its id, so a later version keeps
+    each item on the side it was on."""
+    return int(content_hash({"split": item_id})[:8], 16) / 0xFFFFFFFF < fraction
 
 
 def export(request: ExportRequest) -> ExportResult:
@@ -237,14 +270,28 @@ def export(request: ExportRequest) -> ExportResult:
         user = render(template, question) if template else contract.user_prompt(question)
         return [{"role": "system", "content": contract.system_prompt}, {"role": "user", "content": user}]
 
-    def rows() -> Iterator[dict]:
-        items = iter_records(request.settings, request.version, "items", request.where)
-        for index, item in enumerate(items):
-            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names)
+    items = list(iter_records(request.settings, request.version, "items", request.where))
+    if not items:
+        no_items(request)
+    val_items = [item for item in items if in_validation(item.id, request.val_fraction)]
+    if not val_items and len(items) > 1 and request.val_fraction > 0:  # a small version: at least one
+        val_items = [min(items, key=lambda item: content_hash({"split": item.id}))]
+    if len(val_items) == len(items):
+        val_items = val_items[:-1] if len(items) > 1 else []
+    held = {item.id for item in val_items}
+    train_items = [item for item in items if item.id not in held]
 
-    count = write_rows(rows(), schema(tool_names), request.out, lambda: no_items(request))
+    def rows(chosen: list[Item], split: str) -> Iterator[dict]:
+        for index, item in enumerate(chosen):
+            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names, split)
+
+    val_out = val_path(request.out)
+    check_output(val_out, request.force, (".parquet",), why="verl reads Parquet")
+    count = write_rows(rows(train_items, request.split), schema(tool_names), request.out, lambda: no_items(request))
+    # no validation items (a one-item version, --val-fraction 0): verl validates on the train file
+    write_rows(rows(val_items or train_items, "test"), schema(tool_names), val_out)
     write_helpers(helper_files(contract, request), request.out.parent, request.force)
-    return ExportResult(request.out, count, run_notes(request, data_source))
+    return ExportResult(request.out, count, run_notes(request, data_source, val_out.name, (count, len(val_items))))
 
 
 def no_items(request: ExportRequest) -> None:

@@ -1,0 +1,90 @@
+"""The verl command a verl export prints, in the config schema of the verl release the user runs.
+
+verl moved its reward keys in 0.7.1: from then on its reward loader (`get_custom_reward_fn` in
+verl/trainer/ppo/reward.py) reads `reward.custom_reward_function.*`, and the top-level
+`custom_reward_function.*` is still accepted but only migrated by the fully-async trainer, so with
+`main_ppo` it is never read (every rollout then fails with NotImplementedError for a `synth_*` data
+source); 0.7.0 and older read the top-level key. The version is `--verl-version`, else the
+installed verl's when synth's environment has one, else the newest release known here.
+"""
+
+import re
+from importlib import metadata
+
+from synth.errors import ConfigError
+
+NEWEST_KNOWN = "0.9.1"
+"""The newest verl release the printed keys were checked against (tests/fixtures/verl_config_keys)."""
+PLACEHOLDER_MODEL = "$MODEL"
+
+
+def verl_version(asked: str | None) -> str:
+    """`asked`, else the installed verl's version, else the newest known release."""
+    if asked:
+        _release(asked)
+        return asked
+    try:
+        return metadata.version("verl")
+    except metadata.PackageNotFoundError:
+        return NEWEST_KNOWN
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
+    if found is None:
+        raise ConfigError(f"--verl-version {version!r} is not a release number like 0.9.1")
+    return int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)
+
+
+def reward_prefix(version: str) -> str:
+    """Where `main_ppo` of this verl release reads the custom reward function from."""
+    return "reward.custom_reward_function" if _release(version) >= (0, 7, 1) else "custom_reward_function"
+
+
+def overrides(
+    version: str,
+    files: tuple[str, str, str],
+    train_items: int,
+    max_tool_response: int,
+    max_turns: int,
+    reward_module: str | None,
+) -> list[str]:
+    """The Hydra overrides of `python -m verl.trainer.main_ppo` for an export: its files (train,
+    validation, tool config; relative to its folder), and a GRPO baseline for one GPU that verl's
+    config checks accept (batch sizes no larger than the data, micro batches set, vLLM rollouts
+    with the agent's turn budget), which a user scales with more overrides."""
+    train, val, tool_config = files
+    batch = max(1, min(64, train_items))
+    found = [
+        "algorithm.adv_estimator=grpo",
+        f"data.train_files=$PWD/{train}",
+        f"data.val_files=$PWD/{val}",
+        f"data.train_batch_size={batch}",
+        "data.max_prompt_length=2048",
+        "data.max_response_length=4096",
+        "data.return_raw_chat=true",
+        f"actor_rollout_ref.model.path={PLACEHOLDER_MODEL}",
+        f"actor_rollout_ref.actor.ppo_mini_batch_size={batch}",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+        "actor_rollout_ref.actor.use_kl_loss=true",
+        "actor_rollout_ref.actor.kl_loss_coef=0.001",
+        "actor_rollout_ref.rollout.name=vllm",
+        "actor_rollout_ref.rollout.n=5",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4",
+        "actor_rollout_ref.rollout.multi_turn.enable=true",
+        f"actor_rollout_ref.rollout.multi_turn.max_assistant_turns={max_turns}",
+        f"actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/{tool_config}",
+        f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={max_tool_response}",
+        "trainer.n_gpus_per_node=1",
+        "trainer.logger=[console]",
+    ]
+    if reward_module is not None:
+        prefix = reward_prefix(version)
+        found += [f"{prefix}.path=$PWD/{reward_module}", f"{prefix}.name=compute_score"]
+    return found
+
+
+def keys(printed: list[str]) -> list[str]:
+    """The config keys a list of overrides sets."""
+    return [override.split("=", 1)[0].lstrip("+") for override in printed]

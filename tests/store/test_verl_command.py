@@ -1,0 +1,82 @@
+"""The verl command a verl export prints uses keys verl's own config has, and puts the reward where
+verl's trainer hands it to its reward loader; the validation split beside the train file is
+chosen by item id.
+
+The key lists in tests/fixtures/verl/ were recorded from verl itself (examples/
+record_verl_config_keys.py composes 0.9.1's ppo_trainer config; 0.7.0's is its shipped
+_generated_ppo_trainer.yaml). Which reward key the loader reads is verl's source:
+`get_custom_reward_fn` in verl/trainer/ppo/reward.py reads `config.reward.custom_reward_function`
+from 0.7.1 on (0.7.1, 0.8.0, 0.9.1 checked) and the top-level `custom_reward_function` in 0.7.0 and
+0.6.1; the top-level key still exists in 0.9.1's config, so a key list alone cannot catch the
+wrong one."""
+
+import shlex
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from synth.store.export import export_version
+from synth.store.publish import VersionSpec, publish_version
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "verl"
+LOADER_READS = {"0.9.1": "reward.custom_reward_function", "0.7.0": "custom_reward_function"}
+
+
+def recorded_keys(version: str) -> set[str]:
+    lines = (RECORDED / f"config_keys_{version}.txt").read_text().splitlines()
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+def printed_overrides(notes: list[str]) -> list[str]:
+    command = next(note for note in notes if note.startswith("train: "))
+    words = shlex.split(command.removeprefix("train: "), posix=False)
+    return words[words.index("verl.trainer.main_ppo") + 1 :]
+
+
+@pytest.fixture
+def published(settings, make_item):
+    items = [make_item(index) for index in range(40)]
+    return publish_version(settings, VersionSpec(name="rl", recipe="multihop"), {"items": items})
+
+
+@pytest.mark.parametrize("version", sorted(LOADER_READS))
+def test_every_printed_key_is_in_verls_config_and_the_reward_is_where_its_loader_reads(
+    settings, published, tmp_path, version
+):
+    result = export_version(settings, "rl", "verl", tmp_path / "train.parquet", verl_version=version)
+    overrides = printed_overrides(result.notes)
+    keys = [override.split("=", 1)[0] for override in overrides]
+    assert sorted(set(keys) - recorded_keys(version)) == []
+    assert f"{LOADER_READS[version]}.path" in keys and f"{LOADER_READS[version]}.name" in keys
+    values = dict(override.split("=", 1) for override in overrides)
+    assert values["data.val_files"] == "$PWD/train-val.parquet" and values["data.train_files"] == "$PWD/train.parquet"
+    # batch sizes no larger than the data, or verl's dataloader has no full batch to give
+    assert int(values["data.train_batch_size"]) <= result.rows
+    assert int(values["actor_rollout_ref.actor.ppo_mini_batch_size"]) <= int(values["data.train_batch_size"])
+
+
+def extra(path: Path, field: str) -> list:
+    return pq.read_table(path).column("extra_info").combine_chunks().field(field).to_pylist()
+
+
+def test_the_validation_split_is_chosen_by_item_id(settings, published, make_item, tmp_path):
+    first = export_version(settings, "rl", "verl", tmp_path / "a" / "train.parquet", val_fraction=0.25)
+    train, val = (
+        set(extra(tmp_path / "a" / "train.parquet", "item_id")),
+        set(extra(tmp_path / "a" / "train-val.parquet", "item_id")),
+    )
+    assert train.isdisjoint(val) and len(train | val) == 40 and first.rows == len(train) and 0 < len(val) < 20
+    assert set(extra(tmp_path / "a" / "train-val.parquet", "split")) == {"test"}
+    # a later version with more items keeps every earlier item on its side
+    publish_version(settings, VersionSpec(name="rl", recipe="multihop"), {"items": [make_item(i) for i in range(60)]})
+    export_version(settings, "rl@2", "verl", tmp_path / "b" / "train.parquet", val_fraction=0.25)
+    later = set(extra(tmp_path / "b" / "train-val.parquet", "item_id"))
+    assert val <= later and later.isdisjoint(train)
+
+
+def test_a_version_that_is_not_a_release_is_one_line(settings, published, tmp_path):
+    from synth.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--verl-version 'latest' is not a release number"):
+        export_version(settings, "rl", "verl", tmp_path / "train.parquet", verl_version="latest")
