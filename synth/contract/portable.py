@@ -1,7 +1,7 @@
 """synth's agent contract at run time, in one standard-library file that travels with the data.
 
 `synth export --format verl` writes this file next to the Parquet as `synth_contract.py`: verl loads
-it as the reward (`custom_reward_function.path=synth_contract.py custom_reward_function.name=compute_score`)
+it as the reward (`reward.custom_reward_function.path=synth_contract.py` and `.name=compute_score`)
 and the exported tools module renders search results with it. synth renders its own agents' tool
 results and scores answers with the very same functions, so an observation or a score cannot differ
 between the SFT data and the RL run. Nothing here imports synth: keep it that way.

@@ -13,10 +13,12 @@ per-row `create_kwargs`. Next to the Parquet the export writes:
   with the contract's schemas, the search top-k the data was made with, and the observation style;
 - `synth_verl_tools.py`: those tools, calling `synth search serve` (/retrieve, /open);
 - `synth_contract.py`: the rendering they share with synth's agents, and `compute_score`, which
-  scores a final `<answer>` tag or `answer` call (verl's `custom_reward_function`).
+  scores a final `<answer>` tag or `answer` call (verl's custom reward function);
+- `<out>-val.parquet`: the items held out for validation (`--val-fraction`, by item id).
 
 verl picks the reward by `data_source`; its `default_compute_score` knows no `synth_*` source, so the
-printed overrides point `custom_reward_function` at `synth_contract.py`. With `--data-source
+printed overrides point the custom reward function at `synth_contract.py`, under the key of the verl
+release that will run them (`verl_command`). With `--data-source
 searchR1_hotpotqa` (or another `searchR1_*`) verl's built-in exact match scores `<answer>` tags
 instead. The ground truth lists plain spellings of accented answers too, so that scorer, which
 does not fold accents, accepts "Zoe Saldana" as synth's does. verl reads Parquet, and only Parquet
