@@ -10,6 +10,7 @@ missing files). Shard tasks (panel and distillation) are tagged `model:NAME` for
 limit on that tag (`max_parallel_shards` in flows.yaml) caps the shards in flight per model backend.
 """
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,26 @@ def _ui_url() -> str | None:
     return url if url and url.startswith("http") else None
 
 
+def worker_flows_file(given: str | None) -> str | None:
+    """The flows file a run reads its model declarations from: the one given, else the worker's
+    SYNTH_FLOWS_FILE, so a deployment carries no path of the machine that registered it."""
+    return given or os.environ.get("SYNTH_FLOWS_FILE") or None
+
+
+def worker_settings(home: str | None) -> Settings:
+    """The data root: the one given, else the worker's SYNTH_HOME. A deployed run without either
+    would write into the process worker's temporary folder and lose the dataset."""
+    if home:
+        return Settings(home=Path(home))
+    if not os.environ.get("SYNTH_HOME"):
+        raise ConfigError(
+            "this deployed run has no data root: set SYNTH_HOME in the worker's environment (e.g. "
+            "SYNTH_HOME=/data/synth prefect worker start --pool POOL), and SYNTH_FLOWS_FILE if the entry uses "
+            "models declared in flows.yaml"
+        )
+    return Settings()
+
+
 def run_recipe(
     recipe: str,
     config: dict[str, Any] | None = None,
@@ -133,8 +154,8 @@ def run_recipe(
     from prefect.context import get_run_context
     from prefect.runtime import flow_run
 
-    settings = Settings(home=Path(home)) if home else Settings()
-    request = RunRequest(recipe, dict(config or {}), dataset, llm, flows_file, shard_size, limits)
+    settings = worker_settings(home)
+    request = RunRequest(recipe, dict(config or {}), dataset, llm, worker_flows_file(flows_file), shard_size, limits)
     run_dir = open_run(settings, request)
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"
     home, root = str(settings.home.absolute()), str(run_dir.root)

@@ -2,6 +2,12 @@
 
 `run` works without a server (Prefect starts a temporary one in this process). `serve` and
 `deploy` register schedules, which only a real server fires: they need PREFECT_API_URL.
+
+A deployed entry runs on a worker anywhere synth is installed: its entry point is a module path
+(`synth.pipelines.flows.multihop_flow`), it has no pull steps, and it holds no path of the machine
+that registered it: the worker's SYNTH_HOME is the data root (required) and its SYNTH_FLOWS_FILE
+declares the models the entry names. A served entry runs in the serving process,
+under its own deployment name (`NAME-served`), so `serve` and `deploy` never replace each other.
 """
 
 import os
@@ -83,14 +89,24 @@ def _scheduled(path: Path, names: tuple[str, ...]) -> list[tuple[str, FlowEntry]
     return chosen
 
 
-def _deployment_options(settings: Settings, path: Path, name: str, entry: FlowEntry) -> dict[str, Any]:
-    """What a served and a deployed entry share: name, schedule, parameters, description, tags."""
+SERVED_SUFFIX = "-served"
+"""Served deployments are named apart from deployed ones: each registration would replace the other's."""
+
+
+def _deployment_options(
+    settings: Settings, path: Path, name: str, entry: FlowEntry, portable: bool = False
+) -> dict[str, Any]:
+    """What a served and a deployed entry share: schedule, parameters, description, tags; a
+    portable (deployed) entry leaves the data root and flows file to the worker."""
     from prefect.schedules import Cron
 
+    parameters = flow_parameters(settings, path, name, entry)
+    if portable:
+        parameters.update(home=None, flows_file=None)
     return {
         "name": entry.deployment or name,
         "schedule": Cron(entry.schedule, timezone=entry.timezone),
-        "parameters": flow_parameters(settings, path, name, entry),
+        "parameters": parameters,
         "description": entry.description or None,
         "tags": ["synth", f"recipe:{entry.recipe}"],
     }
@@ -98,11 +114,14 @@ def _deployment_options(settings: Settings, path: Path, name: str, entry: FlowEn
 
 def deployments(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> list:
     """A Prefect deployment (not yet registered) for each chosen entry with a schedule."""
-    return [
-        _recipe_flow(entry.recipe).to_deployment(**_deployment_options(settings, path, name, entry))
-        for name, entry in _scheduled(path, names)
-        if entry.schedule
-    ]
+    chosen = []
+    for name, entry in _scheduled(path, names):
+        if entry.schedule:
+            options = _deployment_options(settings, path, name, entry)
+            chosen.append(
+                _recipe_flow(entry.recipe).to_deployment(**{**options, "name": options["name"] + SERVED_SUFFIX})
+            )
+    return chosen
 
 
 def serve_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> None:
@@ -118,33 +137,34 @@ def serve_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> 
 
 def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) -> list[str]:
     """Register each scheduled entry as a deployment on its `work_pool`; a worker of that pool
-    (`prefect worker start --pool NAME`, on a machine with synth installed) runs them."""
+    (`prefect worker start --pool NAME`, anywhere synth is installed) runs them."""
     configure_prefect(settings)
-    _require_server("deploy")
-    import synth.pipelines.flows as flows_module  # deferred, as in _recipe_flow
+    url = _require_server("deploy")
+    from prefect.client.orchestration import get_client
+    from prefect.deployments.runner import EntrypointType
+    from prefect.exceptions import ObjectNotFound
 
-    apply_shard_limits(path)
-    ids = []
-    for name, entry in _scheduled(path, names):
-        if not entry.schedule:
-            continue
+    chosen = [(name, entry) for name, entry in _scheduled(path, names) if entry.schedule]
+    for name, entry in chosen:
         if not entry.work_pool:
             raise ConfigError(
                 f"{path}: flows.{name}.work_pool is not set; `synth flows deploy` needs the work pool that runs it"
             )
-        flow = _recipe_flow(entry.recipe)
-        source = flow.from_source(
-            source=str(Path(flows_module.__file__).parent), entrypoint=f"flows.py:{flow.fn.__name__}"
+    with get_client(sync_client=True) as client:
+        for pool in sorted({entry.work_pool for _, entry in chosen}):
+            try:
+                client.read_work_pool(pool)
+            except ObjectNotFound:
+                raise ConfigError(
+                    f"work pool {pool!r} does not exist on the Prefect server at {url}; create it with "
+                    f"`prefect work-pool create {pool} --type process`, then deploy again"
+                ) from None
+    apply_shard_limits(path)
+    ids = []
+    for name, entry in chosen:
+        deployment = _recipe_flow(entry.recipe).to_deployment(
+            **_deployment_options(settings, path, name, entry, portable=True),
+            entrypoint_type=EntrypointType.MODULE_PATH,  # imported from the worker's synth, no pull steps
         )
-        ids.append(
-            str(
-                source.deploy(
-                    **_deployment_options(settings, path, name, entry),
-                    work_pool_name=entry.work_pool,
-                    build=False,
-                    push=False,
-                    print_next_steps=False,
-                )
-            )
-        )
+        ids.append(str(deployment.apply(work_pool_name=entry.work_pool)))
     return ids

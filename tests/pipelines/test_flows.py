@@ -196,3 +196,17 @@ def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monk
     rounds = sorted(asyncio.run(round_task_runs()), key=lambda task_run: task_run.start_time)
     assert len(rounds) == 3 and all(task_run.state_name == "Completed" for task_run in rounds)
     assert all(earlier.end_time <= later.start_time for earlier, later in zip(rounds, rounds[1:]))  # one after another
+
+
+def test_a_deployed_run_without_a_data_root_is_refused_not_lost(monkeypatch, tmp_path):
+    """A process worker runs flows in a temporary folder: without SYNTH_HOME the dataset would vanish."""
+    from synth.errors import ConfigError
+    from synth.pipelines.flows import worker_flows_file, worker_settings
+
+    monkeypatch.delenv("SYNTH_HOME", raising=False)
+    with pytest.raises(ConfigError, match="set SYNTH_HOME in the worker's environment"):
+        worker_settings(None)
+    monkeypatch.setenv("SYNTH_HOME", str(tmp_path))
+    assert worker_settings(None).home == tmp_path and worker_settings("/elsewhere").home.as_posix() == "/elsewhere"
+    monkeypatch.setenv("SYNTH_FLOWS_FILE", str(tmp_path / "flows.yaml"))
+    assert worker_flows_file(None) == str(tmp_path / "flows.yaml") and worker_flows_file("given.yaml") == "given.yaml"

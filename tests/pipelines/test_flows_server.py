@@ -1,13 +1,15 @@
 """A real Prefect server on loopback: `synth flows serve` registers a one-minute cron schedule from
 flows.yaml, the server schedules a run, the served flow runs it and publishes a dataset version,
 and the run is in `synth runs` with its Prefect UI link; `synth flows deploy` registers an entry
-on a work pool, whose process worker runs it. Slow (server start-up, up to a minute for the
+on a work pool from one folder and virtualenv, and a process worker started from another folder
+and virtualenv runs it. Slow (server start-up, up to a minute for the
 schedule), so each runs once, with small settings."""
 
 import json
 import os
 import subprocess
 import sys
+import sysconfig
 import urllib.request
 from pathlib import Path
 
@@ -96,23 +98,61 @@ DEPLOYED = (
 )
 
 
-def test_a_deployed_flow_runs_on_a_process_worker_of_its_pool(tmp_path, prefect_server):
-    flows_file = tmp_path / "flows.yaml"
-    flows_file.write_text(DEPLOYED)
-    env = {**os.environ, "PREFECT_API_URL": prefect_server, "SYNTH_HOME": str(tmp_path / "home")}
+def other_venv(folder: Path) -> Path:
+    """Another virtualenv (its own interpreter and prefix) that sees the packages of this one: the
+    worker side of a two-machine setup, on one machine."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    [site_packages] = folder.glob("lib/python*/site-packages")
+    ours = sysconfig.get_paths()["purelib"]
+    (site_packages / "synth_test_packages.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    return folder / "bin" / "python"
+
+
+def test_a_deployed_flow_runs_on_a_worker_in_another_folder_and_venv(tmp_path, prefect_server):
+    deployer, worker = tmp_path / "deployer", tmp_path / "worker"
+    deployer.mkdir()
+    worker.mkdir()
+    (deployer / "flows.yaml").write_text(DEPLOYED)
+    (worker / "flows.yaml").write_text(DEPLOYED)  # the worker's own: it declares the models the entry uses
+    python = other_venv(worker / "venv")
+    env = {**os.environ, "PREFECT_API_URL": prefect_server}
+    deploying = {**env, "SYNTH_HOME": str(deployer / "home"), "PREFECT_HOME": str(deployer / "prefect")}
+    working = {
+        **env,
+        "SYNTH_HOME": str(worker / "home"),
+        "SYNTH_FLOWS_FILE": str(worker / "flows.yaml"),
+        "PREFECT_HOME": str(worker / "prefect"),
+    }
     prefect = [sys.executable, "-m", "prefect"]
 
-    def run(command, timeout=180):
-        result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-        return result.stdout
+    def run(command, cwd, environment, timeout=180, code=0):
+        result = subprocess.run(command, env=environment, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        assert result.returncode == code, result.stdout[-2000:] + result.stderr[-2000:]
+        return result.stdout + result.stderr
 
-    run([*prefect, "work-pool", "create", "synth-test-pool", "--type", "process"])
-    assert "deployment " in run(
-        [sys.executable, "-m", "synth.cli.main", "flows", "deploy", "--flows-file", str(flows_file)]
+    deploy = [sys.executable, "-m", "synth.cli.main", "flows", "deploy"]
+    missing = run(deploy, deployer, deploying, code=2)  # no pool yet: one line naming the command that makes it
+    assert (
+        "prefect work-pool create synth-test-pool --type process" in missing and len(missing.strip().splitlines()) == 1
     )
-    run([*prefect, "deployment", "run", "synth-multihop/pooled"])
-    run([*prefect, "worker", "start", "--pool", "synth-test-pool", "--run-once"], timeout=300)
-    runs = json.loads(run([sys.executable, "-m", "synth.cli.main", "runs", "list", "--json"]))
-    assert [(r["dataset"], r["status"], r["version"]) for r in runs] == [("pooled", "published", 1)]
+    run([*prefect, "work-pool", "create", "synth-test-pool", "--type", "process"], deployer, deploying)
+    assert "deployment " in run(deploy, deployer, deploying)
+    with urllib.request.urlopen(f"{prefect_server}/deployments/name/synth-multihop/pooled", timeout=10) as response:
+        deployment = json.loads(response.read())
+    assert deployment["entrypoint"] == "synth.pipelines.flows.multihop_flow" and not deployment["pull_steps"]
+    assert str(deployer) not in json.dumps(deployment) and sys.prefix not in json.dumps(deployment)
+    # serving the same entry registers its own deployment, so it never replaces the deployed one
+    from synth.orchestrate import deployments
+    from synth.settings import Settings
+
+    served = deployments(Settings(home=deployer / "home"), deployer / "flows.yaml")
+    assert [d.name for d in served] == ["pooled-served"]
+
+    run([*prefect, "deployment", "run", "synth-multihop/pooled"], deployer, deploying)
+    started = [str(python), "-m", "prefect", "worker", "start", "--pool", "synth-test-pool", "--run-once"]
+    log = run(started, worker, working, timeout=300)
+    assert str(worker / "venv") in run([str(python), "-c", "import sys; print(sys.prefix)"], worker, working)
+    runs = json.loads(run([str(python), "-m", "synth.cli.main", "runs", "list", "--json"], worker, working))
+    assert [(r["dataset"], r["status"], r["version"]) for r in runs] == [("pooled", "published", 1)], log[-2000:]
     assert runs[0]["ui_url"].startswith(prefect_server.removesuffix("/api"))
+    assert not (deployer / "home" / "runs").exists()  # nothing ran on the deploying side
