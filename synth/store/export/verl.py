@@ -14,6 +14,7 @@ per-row `create_kwargs`. Next to the Parquet the export writes:
 - `synth_verl_tools.py`: those tools, calling `synth search serve` (/retrieve, /open);
 - `synth_contract.py`: the rendering they share with synth's agents, and `compute_score`, which
   scores a final `<answer>` tag or `answer` call (verl's custom reward function);
+- `synth_trl_grpo.py`: the same tools and reward for TRL's GRPOTrainer, runnable as it is;
 - `<out>-val.parquet`: the items held out for validation (`--val-fraction`, by item id).
 
 verl picks the reward by `data_source`; its `default_compute_score` knows no `synth_*` source, so the
@@ -61,6 +62,8 @@ AGENT_NAME = "tool_agent"
 TOOL_CLASSES = {"search": "SearchTool", "open": "OpenTool", "answer": "AnswerTool"}
 TOOLS_MODULE = "synth_verl_tools"
 CONTRACT_MODULE = "synth_contract"
+TRL_SCRIPT = "synth_trl_grpo"
+"""TRL's GRPOTrainer on the same files: the tools as functions, the reward in TRL's signature."""
 TOOL_CONFIG = "tool_config.yaml"
 MAX_TOOL_RESPONSE_CHARS = 8192
 MAX_ASSISTANT_TURNS = TEACHER_AGENT.served.max_turns
@@ -182,6 +185,7 @@ def helper_files(contract: AgentContract, request: ExportRequest) -> dict[str, s
         + yaml.safe_dump(tool_config(contract, request), sort_keys=False, allow_unicode=True, width=1000),
         f"{TOOLS_MODULE}.py": (here / "verl_tools.py").read_text(encoding="utf-8"),
         f"{CONTRACT_MODULE}.py": (here / "portable.py").read_text(encoding="utf-8"),
+        f"{TRL_SCRIPT}.py": (here / "trl_grpo.py").read_text(encoding="utf-8"),
     }
 
 
@@ -224,7 +228,8 @@ def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: t
         )
     train, val = counts
     return [
-        f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py and {CONTRACT_MODULE}.py beside the data; keep them together",
+        f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py, {CONTRACT_MODULE}.py and {TRL_SCRIPT}.py beside the data; keep them "
+        "together",
         (
             f"split by item id: {train} items in {request.out.name}, {val} in {val_name} (--val-fraction "
             f"{request.val_fraction:g}; data.val_files)"
@@ -240,6 +245,8 @@ def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: t
         "folder)",
         f"train: cd {folder} && MODEL=${{MODEL:?set MODEL to the model to train}} PYTHONPATH=$PWD "
         "python3 -m verl.trainer.main_ppo " + " ".join(overrides),
+        f"or with TRL's GRPOTrainer (trl >= 1.0; any GRPOConfig flag may follow): cd {folder} && python3 "
+        f"{TRL_SCRIPT}.py --model_name_or_path ${{MODEL:?set MODEL to the model to train}} --output_dir grpo",
     ]
 
 

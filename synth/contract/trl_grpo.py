@@ -1,0 +1,167 @@
+"""Train on a synth RL export with TRL's GRPOTrainer: the contract's tools over `synth search serve`
+and a reward function in TRL's signature, without glue code.
+
+Not imported by synth: `synth export --format verl` copies this file next to the Parquet as
+`synth_trl_grpo.py`, beside `synth_contract.py` (the rendering and the reward synth's agents use)
+and `tool_config.yaml` (the tools, their schemas, the retriever URL). The Parquet's `prompt` column
+is a conversation, which GRPOTrainer reads as is; its other columns reach the reward as keyword
+arguments. Every GRPOConfig flag is accepted:
+
+    python synth_trl_grpo.py --model_name_or_path MODEL --output_dir grpo [--max_completion_length 2048 ...]
+
+Needs trl (>= 1.0, whose GRPOTrainer takes `tools`), datasets and PyYAML; SYNTH_RETRIEVAL_URL
+overrides the retriever URL of tool_config.yaml.
+"""
+
+import json
+import os
+import sys
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import synth_contract  # noqa: E402  (beside this file)
+
+
+def _post(url: str, payload: dict, timeout: float) -> dict:
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def _documents(hits: list[dict]) -> list[dict]:
+    return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
+
+
+def _describe(function, schema: dict) -> None:
+    """Give `function` the tool's name and a docstring TRL turns back into the tool's schema."""
+    spec = schema["function"]
+    arguments = "\n".join(
+        f"    {name}: {value.get('description', name)}" for name, value in spec["parameters"]["properties"].items()
+    )
+    function.__name__ = function.__qualname__ = spec["name"]
+    function.__doc__ = f"{spec.get('description', spec['name'])}\n\nArgs:\n{arguments}\n"
+
+
+def _reporting_failures(function):
+    """A tool whose service failure is an observation the model reads, not a crashed training step."""
+    import functools
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except (OSError, ValueError, KeyError) as failure:
+            return f"error: the {function.__name__} service failed ({failure})"
+
+    return call
+
+
+def make_tools(config_path: Path = HERE / "tool_config.yaml") -> list:
+    """The contract's tools as the plain functions GRPOTrainer calls."""
+    entries = yaml.safe_load(config_path.read_text(encoding="utf-8"))["tools"]
+    return [_reporting_failures(_tool(entry["tool_schema"], entry["config"])) for entry in entries]
+
+
+def _tool(schema: dict, settings: dict):
+    """One tool of tool_config.yaml as a typed, documented function (TRL reads both)."""
+    name = schema["function"]["name"]
+    url = (os.environ.get("SYNTH_RETRIEVAL_URL") or settings.get("retrieval_service_url") or "").rstrip("/")
+    timeout, topk = float(settings.get("timeout", 30)), int(settings.get("topk", 3))
+    style = settings.get("observation", "synth")
+    argument = next(iter(schema["function"]["parameters"]["properties"]))
+
+    def retrieve(queries: list[str]) -> str:
+        body = _post(url + "/retrieve", {"queries": queries, "topk": topk}, timeout)
+        return synth_contract.render_search(style, [_documents(hits) for hits in body["result"]])
+
+    if name == "search" and argument == "query":
+
+        def function(query: str) -> str:
+            return retrieve([query])
+
+    elif name == "search" and argument == "query_list":
+
+        def function(query_list: list[str]) -> str:
+            return retrieve(list(query_list))
+
+    elif name == "open":
+
+        def function(doc_id: str) -> str:
+            [found] = _post(url + "/open", {"ids": [str(doc_id)]}, timeout)["result"]
+            return synth_contract.render_document(_documents([found])[0] if found else None, str(doc_id))
+
+    elif name == "answer":
+
+        def function(answer: str) -> str:
+            return synth_contract.ANSWER_RECORDED
+
+    else:
+        raise SystemExit(f"tool_config.yaml has a tool {name}({argument}) this script does not know")
+    _describe(function, schema)
+    return function
+
+
+def completion_text(completion) -> str:
+    """A completion as the reward reads it: the assistant's text and its calls as <tool_call> blocks."""
+    if isinstance(completion, str):
+        return completion
+    parts = []
+    for message in completion:
+        if message.get("role") != "assistant":
+            continue
+        parts.append(message.get("content") or "")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", call)
+            arguments = function.get("arguments")
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+            parts.append(
+                "<tool_call>\n" + json.dumps({"name": function["name"], "arguments": arguments}) + "\n</tool_call>"
+            )
+    return "\n".join(parts)
+
+
+def synth_reward(prompts, completions, reward_model, data_source, **kwargs) -> list[float]:
+    """TRL's reward signature: 1.0 when the final answer (tag or `answer` call) matches the item's answers."""
+    return [
+        float(synth_contract.compute_score(source, completion_text(completion), truth["ground_truth"]))
+        for completion, truth, source in zip(completions, reward_model, data_source, strict=True)
+    ]
+
+
+@dataclass
+class Data:
+    model_name_or_path: str = field(metadata={"help": "the model to train (a Hugging Face id or folder)"})
+    train_file: str = field(default=str(HERE / "train.parquet"), metadata={"help": "the export's train file"})
+    val_file: str = field(default=str(HERE / "train-val.parquet"), metadata={"help": "its validation file"})
+
+
+def main() -> None:
+    from datasets import load_dataset
+    from transformers import HfArgumentParser
+    from trl import GRPOConfig, GRPOTrainer
+
+    data, config = HfArgumentParser((Data, GRPOConfig)).parse_args_into_dataclasses()
+    files = {"train": data.train_file, **({"validation": data.val_file} if Path(data.val_file).is_file() else {})}
+    dataset = load_dataset("parquet", data_files=files)
+    trainer = GRPOTrainer(
+        model=data.model_name_or_path,
+        reward_funcs=[synth_reward],
+        args=config,
+        train_dataset=dataset["train"],
+        eval_dataset=dataset.get("validation"),
+        tools=make_tools(),
+    )
+    trainer.train()
+    trainer.save_model(config.output_dir)
+
+
+if __name__ == "__main__":
+    main()
