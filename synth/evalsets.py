@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import ConfigError, InputFileError, NotFoundError
-from synth.textfiles import MAX_LINE_BYTES, read_json_document, text_lines
+from synth.textfiles import MAX_LINE_BYTES, read_json_document, require_file, text_lines
 
 QUESTION_KEYS = ("question", "query", "problem", "prompt", "input")
 ANSWER_KEYS = ("golden_answers", "answers", "answer", "target", "output")
@@ -37,10 +37,11 @@ class BenchmarkItem:
 def load_benchmark(path: Path) -> list[BenchmarkItem]:
     """Every row with a question; a clear error if the file is missing or has no question column."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise NotFoundError(
             f"benchmark file {path} does not exist; pass files of questions/answers (JSONL, JSON, CSV, TSV or Parquet)"
         )
+    require_file(path, "benchmark file")
     items = []
     for number, row in enumerate(_rows(path), start=1):
         if not isinstance(row, dict):

@@ -45,7 +45,7 @@ def generate(
         name,
         llm,
         str(flows_file) if flows_file else None,
-        shard_size or DEFAULT_SHARD_SIZE,
+        DEFAULT_SHARD_SIZE if shard_size is None else shard_size,
         limits.model_dump(mode="json") if limits else None,
     )
     version = run_locally(settings, request, progress, backends=backends)

@@ -23,9 +23,30 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def require_file(path: Path, what: str = "file") -> Path:
-    if not path.is_file():
+    """`path` if it is a regular file; else one line saying what it is instead (missing, a folder,
+    a device or pipe that would be read without end)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.exists():
         raise NotFoundError(f"{what} {path} does not exist; check the path")
-    return path
+    kind = "a directory" if path.is_dir() else _special_kind(path)
+    raise InputFileError(f"{what} {path} is {kind}, not a regular file; give the path of a file")
+
+
+def _special_kind(path: Path) -> str:
+    import stat
+
+    mode = path.stat().st_mode
+    for test, name in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def decode_utf8(path: Path, raw: bytes, first_line: int = 1) -> str:

@@ -31,7 +31,7 @@ CHECKS = "format,leakage,dedup,near_dup,contamination,outcome"
 )
 @click.option("--llm", metavar="MODEL", help="Use this declared model for every model role (--llm fake: dry run).")
 @flows_file_option("The flows file whose `models:` section declares models.")
-@click.option("--shard-size", type=int, help="Items per solver-panel shard (default 64).")
+@click.option("--shard-size", type=click.IntRange(min=1), help="Items per solver-panel shard (default 64).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @json_option
 def curate(

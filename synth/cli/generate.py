@@ -26,7 +26,9 @@ from synth.cli.options import flows_file_option, json_option, load_settings
     "models list`).",
 )
 @click.option(
-    "--shard-size", type=int, help="Items per solver-panel shard, the unit a rerun resumes from (default 64)."
+    "--shard-size",
+    type=click.IntRange(min=1),
+    help="Items per solver-panel shard, the unit a rerun resumes from (default 64).",
 )
 @click.option(
     "--max-tokens",

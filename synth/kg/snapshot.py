@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
-from synth.errors import ConfigError, NotFoundError
+from synth.errors import ConfigError, InputFileError, NotFoundError
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.readers import parse_flag, split_aliases
 from synth.kg.store import load_graph, resolve_kg
@@ -47,6 +47,11 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
     (`kg.without_relations(...)` drops relations afterwards)."""
     folder = Path(folder) if folder is not None else bundled_path()
     if not folder.is_dir():
+        if folder.exists():
+            raise InputFileError(
+                f"knowledge-graph folder {folder} is a file, not a snapshot folder; pass the folder `synth kg import` "
+                "wrote, or omit it for the bundled default"
+            )
         raise NotFoundError(
             f"knowledge-graph folder {folder} does not exist; pass a snapshot folder or omit it for the bundled default"
         )

@@ -6,15 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from synth.errors import ConfigError, InputFileError, NotFoundError
-from synth.textfiles import read_json_document, text_lines
+from synth.errors import ConfigError, InputFileError
+from synth.textfiles import read_json_document, require_file, text_lines
 
 SUFFIXES = (".jsonl", ".json", ".parquet")
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise NotFoundError(f"import file {path} does not exist")
+    require_file(path, "import file")
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise ConfigError(
