@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import datasets
 import pyarrow.parquet as pq
@@ -6,7 +7,7 @@ import pytest
 import yaml
 
 from synth.contract.contracts import SYNTH
-from synth.errors import ConfigError, NotFoundError
+from synth.errors import ConfigError, NotFoundError, OutputError
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
@@ -277,3 +278,17 @@ def test_export_refuses_to_overwrite_and_bad_suffixes(settings, published, tmp_p
     with pytest.raises(ConfigError, match="bad --where"):
         export_version(settings, "demo", "verl", tmp_path / "x.parquet", where="no_such_column = 1")
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_an_hf_export_that_fails_on_a_full_disk_leaves_nothing_behind(settings, published, tmp_path, monkeypatch):
+    import errno
+
+    def full_disk(self, path, **kwargs):
+        Path(path).mkdir(parents=True)
+        (Path(path) / "data-00000-of-00001.arrow").write_bytes(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(datasets.DatasetDict, "save_to_disk", full_disk)
+    with pytest.raises(OutputError, match="No space left on device.*nothing was written"):
+        export_version(settings, "demo", "hf", tmp_path / "hf")
+    assert list(tmp_path.iterdir()) == []  # no .hf.tmp/ left behind

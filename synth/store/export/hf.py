@@ -5,6 +5,7 @@ Holds the items with their stored columns (free-form fields as JSON strings), as
 
 import shutil
 
+from synth.errors import OutputError
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output
 from synth.store.reader import open_reader
@@ -19,10 +20,18 @@ def export(request: ExportRequest) -> ExportResult:
     dataset = datasets.DatasetDict({request.split: datasets.Dataset(table)})
     temporary = request.out.with_name(f".{request.out.name}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
-    dataset.save_to_disk(str(temporary))
-    if request.out.is_dir():
-        shutil.rmtree(request.out)
-    elif request.out.exists():
-        request.out.unlink()
-    temporary.rename(request.out)
+    try:
+        dataset.save_to_disk(str(temporary))
+        if request.out.is_dir():
+            shutil.rmtree(request.out)
+        elif request.out.exists():
+            request.out.unlink()
+        temporary.rename(request.out)
+    except OSError as error:  # a full disk, a read-only folder: nothing half-written is left behind
+        raise OutputError(
+            f"cannot write --out {request.out}: {error.strerror or error}; choose a writable path with free space "
+            "(nothing was written)"
+        ) from None
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
     return ExportResult(request.out, table.num_rows, [f"load with datasets.load_from_disk({str(request.out)!r})"])
