@@ -21,6 +21,7 @@ from prefect.tasks import exponential_backoff
 
 from synth.errors import BudgetExhausted, ConfigError, NothingSurvived, SynthError
 from synth.recipes import get_recipe
+from synth.redact import install_logging_filter
 from synth.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.workdir import RunDir
@@ -154,6 +155,7 @@ def run_recipe(
     from prefect.context import get_run_context
     from prefect.runtime import flow_run
 
+    install_logging_filter()  # a worker's logs carry no key either
     settings = worker_settings(home)
     request = RunRequest(recipe, dict(config or {}), dataset, llm, worker_flows_file(flows_file), shard_size, limits)
     run_dir = open_run(settings, request)

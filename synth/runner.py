@@ -41,6 +41,7 @@ from synth.pipelines.base import (
 )
 from synth.progress import Progress
 from synth.recipes import get_recipe
+from synth.redact import redact, redact_value
 from synth.schemas import DatasetVersion, Item, RunRecord
 from synth.settings import Settings
 from synth.store.catalog import Catalog
@@ -420,13 +421,13 @@ class Run:
             ui_url=ui_url,
             stages=self.dir.stages(),
             resumed_stages=self.resumed if resumed is None else resumed,
-            funnel=version.funnel if version else (funnel or []),
+            funnel=version.funnel if version else redact_value(funnel or []),
             summary=version.summary
             if version
             else summary
             if summary is not None
             else ({"llm": self.context.ledger.summary()} if self.context.ledger.totals else {}),
-            error=f"{type(error).__name__}: {error}"[:500] if error is not None else None,
+            error=redact(f"{type(error).__name__}: {error}")[:500] if error is not None else None,
         )
         with Catalog.open(self.settings) as catalog:
             catalog.record_run(run)

@@ -47,6 +47,9 @@ cli.add_command(runs)
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI, turning user-fixable errors into one-line messages."""
     from synth.errors import SynthError
+    from synth.redact import install_logging_filter, redact
+
+    install_logging_filter()
 
     try:
         cli.main(args=argv, prog_name="synth", standalone_mode=False)
@@ -60,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(130)
     except SynthError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(redact(f"error: {error}"), err=True)
         sys.exit(error.exit_code)
     except (
         OSError

@@ -26,6 +26,8 @@ from synth.llm.concurrency import AdaptiveLimiter, CircuitBreaker, EndpointPool,
 from synth.llm.reasoning import ReasoningPolicy
 from synth.llm.responses import read_message, reasoning_tokens
 from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, is_model_failure
+from synth.redact import redact
+from synth.redact import register as register_secret
 from synth.schemas import Usage
 
 log = logging.getLogger("synth.llm.http")
@@ -57,6 +59,7 @@ class _Fault(Exception):
         raw: str | None = None,
         endpoint: str | None = None,
     ):
+        detail, raw = redact(detail), redact(raw) if raw else raw  # a server may echo the key back
         super().__init__(detail)
         self.reason, self.detail, self.retry, self.overload = reason, detail, retry, overload
         self.replica_down, self.retry_after_s, self.raw, self.endpoint = replica_down, retry_after_s, raw, endpoint
@@ -116,6 +119,7 @@ class OpenAICompatibleBackend(LLMBackend):
         self._watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
         self._capped_retry_after = False
         self._api_key = SecretStr(api_key) if api_key else None  # masked in repr, vars and tracebacks
+        register_secret(api_key)  # and in every message, should a server echo it
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_timeout_s)
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
 
