@@ -203,8 +203,10 @@ class Run:
             raise BudgetExhausted(self._budget_message(name))
         check_stage(name, rows, ledger, self.limits.failures)
         output = record.to_output()
+        busy = time.monotonic() - started
         output.meta.update(
-            seconds=round(time.monotonic() - started, 2),
+            seconds=round(busy, 2),
+            interval=[round(time.time() - busy, 3), round(time.time(), 3)],  # wall clock, for the run's wall time
             llm=rows,
             prices={model: price.model_dump() for model, price in ledger.prices.items()},
             worker=f"{os.getpid()}@{socket.gethostname()}",
@@ -333,13 +335,21 @@ class Run:
         )
         earlier = [StageOutput(meta=self.dir.meta(name)) for name in merged]
         stages = [*earlier, labeled, *distilled]
+        names = [*merged, LABEL, *map(distill_stage, range(self.distill_count()))]
         ledger = Ledger(prices=dict(self.context.ledger.prices))  # every stage's calls, whichever process made them
         for stage in stages:
             ledger.absorb(stage.meta.get("llm", []))
             ledger.prices.update(
                 {model: Price.model_validate(price) for model, price in stage.meta.get("prices", {}).items()}
             )
-        seconds = sum(stage.meta.get("seconds", 0.0) for stage in stages) + time.monotonic() - started
+        publishing = time.monotonic() - started
+        busy = sum(stage.meta.get("seconds", 0.0) for stage in stages) + publishing
+        # concurrent shards overlap: the run's wall time is the union of its stages' intervals
+        now = time.time()
+        wall = wall_seconds(
+            [stage.meta["interval"] for stage in stages if "interval" in stage.meta] + [[now - publishing, now]]
+        )
+        timing = stage_timing(names, stages) | {"publish": {"wall": round(publishing, 2), "busy": round(publishing, 2)}}
         llm_summary = {"llm": ledger.summary()} if ledger.totals or self.context.session is not None else {}
         info = self.dir.info
         items = len(result.tables.get("items", []))
@@ -361,8 +371,10 @@ class Run:
             parent=result.parent,
             funnel=result.funnel,
             summary={
-                "seconds": round(seconds, 2),
-                "items_per_second": round(items / seconds, 3) if seconds else None,
+                "seconds": round(wall, 2),
+                "busy_seconds": round(busy, 2),
+                "stage_seconds": timing,
+                "items_per_second": round(items / wall, 3) if wall else None,
                 "run_id": self.dir.id,
                 **result.statistics,
                 **llm_summary,
@@ -436,6 +448,31 @@ class Run:
         if self.context.session is not None:
             asyncio.run(self.context.session.aclose())
             self.context.session = None
+
+
+def stage_timing(names: list[str], stages: list[StageOutput]) -> dict[str, dict[str, float]]:
+    """Wall and busy seconds per kind of stage (every `attempt-*` shard together, ...)."""
+    kinds: dict[str, list[dict]] = {}
+    for name, stage in zip(names, stages, strict=True):
+        kinds.setdefault(name.split("-")[0], []).append(stage.meta)
+    return {
+        kind: {
+            "wall": round(wall_seconds([meta["interval"] for meta in metas if "interval" in meta]), 2),
+            "busy": round(sum(meta.get("seconds", 0.0) for meta in metas), 2),
+        }
+        for kind, metas in kinds.items()
+    }
+
+
+def wall_seconds(intervals: list[list[float]]) -> float:
+    """Seconds covered by the union of [start, end] wall-clock intervals: time the run was working,
+    whatever ran at once, and without the pause between a killed run and its resumption."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 def run_locally(

@@ -30,7 +30,7 @@ def print_summary(result) -> None:
     summary = {
         key: value
         for key, value in version.summary.items()
-        if key not in ("seconds", "llm", "distill", "rounds", "quality")
+        if key not in ("seconds", "stage_seconds", "llm", "distill", "rounds", "quality")
     }
     llm = version.summary.get("llm")
     if llm:  # model calls: one row per figure, the per-stage breakdown stays in `datasets show --json`

@@ -113,3 +113,19 @@ def test_a_run_where_nothing_survives_publishes_nothing_and_says_where_the_candi
     code, out, _ = run_cli("runs", "list", "--json")
     (run,) = json.loads(out)
     assert run["status"] == "failed" and run["funnel"][0]["dropped"]["dead_end"] >= 1
+
+
+def test_run_time_is_wall_time_and_busy_time_is_reported_beside_it(tmp_path):
+    """Shards that run at once overlap: the summary's seconds (and items per second) come from the
+    union of the stages' wall-clock intervals, the summed stage times are busy seconds (issue 37 item 6)."""
+    from synth.runner import wall_seconds
+
+    assert wall_seconds([[0, 10], [2, 5], [8, 12], [20, 25]]) == 17  # overlaps once, the pause not at all
+    result = generate(Settings(home=tmp_path), "multihop", ARGS, llm="fake", shard_size=2)
+    summary = result.version.summary
+    assert 0 < summary["seconds"] <= summary["busy_seconds"] + 0.01
+    expected = result.version.row_counts["items"] / summary["seconds"]
+    assert summary["items_per_second"] == pytest.approx(expected, rel=0.02)
+    stages = summary["stage_seconds"]
+    assert {"construct", "attempt", "label", "publish"} <= set(stages)
+    assert all(0 <= stage["wall"] <= stage["busy"] + 0.01 for stage in stages.values())
