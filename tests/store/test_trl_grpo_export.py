@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from transformers.utils import get_json_schema
 
 from synth.contract.contracts import SYNTH_ANSWER_TOOL
 from synth.store.export import export_version
@@ -47,6 +46,8 @@ def test_the_export_prints_the_trl_command_and_ships_the_script(exported):
 
 
 def test_tools_have_the_contracts_schemas_and_reach_the_retriever(exported, tmp_path, monkeypatch):
+    from transformers.utils import get_json_schema  # what TRL turns a tool function into
+
     folder, _ = exported
     corpus = FIXTURES / "corpus" / "mini.jsonl"
     with search_server(tmp_path / "home", "--corpus", str(corpus)) as url:
