@@ -120,17 +120,25 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
             ) from None
 
 
+DEFAULT_CATALOG = "synth.duckdb"
+"""The catalog's name in a data root (settings.catalog_path without SYNTH_CATALOG)."""
+
+
 class DamagedCatalogError(CatalogError):
     """The catalog is a DuckDB file that cannot be read: rebuilt from the manifests on open."""
 
 
 def _is_duckdb_file(path: Path) -> bool:
-    """DuckDB's magic bytes sit at offset 8; a damaged catalog keeps them, a foreign file has none."""
+    """Whether `path` is a catalog synth may rebuild: DuckDB's magic bytes at offset 8 (a damaged
+    catalog keeps them), an empty file (a crash or a full disk left it), or the data root's own
+    `synth.duckdb` whatever its first bytes (damage can reach the header). Only a foreign file
+    named by SYNTH_CATALOG is left alone. A rebuilt file is moved aside, never deleted."""
     try:
         with open(path, "rb") as handle:
-            return handle.read(12)[8:12] == b"DUCK"
+            header = handle.read(12)
     except OSError:
         return False
+    return header[8:12] == b"DUCK" or not header or path.name == DEFAULT_CATALOG
 
 
 class CatalogIndex:
@@ -265,6 +273,7 @@ class CatalogIndex:
             (latest,) = self.connection.execute(
                 "select coalesce(max(version), 0) from versions where name = ?", [version.name]
             ).fetchone()
+            latest = max(latest, self._highest_folder(version.name))  # a folder the catalog lost still counts
             reserved = version.model_copy(
                 update={
                     "version": latest + 1,
@@ -279,6 +288,17 @@ class CatalogIndex:
             self.connection.execute("rollback")
             raise
         return reserved
+
+    def _highest_folder(self, name: str) -> int:
+        """The highest `vN` folder of dataset `name` on disk, whatever the catalog knows: a version
+        whose manifest and catalog row were both lost keeps its number, so a publish never lands
+        in a folder that holds data."""
+        numbers = [
+            int(folder.name[1:])
+            for folder in (self.settings.datasets_dir / name).glob("v*")
+            if folder.name[1:].isdigit() and folder.is_dir()
+        ]
+        return max(numbers, default=0)
 
     def _insert(self, version: DatasetVersion) -> None:
         row = version.model_dump(mode="json")

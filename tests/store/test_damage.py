@@ -119,3 +119,29 @@ def test_a_moved_data_root_reads_through_synth_and_plain_duckdb(store, run_cli, 
     monkeypatch.chdir(moved)  # plain DuckDB resolves the stored views' paths from the data root
     with duckdb.connect("synth.duckdb", read_only=True) as connection:
         assert connection.execute("select count(*) from items").fetchone() == (6,)
+
+
+@pytest.mark.parametrize("damage", ["zero bytes", "garbage header"])
+def test_an_empty_or_header_damaged_catalog_is_moved_aside_and_rebuilt(store, run_cli, damage):
+    """Before, every command failed on these (reindex included) until the file was moved by hand."""
+    catalog = store.catalog_path
+    if damage == "zero bytes":
+        catalog.write_bytes(b"")
+    else:
+        with open(catalog, "r+b") as handle:
+            handle.write(b"\x00not a catalog" * 600)
+    code, out, err = run_cli("datasets", "list", "--json")
+    assert code == 0, err
+    assert sorted(f"{v['name']}@{v['version']}" for v in json.loads(out)) == ["demo@1", "demo@2", "other@1"]
+    assert "was damaged" in err and list(catalog.parent.glob("synth.duckdb.damaged-*"))
+
+
+def test_a_version_folder_the_catalog_lost_keeps_its_number(store, run_cli, make_item):
+    """A version whose manifest and catalog row are both gone still holds data on disk: the next
+    publish takes the number after it instead of failing with 'Directory not empty'."""
+    folder = store.datasets_dir / "demo" / "v2"
+    (folder / "manifest.json").unlink()
+    store.catalog_path.unlink()
+    run_cli("datasets", "reindex")  # the catalog now knows demo@1 only
+    version = publish_version(store, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(7)]})
+    assert version.version == 3 and folder.is_dir()
