@@ -149,7 +149,7 @@ def verify_command(ref: str | None, as_json: bool) -> None:
     from synth.cli.render import print_json, print_table
     from synth.errors import SynthError
     from synth.store.catalog import Catalog, parse_ref
-    from synth.store.health import problems
+    from synth.store.health import problems, quarantine
 
     settings = load_settings()
     with Catalog.open(settings, read_only=True) as catalog:
@@ -160,6 +160,8 @@ def verify_command(ref: str | None, as_json: bool) -> None:
         else:
             versions = [catalog.resolve(ref)]
     report = {version.ref: problems(settings.home.absolute(), version, deep=True) for version in versions}
+    for version in versions:  # damage only the hash sees keeps the version out of every later command
+        quarantine(settings.home.absolute(), version, report[version.ref])
     damaged = {name: found for name, found in report.items() if found}
     if as_json:
         print_json(report)

@@ -89,7 +89,7 @@ def writer_identity() -> str:
     return f"{os.getpid()}@{socket.gethostname()}"
 
 
-def _connect(path: Path, read_only: bool, timeout_s: float):
+def _connect(path: Path, read_only: bool, timeout_s: float, ours: bool = False):
     import duckdb
 
     deadline = time.monotonic() + timeout_s
@@ -98,7 +98,7 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
             return duckdb_files.connect(path, read_only=read_only)
         except duckdb.IOException as error:
             message = str(error)
-            if "lock" not in message.lower() and _is_duckdb_file(path):
+            if "lock" not in message.lower() and _is_duckdb_file(path, ours):
                 raise DamagedCatalogError(message.splitlines()[0]) from None
             if "lock" not in message.lower():
                 raise CatalogError(
@@ -112,7 +112,7 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
                 ) from None
             time.sleep(0.2)
         except duckdb.Error as error:
-            if _is_duckdb_file(path):
+            if _is_duckdb_file(path, ours):
                 raise DamagedCatalogError(str(error).splitlines()[0]) from None
             raise CatalogError(
                 f"cannot open catalog {path}: {str(error).splitlines()[0]}; "
@@ -120,25 +120,21 @@ def _connect(path: Path, read_only: bool, timeout_s: float):
             ) from None
 
 
-DEFAULT_CATALOG = "synth.duckdb"
-"""The catalog's name in a data root (settings.catalog_path without SYNTH_CATALOG)."""
-
-
 class DamagedCatalogError(CatalogError):
     """The catalog is a DuckDB file that cannot be read: rebuilt from the manifests on open."""
 
 
-def _is_duckdb_file(path: Path) -> bool:
+def _is_duckdb_file(path: Path, ours: bool = False) -> bool:
     """Whether `path` is a catalog synth may rebuild: DuckDB's magic bytes at offset 8 (a damaged
-    catalog keeps them), an empty file (a crash or a full disk left it), or the data root's own
-    `synth.duckdb` whatever its first bytes (damage can reach the header). Only a foreign file
-    named by SYNTH_CATALOG is left alone. A rebuilt file is moved aside, never deleted."""
+    catalog keeps them), an empty file (a crash or a full disk left it), or, when `ours` (the data
+    root's own `synth.duckdb`, not a file SYNTH_CATALOG names), whatever its first bytes: damage can
+    reach the header. A foreign file is left alone. A rebuilt file is moved aside, never deleted."""
     try:
         with open(path, "rb") as handle:
             header = handle.read(12)
     except OSError:
         return False
-    return header[8:12] == b"DUCK" or not header or path.name == DEFAULT_CATALOG
+    return header[8:12] == b"DUCK" or not header or ours
 
 
 class CatalogIndex:
@@ -186,7 +182,7 @@ class CatalogIndex:
         import duckdb
 
         path = settings.catalog_path
-        connection = _connect(path, read_only, settings.lock_timeout_s)
+        connection = _connect(path, read_only, settings.lock_timeout_s, ours=settings.catalog is None)
         catalog = cls(settings, connection, read_only)
         try:
             home = str(settings.home.absolute()).replace("'", "''")

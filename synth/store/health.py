@@ -7,12 +7,16 @@ the rows in the parts differ from the manifest's counts (versions published befo
 are checked by counts alone). A damaged version is left out of the views and refused by
 exports with one line naming the file; every other version keeps working.
 
-The quick check (sizes, footers, counts) runs whenever the views are built; footers are read once
-per file state (path, size, mtime), so it costs a stat per part after the first time.
+The quick check (sizes, footers, counts, and each part's SHA-256) runs whenever the views are
+built. A part's hash is checked once per file state (path, size, mtime) and the verified states are
+kept in `cache/verified_parts.json` (publishing seeds it), so a rewrite of the same size inside a
+page is caught by the next command, and an unchanged part costs a stat.
 """
 
 import json
+import os
 import sys
+import uuid
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,7 +25,14 @@ from synth.schemas import DatasetVersion
 from synth.store.tables import TABLES
 
 PARTS = "parts.json"
+QUARANTINE = "quarantined.json"
+"""Written by `synth datasets verify` into a version folder it found damaged (a same-size rewrite only
+the hash sees): the quick check then leaves the version out too, until verify finds it whole."""
 _warned: set[tuple[str, str]] = set()
+VERIFIED = Path("cache") / "verified_parts.json"
+_VERIFIED: dict[Path, dict[str, list]] = {}
+_DIRTY: set[Path] = set()
+"""Data roots with newly verified states not yet written."""
 
 
 def part_entries(folder: Path) -> dict[str, list[dict]]:
@@ -65,6 +76,9 @@ def problems(home: Path, version: DatasetVersion, deep: bool = False) -> list[st
     folder = home / version.path
     if not folder.is_dir():
         return [f"{version.path}: folder missing"]
+    if not deep and (folder / QUARANTINE).is_file():
+        found = _quarantined(folder)
+        return [f"quarantined by `synth datasets verify`: {found[0] if found else 'damaged'}", *found[1:]]
     recorded = _recorded(folder)
     found: list[str] = []
     for table in TABLES:
@@ -86,13 +100,86 @@ def problems(home: Path, version: DatasetVersion, deep: bool = False) -> list[st
             if isinstance(count, str):
                 found.append(f"{table}/{name}: {count}")
                 continue
-            if deep and entry is not None and file_hash(part) != entry["sha256"]:
+            if entry is not None and not _hash_matches(home, part, entry["sha256"], size, mtime, deep):
                 found.append(f"{table}/{name}: content differs from when it was published (SHA-256)")
             rows += count
         expected = version.row_counts.get(table)
         if expected is not None and rows != expected and not any(problem.startswith(f"{table}/") for problem in found):
             found.append(f"{table}: {rows} rows in the parts, {expected} in the manifest (a part missing or added)")
+    if home in _DIRTY:
+        _DIRTY.discard(home)
+        _save_verified(home)
     return found
+
+
+def _verified(home: Path) -> dict[str, list]:
+    """Part (relative path) -> [size, mtime_ns, sha256] of the states whose hash was checked."""
+    cached = _VERIFIED.get(home)
+    if cached is None:
+        try:
+            cached = json.loads((home / VERIFIED).read_text())
+        except (OSError, ValueError):
+            cached = {}
+        _VERIFIED[home] = cached if isinstance(cached, dict) else {}
+    return _VERIFIED[home]
+
+
+def _hash_matches(home: Path, part: Path, sha256: str, size: int, mtime: int, deep: bool) -> bool:
+    """Whether `part` still has the hash it was published with: read once per file state (always
+    when `deep`), then remembered."""
+    key = str(part.relative_to(home)) if part.is_relative_to(home) else str(part)
+    verified = _verified(home)
+    if not deep and verified.get(key) == [size, mtime, sha256]:
+        return True
+    if file_hash(part) != sha256:
+        return False
+    verified[key] = [size, mtime, sha256]
+    _DIRTY.add(home)
+    return True
+
+
+def remember(home: Path, version: DatasetVersion) -> None:
+    """Record the parts of a version just published as verified (their hashes were just computed)."""
+    folder = home / version.path
+    recorded = _recorded(folder) or {}
+    verified = _verified(home)
+    for table, entries in recorded.items():
+        for entry in entries:
+            part = folder / table / entry["file"]
+            if part.is_file():
+                size, mtime = _state(part)
+                if size == entry["bytes"]:
+                    verified[str(part.relative_to(home))] = [size, mtime, entry["sha256"]]
+    _save_verified(home)
+
+
+def _save_verified(home: Path) -> None:
+    """Write the verified states atomically; a lost race costs a re-hash later, never a wrong answer."""
+    path = home / VERIFIED
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+        temporary.write_text(json.dumps(_VERIFIED.get(home, {})))
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only data root: the check still runs, it is only not remembered
+
+
+def quarantine(home: Path, version: DatasetVersion, found: list[str]) -> None:
+    """Mark `version` damaged for every later quick check (deep problems `found`), or lift the mark
+    once a deep check finds it whole again (its files restored)."""
+    marker = home / version.path / QUARANTINE
+    if found:
+        marker.write_text(json.dumps({"problems": found}, indent=1) + "\n")
+    else:
+        marker.unlink(missing_ok=True)
+
+
+def _quarantined(folder: Path) -> list[str]:
+    try:
+        return list(json.loads((folder / QUARANTINE).read_text())["problems"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def _recorded(folder: Path) -> dict | None:

@@ -30,7 +30,7 @@ from synth.schemas import DatasetVersion, FunnelStage, JsonDict, Record
 from synth.schemas.base import NonBlank
 from synth.settings import Settings
 from synth.store.catalog import Catalog
-from synth.store.health import write_parts
+from synth.store.health import remember, write_parts
 from synth.store.locks import acquire
 from synth.store.manifest import MANIFEST, read_manifest
 from synth.store.shards import ShardWriter
@@ -120,6 +120,7 @@ def _publish(settings: Settings, spec: VersionSpec, tables: Mapping[str, Iterabl
         with Catalog.open(settings) as catalog:
             catalog.mark_failed(pending, f"{type(error).__name__}: {error}"[:500])
         raise
+    remember(settings.home.absolute(), pending)  # its parts' hashes were just recorded: no re-read
     with Catalog.open(settings) as catalog:
         return catalog.mark_published(pending)
 

@@ -1,6 +1,7 @@
 """One damaged file never takes the store down: the damaged version is named, the rest work."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -145,3 +146,42 @@ def test_a_version_folder_the_catalog_lost_keeps_its_number(store, run_cli, make
     run_cli("datasets", "reindex")  # the catalog now knows demo@1 only
     version = publish_version(store, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(7)]})
     assert version.version == 3 and folder.is_dir()
+
+
+def _rewrite_in_page(part: Path, keep_mtime: bool = False) -> bytes:
+    original = part.read_bytes()
+    stat = part.stat()
+    data = bytearray(original)
+    data[8:72] = bytes(byte ^ 0xFF for byte in data[8:72])  # 64 bytes inside the first data page
+    part.write_bytes(bytes(data))
+    if keep_mtime:
+        os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    return original
+
+
+def test_a_same_size_rewrite_is_caught_without_verify_and_the_rest_keeps_working(store, run_cli):
+    run_cli("sql", "select count(*) from items")  # the parts' states are known verified from here on
+    _rewrite_in_page(_part(store, "other@1"))
+    code, out, err = run_cli("sql", "select dataset, version, count(*) as n from items group by all", "--json")
+    assert code == 0 and "other@1 is damaged" in err and "SHA-256" in err
+    assert sorted((row["dataset"], row["version"], row["n"]) for row in json.loads(out)) == [
+        ("demo", 1, 1),
+        ("demo", 2, 2),
+    ]
+    code, _, err = run_cli("export", "other@1", "--format", "jsonl", "--out", str(store.home / "x.jsonl"))
+    assert code != 0 and "damaged" in err and "--where" not in err
+
+
+def test_damage_only_verify_sees_quarantines_the_version_until_it_is_repaired(store, run_cli):
+    part = _part(store, "other@1")
+    run_cli("sql", "select count(*) from items")
+    original = _rewrite_in_page(part, keep_mtime=True)  # same size and mtime: the quick check cannot tell
+    code, out, _ = run_cli("datasets", "verify", "other@1", "--json")
+    assert code == 1 and "SHA-256" in json.loads(out)["other@1"][0]
+    code, out, err = run_cli("sql", "select distinct dataset from items", "--json")
+    assert json.loads(out) == [{"dataset": "demo"}] and "quarantined by `synth datasets verify`" in err
+    part.write_bytes(original)  # restored from a copy
+    code, _, _ = run_cli("datasets", "verify", "other@1")
+    assert code == 0
+    code, out, _ = run_cli("sql", "select distinct dataset from items order by 1", "--json")
+    assert json.loads(out) == [{"dataset": "demo"}, {"dataset": "other"}]
