@@ -17,14 +17,18 @@ import json
 import os
 import sys
 import uuid
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
 from synth.hashing import file_hash
 from synth.schemas import DatasetVersion
+from synth.store.manifest import MANIFEST
 from synth.store.tables import TABLES
 
 PARTS = "parts.json"
+PARTS_SINCE = datetime(2026, 11, 25, tzinfo=UTC)
+"""Versions published since then have a parts.json; one without it lost it (older ones are checked by counts)."""
 QUARANTINE = "quarantined.json"
 """Written by `synth datasets verify` into a version folder it found damaged (a same-size rewrite only
 the hash sees): the quick check then leaves the version out too, until verify finds it whole."""
@@ -81,6 +85,10 @@ def problems(home: Path, version: DatasetVersion, deep: bool = False) -> list[st
         return [f"quarantined by `synth datasets verify`: {found[0] if found else 'damaged'}", *found[1:]]
     recorded = _recorded(folder)
     found: list[str] = []
+    if not (folder / MANIFEST).is_file():
+        found.append(f"{version.path}/{MANIFEST}: missing (the record a lost catalog is rebuilt from)")
+    if recorded is None and version.created_at >= PARTS_SINCE:
+        found.append(f"{version.path}/{PARTS}: missing or unreadable, so its parts cannot be checked")
     for table in TABLES:
         if table not in version.row_counts and recorded is None:
             continue  # a table newer than the version

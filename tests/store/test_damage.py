@@ -185,3 +185,13 @@ def test_damage_only_verify_sees_quarantines_the_version_until_it_is_repaired(st
     assert code == 0
     code, out, _ = run_cli("sql", "select distinct dataset from items order by 1", "--json")
     assert json.loads(out) == [{"dataset": "demo"}, {"dataset": "other"}]
+
+
+@pytest.mark.parametrize("record", ["parts.json", "manifest.json"])
+def test_a_deleted_integrity_record_is_itself_damage(store, run_cli, record):
+    """Before, deleting parts.json turned the check off and verify said ok."""
+    (store.datasets_dir / "other" / "v1" / record).unlink()
+    code, out, _ = run_cli("datasets", "verify", "other@1", "--json")
+    assert code == 1 and any(record in problem and "missing" in problem for problem in json.loads(out)["other@1"])
+    code, out, _ = run_cli("sql", "select distinct dataset from items order by 1", "--json")
+    assert json.loads(out) == [{"dataset": "demo"}]
