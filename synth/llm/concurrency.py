@@ -64,6 +64,10 @@ class AdaptiveLimiter:
         self.in_flight -= 1
         self._wake()
 
+    def release(self) -> None:
+        """Give back a slot taken with `acquire` (for holders that leave before they finish)."""
+        self._release()
+
     def _wake(self) -> None:
         while self._waiters and self.in_flight < int(self.limit):
             waiter = self._waiters.popleft()

@@ -44,6 +44,11 @@ SLOW_AFTER_S = 30.0
 """A request waiting this long (or any retry) makes the backend report what it is waiting on."""
 
 
+NOT_AGAINST_SERVER = ("http_429",)
+"""Faults that do not open the circuit: an overload answer. A hang does (a server hanging on every call
+then costs about a minute, not max_attempts x timeout_s per request), but it cuts no concurrency."""
+
+
 class _Fault(Exception):
     """One failed attempt: a reason for the record, whether to retry, and what to tell the limiter."""
 
@@ -68,7 +73,35 @@ class _Fault(Exception):
     def counts_against_server(self) -> bool:
         """Whether this fault says the server is broken (for the circuit breaker): not an
         overload answer, not a fault of the request itself."""
-        return self.reason != "http_429" and is_model_failure(self.reason)
+        return self.reason not in NOT_AGAINST_SERVER and is_model_failure(self.reason)
+
+
+STRAGGLER_MIN_S = 0.5
+STRAGGLERS_PER_SLOT = 4
+"""Stragglers kept waiting at once, per slot of the ceiling: hung connections cost the client little."""
+
+
+class _Slot:
+    """One attempt's hold on the limiter, given back once: when the attempt ends, or earlier when it
+    turns into a straggler (at most STRAGGLERS_PER_SLOT x `ceiling` at once, which bounds in flight)."""
+
+    def __init__(self, backend: "OpenAICompatibleBackend"):
+        self.backend, self.held, self.straggling = backend, True, False
+
+    def leave(self) -> None:
+        backend = self.backend
+        if self.held and backend._stragglers < STRAGGLERS_PER_SLOT * backend.limiter.ceiling:
+            self.held, self.straggling = False, True
+            backend._stragglers += 1
+            backend.limiter.release()
+
+    def release(self) -> None:
+        if self.straggling:
+            self.backend._stragglers -= 1
+            self.straggling = False
+        if self.held:
+            self.held = False
+            self.backend.limiter.release()
 
 
 class _CircuitOpen(Exception):
@@ -118,6 +151,9 @@ class OpenAICompatibleBackend(LLMBackend):
         self._started: dict[int, float] = {}
         self._watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
         self._capped_retry_after = False
+        self._latency_s: float | None = None
+        """Recent answer latency (moving average): what makes an attempt a straggler."""
+        self._stragglers = 0
         self._api_key = SecretStr(api_key) if api_key else None  # masked in repr, vars and tracebacks
         register_secret(api_key)  # and in every message, should a server echo it
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_timeout_s)
@@ -190,7 +226,10 @@ class OpenAICompatibleBackend(LLMBackend):
         )
 
     def _delay(self, attempt: int, fault: "_Fault") -> float:
-        """Backoff before the next attempt; a server's Retry-After is obeyed up to `max_retry_after_s`."""
+        """Backoff before the next attempt; a server's Retry-After is obeyed up to `max_retry_after_s`.
+        A timed-out attempt already waited its whole timeout: it is retried at once."""
+        if fault.reason == "timeout":
+            return 0.0
         retry_after = fault.retry_after_s
         if retry_after is not None and retry_after > self.max_retry_after_s:
             if not self._capped_retry_after:
@@ -256,7 +295,9 @@ class OpenAICompatibleBackend(LLMBackend):
             reported_retries = retried
 
     async def _attempt(self, payload: dict[str, Any]) -> ChatResponse:
-        async with self.limiter:
+        await self.limiter.acquire()
+        slot = _Slot(self)
+        try:
             wait_s = self.breaker.admit()  # asked once a slot is free: the circuit may have opened while we queued
             if wait_s != 0.0:
                 raise _CircuitOpen(wait_s)
@@ -267,6 +308,7 @@ class OpenAICompatibleBackend(LLMBackend):
             endpoint.in_flight += 1
             started = time.monotonic()
             self.sent += 1
+            overdue = asyncio.get_running_loop().call_later(self._straggler_after_s(), slot.leave)
             try:
                 response = await self._post(endpoint.url, payload)
             except _Fault as fault:
@@ -281,23 +323,32 @@ class OpenAICompatibleBackend(LLMBackend):
                     self.pool.failed(endpoint)
                 raise
             finally:
+                overdue.cancel()
                 endpoint.in_flight -= 1
+            latency = time.monotonic() - started
+            self._latency_s = latency if self._latency_s is None else 0.8 * self._latency_s + 0.2 * latency
             self.pool.succeeded(endpoint)
             self.breaker.succeeded()
             self.limiter.on_success()
-            return response.model_copy(update={"latency_s": time.monotonic() - started})
+            return response.model_copy(update={"latency_s": latency})
+        finally:
+            slot.release()
+
+    def _straggler_after_s(self) -> float:
+        """How long an attempt holds its concurrency slot before it counts as a straggler and gives
+        the slot to the next request (it still waits for its answer, until the timeout): three times
+        the recent latency, so only outliers leave, and a uniformly slow server keeps its limit."""
+        typical = self._latency_s if self._latency_s is not None else (self._timeout.total or 60.0) / 4
+        return max(STRAGGLER_MIN_S, 3.0 * typical)
 
     async def _post(self, base_url: str, payload: dict[str, Any]) -> ChatResponse:
         try:
             async with self._session().post(f"{base_url}/chat/completions", json=payload) as reply:
                 status, retry_after = reply.status, reply.headers.get("Retry-After")
                 body = (await reply.read()).decode("utf-8", errors="replace")
-        except TimeoutError:
+        except TimeoutError:  # a hang is not a 429: the others keep their slots, this one is retried
             raise _Fault(
-                "timeout",
-                f"no complete answer from {base_url} within {self._timeout.total} s",
-                retry=True,
-                overload=True,
+                "timeout", f"no complete answer from {base_url} within {self._timeout.total} s", retry=True
             ) from None
         except aiohttp.ClientPayloadError as error:
             raise _Fault(

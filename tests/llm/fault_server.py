@@ -249,6 +249,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--reasoning-words", type=int, default=0, help="words of reasoning in every answer")
     parser.add_argument("--reasoning-style", choices=["field", "inline"], default="field")
+    parser.add_argument("--always", help="one fault for every request (e.g. timeout)")
+    parser.add_argument("--fail-first", type=int, help="with --always: each distinct request's first N tries only")
+    parser.add_argument("--hang", type=float, default=5.0, help="seconds a `timeout` fault holds the request")
     arguments = parser.parse_args()
 
     async def serve() -> None:
@@ -256,6 +259,9 @@ def main() -> None:
             latency_s=arguments.latency,
             reasoning_words=arguments.reasoning_words,
             reasoning_style=arguments.reasoning_style,
+            always=arguments.always,
+            fail_first=arguments.fail_first,
+            hang_s=arguments.hang,
         )
         await server.start(arguments.port)
         print(server.port, flush=True)
