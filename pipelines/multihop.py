@@ -133,6 +133,22 @@ class Config(FrozenConfig):
         return sorted(set(value))
 
 
+def require_capacity(n: int, target: int, kg, hops: list[int]) -> None:
+    """Refuse an `n` the graph cannot make before spending any time on it: a question's answer is
+    one of the graph's connected entities, and each answer yields at most one question per chain
+    length (the distinct-answer and near-duplicate checks drop the rest), so that product bounds what
+    a run can publish. Runs come out far below it (the walks, cues and checks drop most candidates)."""
+    connected = int((kg.degrees > 0).sum())
+    bound = connected * len(hops)
+    if target > bound:
+        raise ConfigError(
+            f"n={n:,} is more than the graph {kg.snapshot} can make: at most ~{bound:,} questions "
+            f"({connected:,} connected entities x {len(hops)} chain length(s)), and far fewer in practice; lower n "
+            "(the bundled graph "
+            "yields a few thousand) or import a bigger graph (`synth kg import`)"
+        )
+
+
 class MultihopRecipe(Recipe[Config]):
     """The recipe in stages, each resumable on its own: `construct` (walks, reverse construction,
     cheap filters: seconds), `attempt` (the solver panel on one shard of the candidates: the model
@@ -209,6 +225,7 @@ class MultihopRecipe(Recipe[Config]):
         chain = FilterChain(_cheap_filters(config, context, kg, self.world))
         rejected: dict[str, Counter] = {}
         target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
+        require_capacity(config.n, target, kg, config.hops)
         accepted = {hops: [] for hops in config.hops}
         quota = _quotas(target, config.hops)
         budget = config.n * config.max_attempts_per_item

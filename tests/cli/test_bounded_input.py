@@ -50,3 +50,12 @@ def test_special_files_are_named_as_such(run_cli, tmp_path, monkeypatch, kind):
         os.mkfifo(path)
     code, _, err = run_cli("datasets", "import", path, "--format", "sft", "--name", "x")
     assert code != 0 and said in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_count_the_graph_cannot_make_is_refused_with_the_estimate(run_cli, tmp_path, monkeypatch):
+    """Before, --n 1000000000 was accepted and construction ran without end."""
+    monkeypatch.setenv("SYNTH_HOME", str(tmp_path / "home"))
+    started = time.monotonic()
+    code, _, err = run_cli("generate", "--recipe", "multihop", "--n", "1000000000", "--quiet")
+    assert code == 2 and "n=1,000,000,000 is more than the graph" in err and "connected entities" in err
+    assert len(err.strip().splitlines()) == 1 and time.monotonic() - started < 120
