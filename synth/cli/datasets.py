@@ -137,7 +137,7 @@ def reindex_command(as_json: bool) -> None:
         + f"; runs restored: {report.runs_kept} from the old catalog, {report.runs_rebuilt} from run folders"
     )
     for problem in report.unreadable:
-        click.echo(f"unreadable manifest, left out: {problem}")
+        click.echo(f"left out: {problem}")
 
 
 @datasets.command("verify")

@@ -53,6 +53,12 @@ def _reindex(settings: Settings, salvaged_runs: list[RunRecord] | None) -> Reind
                 catalog.register(version)
                 known.add((version.name, version.version))
                 report.found.append(version.ref)
+        for folder in sorted(settings.datasets_dir.glob("*/v*")):
+            if folder.is_dir() and folder.name[1:].isdigit() and not (folder / MANIFEST).exists():
+                report.unreadable.append(
+                    f"{folder}: no {MANIFEST}, so this version cannot be listed; its parts are kept (restore the "
+                    "manifest from a copy to list it again)"
+                )
         recorded = {run.run_id for run in catalog.runs(limit=10_000_000)}
         for run in salvaged_runs or []:
             if run.run_id not in recorded:

@@ -195,3 +195,10 @@ def test_a_deleted_integrity_record_is_itself_damage(store, run_cli, record):
     assert code == 1 and any(record in problem and "missing" in problem for problem in json.loads(out)["other@1"])
     code, out, _ = run_cli("sql", "select distinct dataset from items order by 1", "--json")
     assert json.loads(out) == [{"dataset": "demo"}]
+
+
+def test_reindex_names_a_version_folder_it_cannot_list(store, run_cli):
+    (store.datasets_dir / "demo" / "v2" / "manifest.json").unlink()
+    store.catalog_path.unlink()
+    code, out, _ = run_cli("datasets", "reindex")
+    assert code == 0 and "left out:" in out and "demo/v2: no manifest.json" in out
