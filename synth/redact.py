@@ -10,6 +10,7 @@ run records, log records), so a key that reaches a message some other way is cau
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 MASK = "***"
@@ -47,15 +48,20 @@ def redact(text: str) -> str:
     return text
 
 
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """`change` applied to every string of a JSON-like value (dicts, lists, tuples), keys included."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(map_strings(item, change) for item in value)
+    return value
+
+
 def redact_value(value: Any) -> Any:
     """`redact` through the strings of a JSON-like value (dicts, lists), keys included."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact_value(key): redact_value(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(redact_value(item) for item in value)
-    return value
+    return map_strings(value, redact)
 
 
 class RedactingFilter(logging.Filter):

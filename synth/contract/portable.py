@@ -15,6 +15,8 @@ between the SFT data and the RL run. Nothing here imports synth: keep it that wa
 - Answers: the last `<answer>...</answer>` or the last `answer` tool call (a Hermes/Qwen
   `<tool_call>{"name": "answer", "arguments": {"answer": ...}}</tool_call>` block), whichever comes
   later in the rollout; text inside `<tool_response>`/`<information>` blocks (the documents) is ignored.
+- The retriever: `post_json` calls `synth search serve` (/retrieve, /open) and `as_document` keeps
+  the fields the renderers read; the exported verl tools and TRL script both reach it this way.
 - Matching (`normalize_answer`): SQuAD's normalization (lowercase, drop punctuation and the articles
   a/an/the, collapse whitespace), which Search-R1's and verl's exact-match scorers use, plus three
   documented differences: Unicode NFKC and accent folding ("Zoë Saldaña" = "Zoe Saldana"), casefold
@@ -25,6 +27,7 @@ import json
 import re
 import string
 import unicodedata
+import urllib.request
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -167,6 +170,20 @@ def render_search(style: str, results: list[list[dict]]) -> str:
         ]
         return json.dumps({"result": "\n---\n".join(blocks)}, ensure_ascii=False)
     raise ValueError(f"unknown observation style {style!r}")
+
+
+def post_json(url: str, payload: dict, timeout: float) -> dict:
+    """POST `payload` as JSON to `synth search serve` and return its JSON answer."""
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def as_document(payload: dict) -> dict:
+    """A /retrieve hit or /open result as the document the renderers take."""
+    return {"id": payload["id"], "title": payload["title"], "text": payload["text"]}
 
 
 def render_document(document: dict | None, doc_id: str) -> str:

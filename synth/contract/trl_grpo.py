@@ -16,7 +16,6 @@ overrides the retriever URL of tool_config.yaml.
 import json
 import os
 import sys
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,18 +25,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import synth_contract  # noqa: E402  (beside this file)
-
-
-def _post(url: str, payload: dict, timeout: float) -> dict:
-    request = urllib.request.Request(
-        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read())
-
-
-def _documents(hits: list[dict]) -> list[dict]:
-    return [{"id": hit["id"], "title": hit["title"], "text": hit["text"]} for hit in hits]
 
 
 def _describe(function, schema: dict) -> None:
@@ -79,8 +66,10 @@ def _tool(schema: dict, settings: dict):
     argument = next(iter(schema["function"]["parameters"]["properties"]))
 
     def retrieve(queries: list[str]) -> str:
-        body = _post(url + "/retrieve", {"queries": queries, "topk": topk}, timeout)
-        return synth_contract.render_search(style, [_documents(hits) for hits in body["result"]])
+        body = synth_contract.post_json(url + "/retrieve", {"queries": queries, "topk": topk}, timeout)
+        return synth_contract.render_search(
+            style, [[synth_contract.as_document(hit) for hit in hits] for hits in body["result"]]
+        )
 
     if name == "search" and argument == "query":
 
@@ -95,8 +84,8 @@ def _tool(schema: dict, settings: dict):
     elif name == "open":
 
         def function(doc_id: str) -> str:
-            [found] = _post(url + "/open", {"ids": [str(doc_id)]}, timeout)["result"]
-            return synth_contract.render_document(_documents([found])[0] if found else None, str(doc_id))
+            [found] = synth_contract.post_json(url + "/open", {"ids": [str(doc_id)]}, timeout)["result"]
+            return synth_contract.render_document(synth_contract.as_document(found) if found else None, str(doc_id))
 
     elif name == "answer":
 

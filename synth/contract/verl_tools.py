@@ -12,25 +12,11 @@ the export folder with PYTHONPATH=$PWD. SYNTH_RETRIEVAL_URL overrides the server
 """
 
 import asyncio
-import json
 import os
-import urllib.request
 
 import synth_contract
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
-
-
-def _post(url: str, payload: dict, timeout: float) -> dict:
-    request = urllib.request.Request(
-        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read())
-
-
-def _document(payload: dict) -> dict:
-    return {"id": payload["id"], "title": payload["title"], "text": payload["text"]}
 
 
 class _ServerTool(BaseTool):
@@ -42,7 +28,7 @@ class _ServerTool(BaseTool):
         self.timeout = float(config.get("timeout", 30))
 
     async def _call(self, path: str, payload: dict) -> dict:
-        return await asyncio.to_thread(_post, self.url + path, payload, self.timeout)
+        return await asyncio.to_thread(synth_contract.post_json, self.url + path, payload, self.timeout)
 
 
 class SearchTool(_ServerTool):
@@ -63,7 +49,7 @@ class SearchTool(_ServerTool):
             body = await self._call("/retrieve", {"queries": queries, "topk": self.topk})
         except (OSError, ValueError) as failure:
             return ToolResponse(text=f"error: the search service failed ({failure})"), 0.0, {"error": str(failure)}
-        results = [[_document(hit) for hit in hits] for hits in body["result"]]
+        results = [[synth_contract.as_document(hit) for hit in hits] for hits in body["result"]]
         return (
             ToolResponse(text=synth_contract.render_search(self.observation, results)),
             0.0,
@@ -83,7 +69,13 @@ class OpenTool(_ServerTool):
             [found] = (await self._call("/open", {"ids": [doc_id]}))["result"]
         except (OSError, ValueError) as failure:
             return ToolResponse(text=f"error: the document service failed ({failure})"), 0.0, {"error": str(failure)}
-        return ToolResponse(text=synth_contract.render_document(_document(found) if found else None, doc_id)), 0.0, {}
+        return (
+            ToolResponse(
+                text=synth_contract.render_document(synth_contract.as_document(found) if found else None, doc_id)
+            ),
+            0.0,
+            {},
+        )
 
 
 class AnswerTool(BaseTool):

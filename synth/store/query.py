@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import CatalogError
+from synth.redact import map_strings
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 
@@ -206,13 +207,7 @@ class Paths:
         return text
 
     def mask_value(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.mask(value)
-        if isinstance(value, list | tuple):
-            return type(value)(self.mask_value(item) for item in value)
-        if isinstance(value, dict):
-            return {key: self.mask_value(item) for key, item in value.items()}
-        return value
+        return map_strings(value, self.mask)
 
 
 def sandbox(connection, readable: Path) -> None:

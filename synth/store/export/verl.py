@@ -257,7 +257,12 @@ def val_path(out: Path) -> Path:
 def in_validation(item_id: str, fraction: float) -> bool:
     """Whether an item goes to the validation file: by a hash of its id, so a later version keeps
     each item on the side it was on."""
-    return int(content_hash({"split": item_id})[:8], 16) / 0xFFFFFFFF < fraction
+    return int(split_hash(item_id)[:8], 16) / 0xFFFFFFFF < fraction
+
+
+def split_hash(item_id: str) -> str:
+    """The hash that places an item on the train or the validation side."""
+    return content_hash({"split": item_id})
 
 
 def export(request: ExportRequest) -> ExportResult:
@@ -284,7 +289,7 @@ def export(request: ExportRequest) -> ExportResult:
         no_items(request)
     val_items = [item for item in items if in_validation(item.id, request.val_fraction)]
     if not val_items and len(items) > 1 and request.val_fraction > 0:  # a small version: at least one
-        val_items = [min(items, key=lambda item: content_hash({"split": item.id}))]
+        val_items = [min(items, key=lambda item: split_hash(item.id))]
     if len(val_items) == len(items):
         val_items = val_items[:-1] if len(items) > 1 else []
     held = {item.id for item in val_items}
