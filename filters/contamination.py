@@ -21,18 +21,21 @@ The verdict names the benchmark file, item id, signal and score.
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
-from synth.config import FrozenConfig
 from synth.evalsets import BenchmarkItem, load_benchmark
 from synth.filters.base import CheckResult, Filter
+from synth.filters.checks import CheckConfig, CheckScope
 from synth.matching import normalize_answer
 from synth.schemas import FilterVerdict, Item
 from synth.search.similar import QuestionIndex
 
 
-class ContaminationConfig(FrozenConfig):
+class ContaminationConfig(CheckConfig):
+    kind: Literal["contamination"] = "contamination"
+    summary = "Questions that restate one of the evaluation files named in `benchmarks` (off without files)."
     benchmarks: list[Path] = Field(
         default=[], description="Evaluation files (JSONL, JSON, CSV, TSV, Parquet) to keep items out of."
     )
@@ -69,6 +72,11 @@ class ContaminationConfig(FrozenConfig):
     answer_similarity: float = Field(
         default=0.7, ge=0.0, le=1.0, description="Embedding cosine that, with the same answer, is contamination."
     )
+
+    def build(self, scope: CheckScope) -> "ContaminationFilter | None":
+        if not self.benchmarks:
+            return None
+        return ContaminationFilter(self, cache_dir=scope.settings.cache_dir / "contamination")
 
 
 def ngrams(text: str, n: int) -> set[tuple[str, ...]]:

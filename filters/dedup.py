@@ -3,9 +3,23 @@
 Near-duplicate removal (MinHash or embeddings) and dedup against earlier versions extend this.
 """
 
+from typing import Literal
+
 from synth.filters.base import CheckResult, Filter
+from synth.filters.checks import CheckConfig, CheckScope
 from synth.matching import normalize_answer
 from synth.schemas import Item
+
+
+class DedupConfig(CheckConfig):
+    kind: Literal["dedup"] = "dedup"
+    summary = "One item per construction and per normalized question (also across earlier rounds)."
+
+    def build(self, scope: CheckScope) -> "ExactDedupFilter":
+        dedup = ExactDedupFilter()
+        for item in scope.earlier_items:
+            dedup.check(item)
+        return dedup
 
 
 class ExactDedupFilter(Filter):

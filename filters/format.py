@@ -5,20 +5,26 @@ and benchmark questions often are).
 """
 
 import re
+from typing import Literal
 
 from pydantic import Field
 
-from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
+from synth.filters.checks import CheckConfig, CheckScope
 from synth.schemas import Item
 
 _REQUEST = re.compile(r"^(?:Name|Identify|Give|State|List) ")
 
 
-class FormatConfig(FrozenConfig):
-    min_question_words: int = Field(default=5, ge=1)
-    max_question_words: int = Field(default=80, ge=1)
-    max_answer_words: int = Field(default=12, ge=1)
+class FormatConfig(CheckConfig):
+    kind: Literal["format"] = "format"
+    summary = "One well-formed question of sensible length; a short answer."
+    min_question_words: int = Field(default=5, ge=1, description="Fewest words a question may have.")
+    max_question_words: int = Field(default=80, ge=1, description="Most words a question may have.")
+    max_answer_words: int = Field(default=12, ge=1, description="Most words an answer may have.")
+
+    def build(self, scope: CheckScope) -> "FormatFilter":
+        return FormatFilter(self)
 
 
 class FormatFilter(Filter):

@@ -12,8 +12,10 @@ Construction already avoids such cues (synth.kg.names); this filter is the last 
 
 import re
 from collections.abc import Callable
+from typing import Literal
 
 from synth.filters.base import CheckResult, Filter
+from synth.filters.checks import CheckConfig, CheckScope
 from synth.kg.names import NameOverlap, sequences_of, shared_words
 from synth.matching import normalize_answer
 from synth.schemas import Item
@@ -44,6 +46,14 @@ def _as_list(names: Callable[[str], str | list[str]]) -> Callable[[str], list[st
         return [value] if isinstance(value, str) else list(value)
 
     return every_name
+
+
+class LeakageConfig(CheckConfig):
+    kind: Literal["leakage"] = "leakage"
+    summary = "The question names neither the answer nor a hidden entity."
+
+    def build(self, scope: CheckScope) -> "LeakageFilter":
+        return LeakageFilter(scope.names)
 
 
 class LeakageFilter(Filter):

@@ -13,17 +13,23 @@ name, so word overlap alone would call distinct questions duplicates.
 """
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from pydantic import Field
 
-from synth.config import FrozenConfig
+from synth.errors import ConfigError
 from synth.filters.base import CheckResult, Filter
+from synth.filters.checks import CheckConfig, CheckScope, Questions
 from synth.matching import normalize_answer
 from synth.schemas import FilterVerdict, Item
+from synth.settings import Settings
+from synth.store.catalog import Catalog
+from synth.store.reader import iter_records
 
 
-class NearDupConfig(FrozenConfig):
-    enabled: bool = Field(default=True, description="Drop questions too similar to a kept one.")
+class NearDupConfig(CheckConfig):
+    kind: Literal["near_dup"] = "near_dup"
+    summary = "Questions that say almost the same as a kept one, an earlier version's or another dataset's."
     threshold: float = Field(
         default=0.6,
         gt=0.0,
@@ -37,6 +43,29 @@ class NearDupConfig(FrozenConfig):
     same_answer: bool = Field(
         default=True, description="Only questions with a common (normalized) answer can be duplicates."
     )
+    against: list[str] = Field(
+        default=[], description="Datasets (NAME or NAME@VERSION) whose items near-duplicates are also looked for in."
+    )
+
+    def build(self, scope: CheckScope) -> "NearDupFilter":
+        earlier = [row for ref in self.against for row in questions_of(scope.settings, ref)]
+        if self.against_earlier_versions:
+            earlier += scope.earlier_questions()
+        earlier += [(item.id, item.question, item.answers) for item in scope.earlier_items]
+        return NearDupFilter(self, earlier)
+
+
+def questions_of(settings: Settings, ref: str) -> Questions:
+    """(id, question, answers) of every item of `ref`: a dataset's published versions, or one version."""
+    with Catalog.open(settings, read_only=True) as catalog:
+        versions = [catalog.resolve(ref)] if "@" in ref else catalog.versions(ref)
+    if not versions:
+        raise ConfigError(f"against: no published version of {ref!r} (see `synth datasets list`)")
+    return [
+        (item.id, item.question, item.answers)
+        for version in versions
+        for item in iter_records(settings, version, "items")
+    ]
 
 
 def shingles(text: str) -> set[str]:

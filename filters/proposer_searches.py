@@ -7,10 +7,26 @@ Reads `metadata.proposer` of items made by `synth.generators.selfplay`. The answ
 itself is the leakage filter's job (`answer_in_question`).
 """
 
+from typing import Literal
+
+from pydantic import Field
+
 from synth.filters.base import CheckResult, Filter
+from synth.filters.checks import CheckConfig, CheckScope
 from synth.filters.leakage import mentions
 from synth.matching import normalize_answer
 from synth.schemas import Item
+
+
+class ProposerSearchesConfig(CheckConfig):
+    kind: Literal["proposer_searches"] = "proposer_searches"
+    summary = "A proposed question: no search named its answer, and enough distinct searches were made."
+    min_distinct: int = Field(
+        default=2, ge=1, description="Distinct searches a proposer must have made (SSP: more than one)."
+    )
+
+    def build(self, scope: CheckScope) -> "ProposerSearchFilter":
+        return ProposerSearchFilter(self.min_distinct)
 
 
 class ProposerSearchFilter(Filter):

@@ -8,11 +8,12 @@ threshold can be revisited with SQL instead of a rerun.
 """
 
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
-from synth.config import FrozenConfig
 from synth.filters.base import Filter
+from synth.filters.checks import CheckConfig, CheckScope
 from synth.filters.leakage import mentions
 from synth.schemas import FilterVerdict, Item
 from synth.search.corpus import Corpus
@@ -20,14 +21,19 @@ from synth.search.retrieval import Retriever
 from synth.search.world import RetrieverChoice
 
 
-class ShortcutConfig(FrozenConfig):
-    enabled: bool = Field(default=True, description="Drop items whose evidence one search with the question retrieves.")
+class ShortcutConfig(CheckConfig):
+    kind: Literal["shortcut"] = "shortcut"
+    summary = "Items whose evidence one search with the question retrieves (searches the world)."
     k: int = Field(default=10, ge=1, le=100, description="Documents the one search returns.")
     retriever: RetrieverChoice | None = Field(
         default=None,
         description="The one search is made with this retriever (bm25, dense, hybrid or a /retrieve URL); "
         "default: the recipe's `retriever`.",
     )
+
+    def build(self, scope: CheckScope) -> "ShortcutFilter":
+        world = scope.world()
+        return ShortcutFilter(world.corpus, world.retriever(self.retriever or scope.retriever), self.k)
 
 
 class ShortcutFilter(Filter):

@@ -15,6 +15,7 @@ runner runs a stage's shards in one event loop, so they share each model's concu
 import dataclasses
 import typing
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, Generic, Self, TypeVar
@@ -22,6 +23,8 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 from pydantic import TypeAdapter
 
 from synth.config import FrozenConfig
+from synth.filters.base import FilterChain
+from synth.filters.checks import CheckScope, check_chain
 from synth.llm.accounting import Ledger
 from synth.llm.base import LLMBackend
 from synth.llm.models import BUILTIN_MODELS, ModelSpec
@@ -277,6 +280,25 @@ class Recipe(ABC, Generic[C]):
 
     def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
         raise NotImplementedError(f"recipe {self.name} does not distill")
+
+    def leak_names(self) -> Callable[[str], str]:
+        """Entity id -> name for the leakage check (identity: where an item's ids are its names)."""
+        return lambda entity_id: entity_id
+
+    def check_chain(self, earlier_items: Sequence[Item] = ()) -> FilterChain:
+        """The config's `checks`, built on this run's world, in list order; `earlier_items`: what
+        this run kept before the batch the chain judges (self-play's earlier rounds)."""
+        config, context = self.config, self.context
+        scope = CheckScope(
+            settings=context.settings,
+            world=lambda: self.world,  # type: ignore[attr-defined]
+            retriever=config.retriever,  # type: ignore[attr-defined]
+            names=self.leak_names(),
+            earlier_questions=context.earlier_questions,
+            earlier_items=earlier_items,
+            log=context.progress.log,
+        )
+        return check_chain(config.checks, scope)  # type: ignore[attr-defined]
 
     def stage_models(self, stage: str) -> list[str]:
         """The declared models stage kind `stage` ("round", "attempt" or "distill") calls, so a

@@ -13,21 +13,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
 from synth.contract.contracts import ContractName
 from synth.errors import ConfigError, NotFoundError
-from synth.filters.base import FilterChain
+from synth.filters.checks import Checks, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig
-from synth.filters.contamination import ContaminationConfig, ContaminationFilter
-from synth.filters.dedup import ExactDedupFilter
-from synth.filters.format import FormatConfig, FormatFilter
-from synth.filters.leakage import LeakageFilter
-from synth.filters.near_dup import NearDupConfig, NearDupFilter
-from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
+from synth.filters.contamination import ContaminationConfig
+from synth.filters.dedup import DedupConfig
+from synth.filters.format import FormatConfig
+from synth.filters.leakage import LeakageConfig
+from synth.filters.near_dup import NearDupConfig
 from synth.hashing import file_hash
 from synth.matching import match_answer
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
@@ -43,9 +41,6 @@ from synth.store.catalog import Catalog
 from synth.store.imports import FORMATS, read_source
 from synth.store.imports.fields import ImportFields
 from synth.store.reader import iter_records
-
-Check = Literal["format", "leakage", "dedup", "near_dup", "contamination", "shortcut", "outcome"]
-CHECKS = get_args(Check)
 
 
 def _search_solvers() -> list[SolverSpec]:
@@ -72,18 +67,27 @@ class CurateConsensus(ConsensusConfig):
     )
 
 
-class CurateFormat(FormatConfig):
-    min_question_words: int = Field(
-        default=3, ge=1, description="Fewest words a question may have (factoid sets hold 3-word questions)."
-    )
+def _curate_checks() -> list:
+    # Factoid sets hold 3-word questions; a new curation is the whole set again, so near-duplicates
+    # are looked for in the source and the `against` datasets, not in earlier versions.
+    return [
+        FormatConfig(min_question_words=3),
+        LeakageConfig(),
+        DedupConfig(),
+        NearDupConfig(against_earlier_versions=False),
+        ContaminationConfig(),
+    ]
 
 
-class CurateNearDup(NearDupConfig):
-    against_earlier_versions: bool = Field(
-        default=False,
-        description="Also drop near-duplicates of items in earlier versions of the dataset curated into (off: a "
-        "new curation is the whole set again; name other datasets with `against`).",
-    )
+def _outcome_listed(values):
+    """Before `outcome` was a switch, it was a name in the `checks` list: such a list still says it."""
+    if not isinstance(values, dict) or not isinstance(values.get("checks"), list):
+        return values
+    listed = values["checks"]
+    named = [
+        entry for entry in listed if entry == "outcome" or (isinstance(entry, dict) and entry.get("kind") == "outcome")
+    ]
+    return {**values, "checks": [entry for entry in listed if entry not in named], "outcome": bool(named)}
 
 
 class Config(FrozenConfig):
@@ -105,14 +109,15 @@ class Config(FrozenConfig):
         default=False,
         description="Refuse a source file's row whose text looks like tool use in no dialect synth reads.",
     )
-    checks: list[Check] = Field(
-        default=["format", "leakage", "dedup", "near_dup", "contamination", "outcome"],
-        description=f"The checks to run, in this order; any of {', '.join(CHECKS)} (contamination needs "
-        "contamination.benchmarks; shortcut searches the world; near_dup.enabled or shortcut.enabled false "
-        "skips that check).",
+    checks: Checks = Field(
+        default_factory=_curate_checks,
+        description="The checks to run, in this order (synth.filters.CHECK_KINDS: contamination needs "
+        "checks.contamination.benchmarks; shortcut searches the world; near_dup.against names other datasets).",
     )
-    against: list[str] = Field(
-        default=[], description="Datasets (NAME or NAME@VERSION) whose items near-duplicates are looked for in."
+    outcome: bool = Field(
+        default=True,
+        description="Reject trajectories whose outcome failed (a recorded failure or a final answer that does not "
+        "match): DPO negatives, never SFT rows.",
     )
     kg: str | None = Field(
         default=None, description="Graph whose corpus the panel and shortcut search (default: bundled)."
@@ -121,18 +126,13 @@ class Config(FrozenConfig):
     passage_words: int = Field(default=PASSAGE_WORDS, ge=0, description="Words per passage of the `corpus` file.")
     retriever: RetrieverChoice = Field(default="bm25", description="The search of the panel and the shortcut check.")
     contract: ContractName = Field(default="synth", description="Agent contract the panel's agents run under.")
-    format: CurateFormat = CurateFormat()
-    near_dup: CurateNearDup = CurateNearDup()
-    contamination: ContaminationConfig = ContaminationConfig()
-    shortcut: ShortcutConfig = ShortcutConfig()
     panel: CuratePanelConfig = CuratePanelConfig()
     consensus: CurateConsensus = CurateConsensus()
 
-    @model_validator(mode="after")
-    def _checks_once(self) -> "Config":
-        if len(set(self.checks)) != len(self.checks):
-            raise ValueError(f"checks must not repeat: {self.checks}")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _old_check_keys(cls, values):
+        return move_old_check_keys(_outcome_listed(values), {"against": ("near_dup", "against")})
 
 
 class CurateRecipe(Recipe[Config]):
@@ -195,16 +195,14 @@ class CurateRecipe(Recipe[Config]):
     def construct(self, rounds: list[Round]) -> Construction:
         config, source = self.config, self.source
         self.context.progress.log(f"curating {source.describe}: {len(source.items)} items ...")
-        switched_off = {"near_dup": not config.near_dup.enabled, "shortcut": not config.shortcut.enabled}
-        cheap = [check for check in config.checks if check != "outcome" and not switched_off.get(check)]
-        chain = FilterChain([self._filter(check) for check in cheap])
+        chain = self.check_chain()
         kept = chain.run(source.items)
         dropped = {item.id: item for item in source.items}
         verdicts = [_with_text(verdict, dropped) for verdict in chain.verdicts]
         kept_ids = {item.id for item in kept}
         trajectories = [t for t in source.trajectories if t.item_id in kept_ids]
         statistics: dict = {"source": source.describe, "source_items": len(source.items), **source.notes}
-        if "outcome" in config.checks:
+        if config.outcome:
             trajectories, rejected = _by_outcome(trajectories, {item.id: item for item in kept}, config)
             statistics["trajectories_rejected"] = dict(sorted(rejected.items()))
         statistics["trajectories"] = len(trajectories)
@@ -221,25 +219,6 @@ class CurateRecipe(Recipe[Config]):
             kg_snapshot=source.kg_snapshot,
             **carried,
         )
-
-    def _filter(self, check: str):
-        config, context = self.config, self.context
-        if check == "format":
-            return FormatFilter(config.format)
-        if check == "leakage":
-            return LeakageFilter(lambda entity_id: entity_id)
-        if check == "dedup":
-            return ExactDedupFilter()
-        if check == "near_dup":
-            earlier = [row for ref in config.against for row in _questions(context.settings, ref)]
-            if config.near_dup.against_earlier_versions:  # a curation published into a dataset before
-                earlier += context.earlier_questions()
-            return NearDupFilter(config.near_dup, earlier)
-        if check == "contamination":
-            cache = context.settings.cache_dir / "contamination"
-            return ContaminationFilter(config.contamination, cache_dir=cache)
-        retriever = self.world.retriever(config.shortcut.retriever or config.retriever)
-        return ShortcutFilter(self.world.corpus, retriever, config.shortcut.k)
 
     async def attempt(self, items: list[Item]) -> PanelShard:
         panel_config = self.config.panel
@@ -347,19 +326,6 @@ class _Source:
             table: [record for record in iter_records(self.settings, self.version, table) if record.item_id in kept]
             for table in ("attempts", "labels")
         }
-
-
-def _questions(settings, ref: str) -> list[tuple[str, str, list[str]]]:
-    """(id, question, answers) of every item of `ref`: a dataset's published versions, or one version."""
-    with Catalog.open(settings, read_only=True) as catalog:
-        versions = [catalog.resolve(ref)] if "@" in ref else catalog.versions(ref)
-    if not versions:
-        raise ConfigError(f"against: no published version of {ref!r} (see `synth datasets list`)")
-    return [
-        (item.id, item.question, item.answers)
-        for version in versions
-        for item in iter_records(settings, version, "items")
-    ]
 
 
 def _with_text(verdict: FilterVerdict, items: dict[str, Item]) -> FilterVerdict:

@@ -11,20 +11,21 @@ from collections import Counter
 from functools import cached_property
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from synth.config import FrozenConfig
 from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
+from synth.filters.checks import Checks, find_check, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig, pass_rates
-from synth.filters.contamination import ContaminationConfig, ContaminationFilter
-from synth.filters.dedup import ExactDedupFilter
-from synth.filters.format import FormatConfig, FormatFilter
-from synth.filters.leakage import LeakageFilter
-from synth.filters.near_dup import NearDupConfig, NearDupFilter
+from synth.filters.contamination import ContaminationConfig
+from synth.filters.dedup import DedupConfig
+from synth.filters.format import FormatConfig
+from synth.filters.leakage import LeakageConfig
+from synth.filters.near_dup import NearDupConfig
 from synth.filters.quality import quality_report
-from synth.filters.shortcut import ShortcutConfig, ShortcutFilter
+from synth.filters.shortcut import ShortcutConfig
 from synth.generators.base import Rejection
 from synth.generators.distill import DistillConfig
 from synth.generators.guidance import path_guidance
@@ -43,7 +44,6 @@ from synth.pipelines.base import (
     Recipe,
     RecipeResult,
     Round,
-    RunContext,
 )
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
@@ -105,10 +105,18 @@ class Config(FrozenConfig):
     walk: WalkConfig = WalkConfig()
     reverse: ConstructConfig = ConstructConfig()
     world: WorldConfig = WorldConfig()
-    format: FormatConfig = FormatConfig()
-    near_dup: NearDupConfig = NearDupConfig()
-    contamination: ContaminationConfig = ContaminationConfig()
-    shortcut: ShortcutConfig = ShortcutConfig()
+    checks: Checks = Field(
+        default_factory=lambda: [
+            FormatConfig(),
+            LeakageConfig(),
+            DedupConfig(),
+            NearDupConfig(),
+            ContaminationConfig(),
+            ShortcutConfig(),
+        ],
+        description="The cheap checks every candidate passes, in order (synth.filters.CHECK_KINDS); a mapping "
+        "changes entries by kind, e.g. checks.near_dup.threshold=0.7.",
+    )
     panel: PanelConfig = PanelConfig()
     consensus: ConsensusConfig = ConsensusConfig()
     distill: DistillConfig = DistillConfig()
@@ -119,6 +127,11 @@ class Config(FrozenConfig):
         description="With the panel on, make n * oversample candidates, since consensus drops some; the surplus is "
         "dropped as over_quota.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_check_keys(cls, values):
+        return move_old_check_keys(values)
 
     @field_validator("hops", mode="before")
     @classmethod
@@ -168,6 +181,9 @@ class MultihopRecipe(Recipe[Config]):
     @property
     def full(self) -> KnowledgeGraph:
         return self.world.graph
+
+    def leak_names(self):
+        return self.kg.names
 
     @cached_property
     def kg(self) -> KnowledgeGraph:
@@ -222,7 +238,7 @@ class MultihopRecipe(Recipe[Config]):
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
-        chain = FilterChain(_cheap_filters(config, context, kg, self.world))
+        chain = self.check_chain()
         rejected: dict[str, Counter] = {}
         target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
         require_capacity(config.n, target, kg, config.hops)
@@ -247,7 +263,8 @@ class MultihopRecipe(Recipe[Config]):
                     advance(1)
         items = [item for hops in config.hops for item in accepted[hops]]
         statistics = {"attempts": attempts, "verbalizer": "template"}
-        if config.shortcut.enabled or config.panel.enabled:
+        shortcut = find_check(config.checks, "shortcut")
+        if (shortcut is not None and shortcut.enabled) or config.panel.enabled:
             statistics["retriever"] = self.world.lineage(config.retriever)
         models = {}
         if config.verbalizer == "llm" and items:
@@ -379,23 +396,6 @@ def _panel_statistics(labeled) -> dict:
     if labeled.skipped_rules:
         statistics["consensus_rules_skipped"] = labeled.skipped_rules
     return statistics | labeled.label_reach
-
-
-def _cheap_filters(config: Config, context: RunContext, kg, world: World) -> list:
-    """Format, leakage and exact dedup always; near-duplicates (also against earlier versions of
-    the dataset), contamination (when benchmark files are given) and one-search shortcuts as configured."""
-    filters = [FormatFilter(config.format), LeakageFilter(kg.names), ExactDedupFilter()]
-    if config.near_dup.enabled:
-        earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
-        filters.append(NearDupFilter(config.near_dup, earlier))
-    if config.contamination.benchmarks:
-        filters.append(
-            ContaminationFilter(config.contamination, cache_dir=context.settings.cache_dir / "contamination")
-        )
-    if config.shortcut.enabled:
-        retriever = world.retriever(config.shortcut.retriever or config.retriever)
-        filters.append(ShortcutFilter(world.corpus, retriever, config.shortcut.k))
-    return filters
 
 
 def _quotas(n: int, hops: list[int]) -> dict[int, int]:

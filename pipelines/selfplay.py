@@ -22,13 +22,14 @@ from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain, add_stages
+from synth.filters.checks import Checks, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig, search_success
-from synth.filters.contamination import ContaminationConfig, ContaminationFilter
-from synth.filters.dedup import ExactDedupFilter
-from synth.filters.format import FormatConfig, FormatFilter
-from synth.filters.leakage import LeakageFilter
-from synth.filters.near_dup import NearDupConfig, NearDupFilter
-from synth.filters.proposer_searches import ProposerSearchFilter
+from synth.filters.contamination import ContaminationConfig
+from synth.filters.dedup import DedupConfig
+from synth.filters.format import FormatConfig
+from synth.filters.leakage import LeakageConfig
+from synth.filters.near_dup import NearDupConfig
+from synth.filters.proposer_searches import ProposerSearchesConfig
 from synth.filters.rag_verify import RAGConfig, RAGVerifier
 from synth.generators.curriculum import CurriculumConfig, next_searches
 from synth.generators.distill import DistillConfig
@@ -119,20 +120,31 @@ class Config(FrozenConfig):
         description="Agent contract the agents run under: tools, how results read, how an answer is finished (see "
         "synth.contract).",
     )
-    min_distinct_searches: int = Field(
-        default=2, ge=1, description="Distinct searches a proposer must have made (SSP: more than one)."
-    )
     targets: TargetConfig = TargetConfig()
     proposer: ProposerConfig = ProposerConfig()
     curriculum: CurriculumConfig = CurriculumConfig()
-    format: FormatConfig = FormatConfig()
-    near_dup: NearDupConfig = NearDupConfig()
-    contamination: ContaminationConfig = ContaminationConfig()
+    checks: Checks = Field(
+        default_factory=lambda: [
+            FormatConfig(),
+            LeakageConfig(),
+            ProposerSearchesConfig(),
+            DedupConfig(),
+            NearDupConfig(),
+            ContaminationConfig(),
+        ],
+        description="The gates every proposed question passes before RAG verification, in order; dedup and "
+        "near_dup also look at earlier rounds (a mapping changes entries by kind).",
+    )
     rag: RAGConfig = RAGConfig()
     panel: SolverPanelConfig = SolverPanelConfig()
     consensus: SelfplayConsensus = SelfplayConsensus()
     band: BandConfig = BandConfig()
     distill: DistillConfig = DistillConfig()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_check_keys(cls, values):
+        return move_old_check_keys(values, {"min_distinct_searches": ("proposer_searches", "min_distinct")})
 
     @model_validator(mode="after")
     def _panel_on(self) -> "Config":
@@ -240,7 +252,7 @@ class SelfplayRecipe(Recipe[Config]):
         ]
 
         judge = context.llm_session({"rag_judge": config.rag.judge_model}).client("rag_judge")
-        chain = FilterChain(self._gates([item for stage in earlier for item in stage.items], judge))
+        chain = self._gates([item for stage in earlier for item in stage.items], judge)
         verified = chain.run(candidates)
         funnel += list(chain.stages.values())
         solved = self._solve(verified) if verified else _Solved()
@@ -299,28 +311,15 @@ class SelfplayRecipe(Recipe[Config]):
             solvers=solvers,
         )
 
-    def _gates(self, earlier_items: list[Item], judge) -> list:
-        """Cheap gates first, then the judge: format, answer in the question, proposer searches,
-        exact and near duplicates (also of earlier rounds and versions), contamination, RAG."""
-        config, context = self.config, self.context
-        dedup = ExactDedupFilter()
-        for item in earlier_items:
-            dedup.check(item)
-        gates = [
-            FormatFilter(config.format),
-            LeakageFilter(lambda entity_id: entity_id),
-            ProposerSearchFilter(config.min_distinct_searches),
-            dedup,
-        ]
-        if config.near_dup.enabled:
-            earlier = context.earlier_questions() if config.near_dup.against_earlier_versions else []
-            earlier += [(item.id, item.question, item.answers) for item in earlier_items]
-            gates.append(NearDupFilter(config.near_dup, earlier))
-        if config.contamination.benchmarks:
-            cache = context.settings.cache_dir / "contamination"
-            gates.append(ContaminationFilter(config.contamination, cache_dir=cache))
-        gates.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever), config.panel.f1_threshold))
-        return gates
+    def _gates(self, earlier_items: list[Item], judge) -> FilterChain:
+        """The configured checks (dedup and near-dup also against earlier rounds and versions), then
+        the judge: RAG verification, the one gate that calls a model, last."""
+        config = self.config
+        chain = self.check_chain(earlier_items)
+        chain.filters.append(
+            RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever), config.panel.f1_threshold)
+        )
+        return chain
 
     def construct(self, rounds: list[Round]) -> Construction:
         """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""

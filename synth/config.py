@@ -12,6 +12,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from synth.errors import ConfigError
 
 
+class DeprecatedKey(FutureWarning):
+    """A config key that moved: still read, said once in one line (the CLI prints it as `deprecated: ...`)."""
+
+
 class FrozenConfig(BaseModel):
     """Base of every recipe config: immutable once built, unknown keys are errors.
 
@@ -25,10 +29,12 @@ class FrozenConfig(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _merge_into_default(cls, value: Any, info: ValidationInfo) -> Any:
-        if not isinstance(value, dict) or info.field_name is None:
+        if info.field_name is None or not isinstance(value, (dict, list)):
             return value
         default = cls.model_fields[info.field_name].get_default(call_default_factory=True)
-        if not isinstance(default, BaseModel):
+        if is_keyed_list(default):
+            return merge_keyed(default, value)
+        if not isinstance(value, dict) or not isinstance(default, BaseModel):
             return value
         return merge_mappings(default.model_dump(exclude_unset=True), value)
 
@@ -56,14 +62,30 @@ def apply_params(base: dict[str, Any], params: list[str]) -> dict[str, Any]:
     result = _deep_copy(base)
     for text in params:
         path, value = parse_param(text)
-        node = result
+        node: Any = result
         for part in path[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
+            child = _entry_of_kind(node, part) if isinstance(node, list) else node.setdefault(part, {})
+            if child is None:
+                raise ConfigError(f"--param {text!r}: the list given has no entry of kind {part!r}; add it to the list")
+            if not isinstance(child, (dict, list)):
                 raise ConfigError(f"--param {text!r}: {part!r} is a value, not a group of parameters")
             node = child
+        if isinstance(node, list):
+            raise ConfigError(f"--param {text!r}: name an entry's setting, e.g. checks.near_dup.threshold=0.7")
         node[path[-1]] = value
     return result
+
+
+def _entry_of_kind(entries: list, kind: str) -> Any:
+    """The entry of a keyed list given as a list (`checks=[format, near_dup]`) that `kind` names, as
+    a mapping that further keys go into (a bare name becomes `{kind: name}` in place)."""
+    for index, entry in enumerate(entries):
+        if entry == kind:
+            entries[index] = {"kind": kind}
+            return entries[index]
+        if isinstance(entry, dict) and entry.get("kind") == kind:
+            return entry
+    return None
 
 
 def nest_dotted(values: dict[str, Any]) -> dict[str, Any]:
@@ -86,6 +108,40 @@ def nest_dotted(values: dict[str, Any]) -> dict[str, Any]:
     return nested
 
 
+def is_keyed_list(value: Any) -> bool:
+    """A list of sections told apart by their `kind` (a recipe's checks)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(entry, BaseModel) and hasattr(entry, "kind") for entry in value)
+    )
+
+
+def merge_keyed(default: list[BaseModel], value: Any) -> Any:
+    """Entries given for a keyed list, each laid over the default entry of its kind: a mapping
+    {kind: changes} changes the named entries (a kind not in `default` is appended); a list is
+    the whole new list, each entry (a kind name or a mapping with `kind`) starting from its
+    kind's default when `default` has one."""
+    defaults = {entry.kind: entry.model_dump() for entry in default}  # type: ignore[attr-defined]
+    if isinstance(value, dict):
+        changes = {kind: change or {} for kind, change in value.items()}
+        for kind, change in changes.items():
+            if not isinstance(change, dict):
+                raise ValueError(f"{kind}: expected a mapping of its settings, e.g. {{{kind}: {{enabled: false}}}}")
+        merged = [merge_mappings(entry, changes.get(kind, {})) for kind, entry in defaults.items()]
+        return merged + [{**change, "kind": kind} for kind, change in changes.items() if kind not in defaults]
+    if not isinstance(value, list):
+        return value
+    entries = []
+    for entry in value:
+        if isinstance(entry, str) and entry in defaults:
+            entry = defaults[entry]
+        elif isinstance(entry, dict) and entry.get("kind") in defaults:
+            entry = merge_mappings(defaults[entry["kind"]], entry)
+        entries.append(entry)
+    return entries
+
+
 def merge_mappings(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """`override` laid over `base`, mapping into mapping at every depth (lists and values replace)."""
     merged = dict(base)
@@ -100,6 +156,8 @@ def merge_mappings(base: dict[str, Any], override: dict[str, Any]) -> dict[str, 
 def _deep_copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _deep_copy(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(child) for child in value]
     return value
 
 

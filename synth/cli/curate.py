@@ -65,9 +65,7 @@ def curate(
         "source": source,
         "file_format": file_format,
         "fields": {"answer_field": answer_field},
-        "checks": [check.strip() for check in checks.split(",") if check.strip()],
-        "against": list(against),
-        "contamination": {"benchmarks": [str(path) for path in benchmarks]},
+        "checks": [_check(name.strip(), against, benchmarks) for name in checks.split(",") if name.strip()],
         "panel": {"enabled": panel},
     }
     result = generate(
@@ -82,6 +80,15 @@ def curate(
         config=values,
     )
     print_result(result, as_json)
+
+
+def _check(name: str, against, benchmarks) -> str | dict:
+    """A `--checks` name as a checks entry, with what `--against` and `--benchmark` give it."""
+    if name == "near_dup":
+        return {"kind": name, "against": list(against)}
+    if name == "contamination":
+        return {"kind": name, "benchmarks": [str(path) for path in benchmarks]}
+    return name
 
 
 def _default_name(source: str) -> str:

@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     from synth.redact import install_logging_filter, redact
 
     install_logging_filter()
+    _one_line_deprecations()
 
     try:
         cli.main(args=argv, prog_name="synth", standalone_mode=False)
@@ -74,6 +75,23 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("interrupted; finished work is kept, rerun to resume", err=True)
         sys.exit(130)
+
+
+def _one_line_deprecations() -> None:
+    """A moved config key is said once, as `deprecated: ...`, not as a warning with a source line."""
+    import warnings
+
+    from synth.config import DeprecatedKey
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DeprecatedKey):
+            click.echo(f"deprecated: {message}", err=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 if __name__ == "__main__":

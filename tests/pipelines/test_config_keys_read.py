@@ -76,6 +76,8 @@ def leaves(model: BaseModel, path: tuple = ()) -> set[tuple]:
     """Every key of the config as a path: the fields of nested models, of list elements under `*`."""
     found = set()
     for name in type(model).model_fields:
+        if name == "kind":  # which check an entry is (its class), not a setting of it
+            continue
         value = getattr(model, name)
         if isinstance(value, BaseModel):
             found |= leaves(value, (*path, name))
@@ -173,7 +175,13 @@ def test_every_multihop_key_is_read(tmp_path):
     ]
     benchmark.write_text("".join(json.dumps(row) + "\n" for row in rows))
     found.append(reads(settings, "multihop", apply_params({}, [*base, "n=4"]), Teacher()))  # near-dups of the first
-    other = [*base, "n=4", f"contamination.benchmarks=[{benchmark}]", "verbalizer=llm", "rephrase_judge_model=fake"]
+    other = [
+        *base,
+        "n=4",
+        f"checks.contamination.benchmarks=[{benchmark}]",
+        "verbalizer=llm",
+        "rephrase_judge_model=fake",
+    ]
     other += ["distill.enabled=true", "distill.n=2", "distill.guided=true", "panel.gold_evidence=documents"]
     found.append(reads(settings, "multihop", apply_params({}, other), Teacher(), dataset="other"))
     longest = [*base, "n=2", "walk.policy=longest", "style=obfuscated", "distill.enabled=true", "distill.n=1"]
@@ -215,7 +223,7 @@ def test_every_selfplay_key_is_read(tmp_path):
         {"question": items[1].question, "answer": "Nobody"},
     ]
     benchmark.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    other = [*params(), f"contamination.benchmarks=[{benchmark}]", "distill.enabled=true", "distill.n=2"]
+    other = [*params(), f"checks.contamination.benchmarks=[{benchmark}]", "distill.enabled=true", "distill.n=2"]
     found.append(reads(settings, "selfplay", apply_params({}, other), world, dataset="other"))
     for policy in ("always", "never"):  # solved at the band's edge and beyond: the curriculum's bounds
         world.policy = policy
@@ -255,10 +263,22 @@ def test_every_curate_key_is_read(tmp_path):
         "strict=true",
     ]
     checks = "checks=[format, leakage, dedup, near_dup, contamination, shortcut, outcome]"
-    curate = [f"source={data}", *fields, checks, "against=[made]", f"contamination.benchmarks=[{benchmark}]"]
+    curate = [
+        f"source={data}",
+        *fields,
+        checks,
+        "checks.near_dup.against=[made]",
+        f"checks.contamination.benchmarks=[{benchmark}]",
+    ]
     curate += ["panel.enabled=true", "panel.judge_model=fake", GOLD_SOLVERS, "consensus.drop_unanswerable=true"]
     found.append(reads(settings, "curate", apply_params({}, curate), Teacher(), dataset="curated"))
-    version = ["source=curated", checks, "against=[curated]", f"corpus={CORPUS}", "passage_words=50"]  # near-dups
+    version = [
+        "source=curated",
+        checks,
+        "checks.near_dup.against=[curated]",
+        f"corpus={CORPUS}",
+        "passage_words=50",
+    ]  # near-dups
     found.append(reads(settings, "curate", apply_params({}, version), Teacher(), dataset="again"))
     missing = unread([found[1], found[2]], NOT_IN["curate"])
     assert missing == [], missing
