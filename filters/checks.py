@@ -19,7 +19,8 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, SerializeAsAny
 
-from synth.config import DeprecatedKey, FrozenConfig
+from synth.config import FrozenConfig
+from synth.errors import DeprecatedKey
 from synth.filters.base import Filter, FilterChain
 from synth.schemas import Item
 from synth.search.world import World

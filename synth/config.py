@@ -12,10 +12,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from synth.errors import ConfigError
 
 
-class DeprecatedKey(FutureWarning):
-    """A config key that moved: still read, said once in one line (the CLI prints it as `deprecated: ...`)."""
-
-
 class FrozenConfig(BaseModel):
     """Base of every recipe config: immutable once built, unknown keys are errors.
 

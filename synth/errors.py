@@ -54,3 +54,7 @@ class NothingSurvived(SynthError):
     and the message says where the candidates went."""
 
     exit_code = 6
+
+
+class DeprecatedKey(FutureWarning):
+    """A config key that moved: still read, said once in one line (the CLI prints it as `deprecated: ...`)."""

@@ -6,13 +6,30 @@ import click
 
 from synth.cli.options import json_option, load_settings
 from synth.contract.contracts import CONTRACTS  # plain data, cheap to import
+from synth.export_formats import EXPORT_FORMATS  # plain data, cheap to import
 
-FORMAT_NAMES = ["sft", "sft-chatml", "sharegpt", "searchr1-sft", "dpo", "verl", "searchr1", "hf", "jsonl"]
+
+class _FormatChoice(click.Choice):
+    """The formats of the table as it is when the command runs (a format registered after import counts)."""
+
+    def __init__(self):
+        super().__init__(list(EXPORT_FORMATS))
+
+    def convert(self, value, param, ctx):
+        self.choices = tuple(EXPORT_FORMATS)
+        return super().convert(value, param, ctx)
 
 
-@click.command()
+class _ExportCommand(click.Command):
+    def format_epilog(self, ctx, formatter):
+        """The formats, from the table (synth.export_formats)."""
+        with formatter.section("Formats"):
+            formatter.write_dl([(entry.name, entry.description) for entry in EXPORT_FORMATS.values()])
+
+
+@click.command(cls=_ExportCommand)
 @click.argument("ref", metavar="NAME[@VERSION]")
-@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), required=True, help="Output format (listed below).")
+@click.option("--format", "fmt", type=_FormatChoice(), required=True, help="Output format (listed below).")
 @click.option(
     "--out", type=click.Path(path_type=Path), required=True, help="Output file (.parquet/.jsonl) or folder (hf)."
 )
@@ -108,20 +125,7 @@ def export(
     force,
     as_json,
 ) -> None:
-    """Export dataset NAME (latest version) or NAME@VERSION to a training format.
-
-    \b
-    sft           SFT chat rows {messages, tools} (OpenAI format) from selected teacher trajectories
-                  (--role proposer: self-play proposals whose question passed every gate)
-    sft-chatml    the same as role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes)
-    sharegpt      the same for LLaMA-Factory: human/function_call/observation/gpt turns, tools column
-    searchr1-sft  the same as Search-R1 text: <think>, <search>, <information>, <answer>
-    dpo           TRL preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect
-    verl          verl RL Parquet + tool_config.yaml, tools module and reward file beside it
-    searchr1      Search-R1 training Parquet with its tag-protocol prompt
-    hf            a Hugging Face datasets folder (datasets.load_from_disk)
-    jsonl         every item field, privileged information included
-    """
+    """Export dataset NAME (latest version) or NAME@VERSION to a training format (listed below)."""
     from synth.cli.render import print_json
     from synth.store.export import export_version
 

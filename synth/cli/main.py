@@ -81,7 +81,7 @@ def _one_line_deprecations() -> None:
     """A moved config key is said once, as `deprecated: ...`, not as a warning with a source line."""
     import warnings
 
-    from synth.config import DeprecatedKey
+    from synth.errors import DeprecatedKey
 
     shown = warnings.showwarning
 

@@ -1,46 +1,19 @@
 """Exports of one published version to the formats trainers read."""
 
-from collections.abc import Callable
 from pathlib import Path
 
 from synth.contract import get_contract
 from synth.errors import ConfigError
+from synth.export_formats import EXPORT_FORMATS
 from synth.settings import Settings
 from synth.store.catalog import Catalog
-from synth.store.export import chatml, dpo, hf, jsonl, searchr1, searchr1_sft, sft, sharegpt, verl
 from synth.store.export.options import ExportRequest, ExportResult
 
-FORMATS: dict[str, str] = {
-    "sft": "SFT chat rows {messages, tools} in OpenAI format from the selected teacher trajectories (.parquet or "
-    ".jsonl)",
-    "sft-chatml": "the same as plain role/content chat with <tool_call>/<tool_response> tags (Qwen/Hermes ChatML)",
-    "sharegpt": "the same in LLaMA-Factory's sharegpt format (human/function_call/observation/gpt, tools column)",
-    "searchr1-sft": "the same as one Search-R1 completion (<think>/<search>/<information>/<answer>) per question",
-    "dpo": "TRL conversational preference pairs {prompt, chosen, rejected, tools}: selected vs incorrect",
-    "verl": "verl RL Parquet with its tool_config.yaml, tools module and reward file beside it",
-    "searchr1": "Search-R1 training Parquet (verl row + id, question, golden_answers; tag-protocol prompt)",
-    "hf": "Hugging Face datasets folder of the items (datasets.load_from_disk)",
-    "jsonl": "every item field as JSON Lines, privileged information included",
-}
-
-
-def _exporter(name: str) -> Callable[[ExportRequest], ExportResult]:
-    return {
-        "sft": sft.export,
-        "sft-chatml": chatml.export,
-        "sharegpt": sharegpt.export,
-        "searchr1-sft": searchr1_sft.export,
-        "dpo": dpo.export,
-        "verl": verl.export,
-        "searchr1": searchr1.export,
-        "hf": hf.export,
-        "jsonl": jsonl.export,
-    }[name]
+FORMATS = EXPORT_FORMATS
+"""Name -> ExportFormat (synth.export_formats: the one table)."""
 
 
 ROLES = ("teacher", "proposer")
-PROPOSER_FORMATS = ("sft", "sft-chatml", "sharegpt")
-"""Formats that can carry self-play proposer trajectories (plain chat with tool calls)."""
 ARGUMENTS = ("object", "string")
 REASONING = ("keep", "drop")
 """--reasoning: the assistant turns' reasoning kept in trajectory exports (as each consumer reads it) or dropped."""
@@ -59,11 +32,12 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
         raise ConfigError(f"unknown --reasoning {options['reasoning']!r}; choose keep or drop")
     if options.get("contract") is not None:
         get_contract(options["contract"])
-    if role != "teacher" and fmt not in PROPOSER_FORMATS:
+    proposer_formats = [name for name, entry in FORMATS.items() if entry.proposer]
+    if role != "teacher" and not FORMATS[fmt].proposer:
         raise ConfigError(
-            f"--role {role} exports with {' or '.join(PROPOSER_FORMATS)} only ({fmt} is built around answering "
+            f"--role {role} exports with {' or '.join(proposer_formats)} only ({fmt} is built around answering "
             "a question); drop --role to export teacher trajectories"
         )
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(ref)
-    return _exporter(fmt)(ExportRequest(settings=settings, version=version, out=Path(out), **options))
+    return FORMATS[fmt].exporter()(ExportRequest(settings=settings, version=version, out=Path(out), **options))
