@@ -206,7 +206,7 @@ async def lockstep_run(agent: SearchAgent, questions: list[tuple[str, int]]) -> 
 def workloads(
     tools: SearchTools, client: LLMClient, rollouts: int
 ) -> dict[str, tuple[SearchAgent, list[tuple[str, int]]]]:
-    from synth.generators.selfplay import PROPOSING
+    from synth.search.proposing import PROPOSING
 
     def questions(count: int, per: int, offset: int) -> list[tuple[str, int]]:
         return [

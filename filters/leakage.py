@@ -10,34 +10,14 @@ in "Parisian"), with aliases counting as names:
 Construction already avoids such cues (synth.kg.names); this filter is the last line.
 """
 
-import re
 from collections.abc import Callable
 from typing import Literal
 
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
 from synth.kg.names import NameOverlap, sequences_of, shared_words
-from synth.matching import normalize_answer
+from synth.matching import contains_name, normalized
 from synth.schemas import Item
-
-
-def mentions(text: str, name: str) -> bool:
-    return _contains(normalized(text), name)
-
-
-def normalized(text: str) -> str:
-    """`text` as names are looked for in it: normalized like answers, with a possessive's "s" kept
-    apart ("Coolio's birthplace" mentions Coolio; plain normalizing makes it "coolios")."""
-    return normalize_answer(re.sub(r"(?<=\w)['’]s\b", " s", text))
-
-
-def _contains(normalized_text: str, name: str) -> bool:
-    needle = normalize_answer(name)
-    return (
-        bool(needle)
-        and needle in normalized_text
-        and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", normalized_text) is not None
-    )
 
 
 def _as_list(names: Callable[[str], str | list[str]]) -> Callable[[str], list[str]]:
@@ -66,7 +46,7 @@ class LeakageFilter(Filter):
     def check(self, item: Item) -> CheckResult:
         question = normalized(item.question)  # once per item, not once per name
         for answer in item.answers:
-            if _contains(question, answer):
+            if contains_name(question, answer):
                 return False, "answer_in_question", {"leaked": answer}
         named = list(dict.fromkeys(entity for constraint in item.constraints for entity in constraint.named))
         hidden = ({hop.head for hop in item.path} | {hop.tail for hop in item.path}) - set(named)
@@ -93,6 +73,6 @@ class LeakageFilter(Filter):
             if entity_id == answer:
                 continue
             for name in names:
-                if _contains(question, name):
+                if contains_name(question, name):
                     return False, "intermediate_in_question", {"leaked": name, "entity": entity_id}
         return True

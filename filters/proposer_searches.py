@@ -13,8 +13,7 @@ from pydantic import Field
 
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
-from synth.filters.leakage import mentions
-from synth.matching import normalize_answer
+from synth.matching import mentions, normalize_answer
 from synth.schemas import Item
 
 

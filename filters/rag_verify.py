@@ -17,12 +17,13 @@ from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
+from synth.hashing import item_seed
 from synth.llm.client import LLMClient
 from synth.matching import match_answer
 from synth.schemas import Document, FilterVerdict, Item
 from synth.search.budget import AgentBudget
 from synth.search.tools import SearchTools
-from synth.solving.solvers import ModelSolver, item_seed
+from synth.solving.solvers import ModelSolver
 
 
 class RAGConfig(FrozenConfig):
@@ -38,6 +39,9 @@ class RAGConfig(FrozenConfig):
     temperature: float = Field(default=0.0, ge=0.0, description="Judge sampling temperature.")
     answer_tokens: int = Field(default=24, ge=4, description="Tokens for the judge's answer.")
     demonstrations: bool = Field(default=True, description="Show the judge two worked examples (request only).")
+    f1_threshold: float = Field(
+        default=0.8, gt=0.0, le=1.0, description="Token F1 at which a judge's answer matches the target."
+    )
 
 
 class RAGVerifier(Filter):
@@ -45,8 +49,8 @@ class RAGVerifier(Filter):
 
     name = "rag_verification"
 
-    def __init__(self, config: RAGConfig, client: LLMClient, tools: SearchTools, f1_threshold: float = 0.8):
-        self.config, self.client, self.tools, self.f1_threshold = config, client, tools, f1_threshold
+    def __init__(self, config: RAGConfig, client: LLMClient, tools: SearchTools):
+        self.config, self.client, self.tools = config, client, tools
         self.shown: dict[str, list[Document]] = {}
         """Item id -> the documents the judge saw, in the order it saw them."""
 
@@ -84,7 +88,9 @@ class RAGVerifier(Filter):
             samples = outcomes[item.id]
             failure = next((outcome.failure for outcome in samples if outcome.failure), None)
             answers = [outcome.answer for outcome in samples]
-            correct = sum(match_answer(answer, item.answers, self.f1_threshold)[0] != "none" for answer in answers)
+            correct = sum(
+                match_answer(answer, item.answers, self.config.f1_threshold)[0] != "none" for answer in answers
+            )
             details.update(answers=answers, correct=correct, samples=len(samples))
             if failure is not None and correct == 0:
                 results.append((False, "rag_judge_failed", {**details, "failure": failure}))

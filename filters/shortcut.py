@@ -14,7 +14,7 @@ from pydantic import Field
 
 from synth.filters.base import Filter
 from synth.filters.checks import CheckConfig, CheckScope
-from synth.filters.leakage import mentions
+from synth.matching import mentions
 from synth.schemas import FilterVerdict, Item
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever

@@ -10,23 +10,23 @@ a rerun replays finished rollouts without spending tokens. Which rollouts are ke
 """
 
 from collections.abc import Callable
-from typing import Literal
 
 from pydantic import Field, model_validator
 
-from synth.config import FrozenConfig
 from synth.generators.guidance import Guidance, remove_hint_dependence
-from synth.hashing import content_hash
+from synth.hashing import content_hash, item_seed
 from synth.llm.client import LLMClient
 from synth.schemas import Item, Trajectory
 from synth.search.agent import Rollout, SearchAgent
 from synth.search.budget import TEACHER_AGENT, AgentBudget, nest_agent_keys
 from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
-from synth.solving.solvers import item_seed
+from synth.solving.rejection import RejectionConfig
 
 
-class DistillConfig(FrozenConfig):
+class DistillConfig(RejectionConfig):
+    """The teacher: its model, search and budget; which rollouts are kept (`RejectionConfig`)."""
+
     enabled: bool = Field(
         default=False, description="Distill teacher trajectories for the published items (SFT and DPO data)."
     )
@@ -36,6 +36,7 @@ class DistillConfig(FrozenConfig):
         description="The teacher searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "
         "default: the recipe's `retriever`.",
     )
+    retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents one of the teacher's searches returns.")
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
     agent: AgentBudget = Field(
         default_factory=AgentBudget,
@@ -43,20 +44,6 @@ class DistillConfig(FrozenConfig):
         "demonstrations and protocol (json: the answer only after min_tool_calls calls, and on the last turn); "
         "unset keys: 12 turns of 1,024 tokens within 32,768 on served models, 6 of 256 within 4,096 on the "
         "embedded one.",
-    )
-    max_malformed: int = Field(default=0, ge=0, description="Corrected malformed calls a kept trajectory may contain.")
-    require_reasoning: bool = Field(
-        default=False,
-        description="Keep only rollouts whose every assistant turn came with the model's reasoning (rejected as "
-        "no_reasoning otherwise): SFT data that teaches thinking before each action.",
-    )
-    min_tool_calls: int = Field(
-        default=1, ge=0, description="Tool calls a kept trajectory needs (0 keeps closed-book answers)."
-    )
-    select: Literal["fewest_tool_calls", "fewest_tokens"] = Field(
-        default="fewest_tool_calls",
-        description="Best-of-n rule among the correct, well-formed rollouts of an item (ties: fewer tokens, then "
-        "lower sample index).",
     )
     guided: bool = Field(
         default=False,

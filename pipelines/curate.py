@@ -29,11 +29,10 @@ from synth.filters.near_dup import NearDupConfig
 from synth.hashing import file_hash
 from synth.matching import match_answer
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
-from synth.pipelines.labeling import attempt_items, build_panel, judge_items
+from synth.pipelines.labeling import judge_items
 from synth.recipes import RECIPES
-from synth.schemas import DatasetVersion, Document, FilterVerdict, FunnelStage, Item, Trajectory
+from synth.schemas import DatasetVersion, FilterVerdict, FunnelStage, Item, Trajectory
 from synth.search.passages import PASSAGE_WORDS
-from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
 from synth.settings import Settings
 from synth.solving.panel import PanelConfig, SolverSpec
@@ -180,18 +179,6 @@ class CurateRecipe(Recipe[Config]):
             log=context.progress.log,
         )
 
-    def tools(self, retriever: str | None) -> SearchTools:
-        return self.world.tools(retriever or self.config.retriever, self.config.panel.retrieval_k)
-
-    def runs_panel(self) -> bool:
-        return self.config.panel.enabled
-
-    def stage_models(self, stage: str) -> list[str]:
-        panel = self.config.panel
-        return [solver.model for solver in panel.solvers if solver.model] + (
-            [panel.judge_model] if panel.judge_model else []
-        )
-
     def construct(self, rounds: list[Round]) -> Construction:
         config, source = self.config, self.source
         self.context.progress.log(f"curating {source.describe}: {len(source.items)} items ...")
@@ -219,15 +206,6 @@ class CurateRecipe(Recipe[Config]):
             kg_snapshot=source.kg_snapshot,
             **carried,
         )
-
-    async def attempt(self, items: list[Item]) -> PanelShard:
-        panel_config = self.config.panel
-        panel, solvers = build_panel(panel_config, self.context, self.tools(panel_config.retriever), self.evidence)
-        attempts, trajectories = await attempt_items(items, panel, self.context)
-        return PanelShard(attempts, trajectories, solvers, judge=panel.judge.model if panel.judge else None)
-
-    def evidence(self, item: Item) -> list[Document]:
-        return self.tools(self.config.panel.retriever).open_all(item.evidence_doc_ids)
 
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         items, verdicts, funnel = construction.items, list(construction.verdicts), list(construction.funnel)

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
-from synth.pipelines.base import DistillShard, RecipeResult, RunContext
+from synth.pipelines.context import RunContext
+from synth.pipelines.records import DistillShard, RecipeResult
 from synth.schemas import Item
 from synth.search.tools import SearchTools
 from synth.solving.rejection import distill_statistics, judge_rollouts
@@ -21,7 +22,6 @@ async def distill_items(
     config: DistillConfig,
     context: RunContext,
     tools: SearchTools,
-    f1_threshold: float,
     guidance: Callable[[Item], Guidance | None] | None = None,
 ) -> DistillShard:
     """Rollouts of the teacher on `items`, judged; every rollout is kept in the output (rejected
@@ -32,7 +32,7 @@ async def distill_items(
         f"distill: {client.model_id} x {len(items)} items, n={config.n}, protocol {teacher.protocol} ..."
     )
     rollouts = await teacher.rollouts(items)
-    judged = judge_rollouts(items, rollouts, config, f1_threshold)
+    judged = judge_rollouts(items, rollouts, config)
     return DistillShard(judged, teacher=client.model_id, protocol=teacher.protocol, items=len(items))
 
 
@@ -46,6 +46,7 @@ def add_distillation(result: RecipeResult, shards: list[DistillShard], config: D
         "teacher": shards[0].teacher if shards else None,
         "protocol": shards[0].protocol if shards else None,
         **distill_statistics(trajectories, sum(shard.items for shard in shards), config),
+        "guided": config.guided,
     }
     models = dict(result.models)
     if shards:

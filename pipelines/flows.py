@@ -22,7 +22,7 @@ from prefect.tasks import exponential_backoff
 from synth.errors import BudgetExhausted, ConfigError, NothingSurvived, SynthError
 from synth.recipes import get_recipe
 from synth.redact import install_logging_filter
-from synth.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
+from synth.runner import DEFAULT_SHARD_SIZE, STAGES, Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.workdir import RunDir
 
@@ -66,35 +66,22 @@ _RETRIES = {
 }
 
 
-@task(name="round", **_RETRIES)
-def round_task(home: str, run_root: str, runner: str, index: int) -> int:
-    """One self-play round (it needs the rounds before it, so rounds run one after another)."""
-    _run(home, run_root, runner).play_round(index)
+@task(**_RETRIES)
+def stage_task(home: str, run_root: str, runner: str, kind: str, index: int) -> int:
+    """Shard `index` of the plan's stage `kind` (synth.runner.STAGES); its task run is named after it."""
+    stage = next(stage for stage in STAGES if stage.kind == kind)
+    _run(home, run_root, runner).step(stage, index)
     return index
 
 
-@task(name="construct", **_RETRIES)
-def construct_task(home: str, run_root: str, runner: str) -> int:
-    """Walks, construction and cheap filters; returns the number of panel shards."""
-    return _run(home, run_root, runner).construct()
-
-
-@task(name="panel-shard", **_RETRIES)
-def attempt_task(home: str, run_root: str, runner: str, index: int) -> int:
-    _run(home, run_root, runner).attempt(index)
-    return index
-
-
-@task(name="label", **_RETRIES)
-def label_task(home: str, run_root: str, runner: str) -> int:
-    """Consensus and quotas over every panel shard; returns the number of distillation shards."""
-    return _run(home, run_root, runner).label()
-
-
-@task(name="distill-shard", **_RETRIES)
-def distill_task(home: str, run_root: str, runner: str, index: int) -> int:
-    _run(home, run_root, runner).distill(index)
-    return index
+TASK_NAMES = {
+    "round": "round",
+    "construct": "construct",
+    "attempt": "panel-shard",
+    "label": "label",
+    "distill": "distill-shard",
+}
+"""The Prefect task name of each stage of the plan."""
 
 
 @task(name="publish", **_RETRIES)
@@ -167,20 +154,20 @@ def run_recipe(
         earlier = run.published_version()
         if earlier is not None:
             return {"ref": earlier.ref, "items": earlier.row_counts.get("items", 0), "run_id": run_dir.id}
-        if run.round_count():
-            tags = _model_tags(run, run.recipe.stage_models("round"))
-            for index in range(run.round_count()):
-                round_task.with_options(tags=tags)(home, root, runner, index)
-        shards = construct_task(home, root, runner)
-        tags = _model_tags(run, run.recipe.stage_models("attempt"))
-        futures = [attempt_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(shards)]
-        for future in futures:
-            future.result()
-        distills = label_task(home, root, runner)
-        tags = _model_tags(run, run.recipe.stage_models("distill")) if distills else []
-        futures = [distill_task.with_options(tags=tags).submit(home, root, runner, index) for index in range(distills)]
-        for future in futures:
-            future.result()
+        for stage in STAGES:
+            count = stage.count(run)
+            if not count:
+                continue
+            options = {"name": TASK_NAMES[stage.kind]}
+            if stage.shards is not None:
+                options["tags"] = _model_tags(run, run.recipe.stage_models(stage.kind))
+            step = stage_task.with_options(**options)
+            if stage.parallel and stage.shards is not None:
+                for future in [step.submit(home, root, runner, stage.kind, index) for index in range(count)]:
+                    future.result()
+            else:
+                for index in range(count):
+                    step(home, root, runner, stage.kind, index)
         return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception as error:
         if not isinstance(error, NothingSurvived):  # that one was recorded by the publish task, with its funnel

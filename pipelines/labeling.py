@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from synth.filters.base import FilterChain
 from synth.filters.consensus import ConsensusConfig, ConsensusFilter
-from synth.pipelines.base import RunContext
+from synth.pipelines.context import RunContext
 from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 from synth.search.tools import SearchTools
 from synth.solving.answer_judge import AnswerJudge

@@ -39,18 +39,15 @@ from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.matching import normalize_answer
 from synth.pipelines.base import (
     Construction,
-    DistillShard,
     PanelShard,
     Recipe,
     RecipeResult,
     Round,
 )
-from synth.pipelines.distilling import add_distillation, distill_items
-from synth.pipelines.labeling import attempt_items, build_panel, judge_items
+from synth.pipelines.labeling import judge_items
 from synth.recipes import RECIPES
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
-from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
 from synth.solving.panel import PanelConfig
 
@@ -190,16 +187,12 @@ class MultihopRecipe(Recipe[Config]):
         """The graph walks use: without the excluded relations."""
         return self.full.without_relations(self.config.exclude_relations)
 
-    def tools(self, retriever: str | None) -> SearchTools:
-        """The search tools of an agent configured with `retriever` (None: the recipe's `retriever`)."""
-        return self.world.tools(retriever or self.config.retriever, self.config.panel.retrieval_k)
-
     def evidence(self, item: Item) -> list[Document]:
         """What the gold_evidence condition shows: each evidence document whole, or cut down to the
         sentences that state the item's path and cue edges (a few dozen tokens instead of ~1,200,
         and a cleaner test of whether the question follows from its facts)."""
         if self.config.panel.gold_evidence == "documents":
-            return self.tools(self.config.panel.retriever).open_all(item.evidence_doc_ids)
+            return super().evidence(item)
         edges = item.path + [Hop.model_validate(edge) for edge in item.metadata.get("cue_edges", [])]
         statements: dict[tuple[str, str], list[str]] = {}
         for edge in edges:
@@ -209,20 +202,6 @@ class MultihopRecipe(Recipe[Config]):
             Document(id=doc_id, title=self.full.name(head), text=" ".join(dict.fromkeys(sentences)), entity_id=head)
             for (doc_id, head), sentences in statements.items()
         ]
-
-    def runs_panel(self) -> bool:
-        return self.config.panel.enabled
-
-    def distills(self) -> bool:
-        return self.config.distill.enabled
-
-    def stage_models(self, stage: str) -> list[str]:
-        if stage == "distill":
-            return [self.config.distill.teacher_model]
-        panel = self.config.panel
-        return [solver.model for solver in panel.solvers if solver.model] + (
-            [panel.judge_model] if panel.judge_model else []
-        )
 
     def construct(self, rounds: list[Round]) -> Construction:
         config, context, kg = self.config, self.context, self.kg
@@ -289,12 +268,6 @@ class MultihopRecipe(Recipe[Config]):
             items=items, verdicts=list(chain.verdicts), funnel=funnel, statistics=statistics, models=models
         )
 
-    async def attempt(self, items: list[Item]) -> PanelShard:
-        panel_config = self.config.panel
-        panel, solvers = build_panel(panel_config, self.context, self.tools(panel_config.retriever), self.evidence)
-        attempts, trajectories = await attempt_items(items, panel, self.context)
-        return PanelShard(attempts, trajectories, solvers, judge=panel.judge.model if panel.judge else None)
-
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         config = self.config
         items, verdicts = construction.items, list(construction.verdicts)
@@ -345,18 +318,9 @@ class MultihopRecipe(Recipe[Config]):
             tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models
         )
 
-    async def distill(self, items: list[Item]) -> DistillShard:
-        return await distill_items(
-            items,
-            self.config.distill,
-            self.context,
-            self.tools(self.config.distill.retriever),
-            self.config.panel.f1_threshold,
-            guidance=lambda item: path_guidance(item, self.full.name),
-        )
-
-    def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
-        return add_distillation(result, shards, self.config.distill)
+    def guidance(self, item: Item):
+        """A guided teacher sees the construction path."""
+        return path_guidance(item, self.full.name)
 
 
 def _graph_supports(kg):

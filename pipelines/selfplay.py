@@ -37,18 +37,15 @@ from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, Target
 from synth.llm.types import is_model_failure
 from synth.pipelines.base import (
     Construction,
-    DistillShard,
     PanelShard,
     Recipe,
     RecipeResult,
     Round,
 )
-from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.recipes import RECIPES
-from synth.schemas import DifficultyLabel, Document, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
+from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 from synth.search.passages import PASSAGE_WORDS
-from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice, World
 from synth.solving.panel import PanelConfig, SolverSpec
 
@@ -184,11 +181,6 @@ class SelfplayRecipe(Recipe[Config]):
             log=context.progress.log,
         )
 
-    def tools(self, retriever: str | None, k: int | None = None) -> SearchTools:
-        """The search tools of an agent configured with `retriever` (None: the recipe's `retriever`) and
-        top-k `k` (None: the recipe's `retrieval_k`)."""
-        return self.world.tools(retriever or self.config.retriever, k or self.config.retrieval_k)
-
     @cached_property
     def targets(self) -> list:
         """The corpus documents that can be a question's answer."""
@@ -203,24 +195,11 @@ class SelfplayRecipe(Recipe[Config]):
             )
         return targets
 
-    def evidence(self, item: Item) -> list[Document]:
-        return self.tools(self.config.panel.retriever).open_all(item.evidence_doc_ids)
+    def runs_panel(self) -> bool:
+        return False  # the solvers run inside each round: the curriculum needs their results
 
-    def distills(self) -> bool:
-        return self.config.distill.enabled
-
-    def stage_models(self, stage: str) -> list[str]:
-        if stage == "distill":
-            return [self.config.distill.teacher_model]
-        if stage != "round":
-            return []
-        panel = self.config.panel
-        return [
-            self.config.proposer.model,
-            self.config.rag.judge_model,
-            *(s.model for s in panel.solvers if s.model),
-            *([panel.judge_model] if panel.judge_model else []),
-        ]
+    def round_models(self) -> list[str]:
+        return [self.config.proposer.model, self.config.rag.judge_model, *self.panel_models()]
 
     def play_round(self, index: int, earlier: list[Round]) -> Round:
         """Round `index`: its targets, at the depth the round before chose; `earlier`: those rounds."""
@@ -237,7 +216,7 @@ class SelfplayRecipe(Recipe[Config]):
         proposer = Proposer(
             config.proposer,
             proposer_client,
-            self.tools(config.proposer.retriever),
+            self.tools(config.proposer.retriever, config.retrieval_k),
             config.seed,
             world.corpus.name,
             log=context.progress.log,
@@ -316,9 +295,7 @@ class SelfplayRecipe(Recipe[Config]):
         the judge: RAG verification, the one gate that calls a model, last."""
         config = self.config
         chain = self.check_chain(earlier_items)
-        chain.filters.append(
-            RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever), config.panel.f1_threshold)
-        )
+        chain.filters.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever, config.retrieval_k)))
         return chain
 
     def construct(self, rounds: list[Round]) -> Construction:
@@ -377,15 +354,6 @@ class SelfplayRecipe(Recipe[Config]):
             kg_snapshot=construction.kg_snapshot,
             statistics=construction.statistics,
         )
-
-    async def distill(self, items: list[Item]) -> DistillShard:
-        config = self.config
-        return await distill_items(
-            items, config.distill, self.context, self.tools(config.distill.retriever), config.panel.f1_threshold
-        )
-
-    def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
-        return add_distillation(result, shards, self.config.distill)
 
 
 @dataclass

@@ -23,3 +23,9 @@ def file_hash(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def item_seed(item: Any, salt: str) -> int:
+    """A sampling seed fixed by an item's id and what it is for (`salt`): the same attempt of the
+    same item draws alike in every run, so its cached request is found again."""
+    return int(content_hash({"item": item.id, "salt": salt}, length=8), 16)

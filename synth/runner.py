@@ -67,6 +67,31 @@ def distill_stage(index: int) -> str:
     return f"distill-{index:05d}"
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One step of the plan every run follows, locally or as Prefect tasks."""
+
+    kind: str
+    """Names the step, its Prefect task, and the models it calls (`Recipe.stage_models(kind)`)."""
+    shards: Callable[["Run"], int] | None = None
+    """How many shards the step has once the steps before it are done; None: a single stage."""
+    parallel: bool = True
+    """Shards run together (panel, distillation) or one after another, each seeing those before (rounds)."""
+
+    def count(self, run: "Run") -> int:
+        return 1 if self.shards is None else self.shards(run)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("round", lambda run: run.round_count(), parallel=False),
+    Stage("construct"),
+    Stage("attempt", lambda run: run.shard_count()),
+    Stage("label"),
+    Stage("distill", lambda run: run.distill_count()),
+)
+"""The stage plan, in order; publishing follows. `run_locally` and the Prefect flow both walk it."""
+
+
 async def _together(stages: list[Coroutine[Any, Any, None]]) -> None:
     """Run the stages concurrently; when one fails the others still finish (and are saved), then
     the first failure is raised."""
@@ -240,6 +265,28 @@ class Run:
     def play_round(self, index: int) -> None:
         earlier = [self._load(Round, round_stage(before)) for before in range(index)]
         self._stage(round_stage(index), lambda: self.recipe.play_round(index, earlier))
+
+    def step(self, stage: Stage, index: int = 0) -> None:
+        """Shard `index` of `stage` (the whole stage if it has no shards): what a Prefect task runs."""
+        if stage.kind == "round":
+            self.play_round(index)
+        elif stage.kind == "attempt":
+            self.attempt(index)
+        elif stage.kind == "distill":
+            self.distill(index)
+        else:
+            getattr(self, stage.kind)()
+
+    def run_stage(self, stage: Stage) -> None:
+        """Every shard of `stage` in this process: parallel ones in one event loop (they share each
+        model's concurrency pool), the others one after another."""
+        if stage.kind == "attempt":
+            self.attempt_all()
+        elif stage.kind == "distill":
+            self.distill_all()
+        else:
+            for index in range(stage.count(self)):
+                self.step(stage, index)
 
     def construct(self) -> int:
         """Run (or reuse) the rounds, if any, and the construction stage; returns the number of panel shards."""
@@ -488,10 +535,8 @@ def run_locally(
         earlier = run.published_version()
         if earlier is not None:
             return earlier
-        run.construct()
-        run.attempt_all()
-        run.label()
-        run.distill_all()
+        for stage in STAGES:
+            run.run_stage(stage)
         return run.publish()
     except BudgetExhausted as error:
         run.record(status="stopped", error=error)

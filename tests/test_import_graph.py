@@ -121,3 +121,30 @@ def test_project_modules_are_imported_at_module_top_unless_a_comment_says_why():
             if not at_top and "#" not in lines[line - 1] and not lines[line - 2].strip().startswith("#"):
                 unexplained.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not unexplained, f"{len(unexplained)} function-level imports without a reason:\n" + "\n".join(unexplained)
+
+
+LOWER = ("synth.llm", "synth.kg", "synth.search", "synth.solving", "synth.store", "synth.contract")
+UPPER = ("synth.generators", "synth.filters", "synth.pipelines")
+
+
+def layer_breaches(modules: dict[str, Path]) -> list[str]:
+    """Imports from the lower layers (models, graphs, search, solving, the store, the contract) into
+    the upper ones (generators, filters, recipes): the lower ones must stand alone."""
+    return [
+        f"{name} -> {target} (line {line})"
+        for name, path in modules.items()
+        if name.startswith(LOWER)
+        for target, line, _ in imports_of(name, path, modules)
+        if target.startswith(UPPER)
+    ]
+
+
+def test_lower_layers_never_import_generators_filters_or_recipes():
+    assert layer_breaches(project_modules()) == []
+
+
+def test_the_layer_rule_sees_a_breach(tmp_path):
+    module = tmp_path / "leaky.py"
+    module.write_text("from synth.filters.leakage import LeakageFilter\n")
+    modules = {**project_modules(), "synth.store.leaky": module}
+    assert layer_breaches(modules) == ["synth.store.leaky -> synth.filters.leakage (line 1)"]

@@ -26,10 +26,40 @@ incorrect rollouts are the DPO negatives of the chosen one (the `dpo` export pai
 
 from collections import Counter
 from statistics import mean
+from typing import Literal
 
-from synth.generators.distill import DistillConfig
+from pydantic import Field
+
+from synth.config import FrozenConfig
 from synth.matching import match_answer
 from synth.schemas import ChatMessage, Item, Trajectory
+
+
+class RejectionConfig(FrozenConfig):
+    """Which teacher rollouts are training data and which one per item is chosen (the distill
+    section's keys; its own match threshold, not the panel's)."""
+
+    max_malformed: int = Field(default=0, ge=0, description="Corrected malformed calls a kept trajectory may contain.")
+    require_reasoning: bool = Field(
+        default=False,
+        description="Keep only rollouts whose every assistant turn came with the model's reasoning (rejected as "
+        "no_reasoning otherwise): SFT data that teaches thinking before each action.",
+    )
+    min_tool_calls: int = Field(
+        default=1, ge=0, description="Tool calls a kept trajectory needs (0 keeps closed-book answers)."
+    )
+    select: Literal["fewest_tool_calls", "fewest_tokens"] = Field(
+        default="fewest_tool_calls",
+        description="Best-of-n rule among the correct, well-formed rollouts of an item (ties: fewer tokens, then "
+        "lower sample index).",
+    )
+    f1_threshold: float = Field(
+        default=0.8,
+        gt=0.0,
+        le=1.0,
+        description="Token F1 at which a teacher's answer counts as correct (after exact and alias matches).",
+    )
+
 
 RUN_ENDINGS = {
     "truncated": "truncated",
@@ -52,7 +82,11 @@ def unanswered_calls(messages: list[ChatMessage]) -> int:
     return sum(open_calls.values())
 
 
-def reject_reason(trajectory: Trajectory, item: Item, config: DistillConfig, f1_threshold: float) -> str | None:
+def reject_reason(
+    trajectory: Trajectory, item: Item, config: RejectionConfig, f1_threshold: float | None = None
+) -> str | None:
+    """The first reason in the module's list that applies, or None (`f1_threshold`: the config's by default)."""
+    f1_threshold = config.f1_threshold if f1_threshold is None else f1_threshold
     finish = trajectory.finish_reason or ""
     if finish not in ("answered", *RUN_ENDINGS):
         return "model_failure"
@@ -87,9 +121,10 @@ def _rank(trajectory: Trajectory, rule: str) -> tuple:
 
 
 def judge_rollouts(
-    items: list[Item], trajectories: list[Trajectory], config: DistillConfig, f1_threshold: float
+    items: list[Item], trajectories: list[Trajectory], config: RejectionConfig, f1_threshold: float | None = None
 ) -> list[Trajectory]:
     """Every rollout with `correct`, `reject_reason` and `selected` set."""
+    f1_threshold = config.f1_threshold if f1_threshold is None else f1_threshold
     by_id = {item.id: item for item in items}
     judged = []
     for trajectory in trajectories:
@@ -107,7 +142,7 @@ def judge_rollouts(
     return [t.model_copy(update={"selected": True}) if t.id in chosen else t for t in judged]
 
 
-def distill_statistics(trajectories: list[Trajectory], items: int, config: DistillConfig) -> dict:
+def distill_statistics(trajectories: list[Trajectory], items: int, config: RejectionConfig) -> dict:
     """The figures a version's summary shows for its teacher trajectories."""
     selected = [t for t in trajectories if t.selected]
     kept = [t for t in trajectories if t.reject_reason is None]
@@ -130,7 +165,6 @@ def distill_statistics(trajectories: list[Trajectory], items: int, config: Disti
         "turns_with_reasoning": _reasoning_share(trajectories),
         "dpo_pairs": pairs,
         "select": config.select,
-        "guided": config.guided,
     }
 
 

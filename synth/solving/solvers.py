@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from synth.filters.leakage import mentions
-from synth.hashing import content_hash
+from synth.hashing import item_seed
 from synth.llm.client import LLMClient
 from synth.llm.responses import TRUNCATED_REASONING
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
+from synth.matching import mentions
 from synth.schemas import ChatMessage, Document, Item, Usage
 from synth.schemas.solving import Condition
 from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer
@@ -69,10 +69,6 @@ class Solver(Protocol):
     conditions: tuple[Condition, ...]
 
     async def solve(self, items: list[Item], condition: Condition, k: int) -> list[list[Outcome]]: ...
-
-
-def item_seed(item: Item, salt: str) -> int:
-    return int(content_hash({"item": item.id, "salt": salt}, length=8), 16)
 
 
 def parse_answer(text: str | None) -> str | None:

@@ -8,6 +8,7 @@ import pytest
 from synth.contract import get_contract
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import leaks, path_guidance
+from synth.hashing import item_seed
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
@@ -17,7 +18,6 @@ from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
 from synth.solving.rejection import distill_statistics, judge_rollouts, reject_reason, unanswered_calls
-from synth.solving.solvers import item_seed
 
 DOCUMENTS = [
     Document(id="d1", title="Alice Ames", text="Alice Ames was born in Springfield. Alice Ames directed First Light."),

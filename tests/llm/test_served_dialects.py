@@ -18,6 +18,7 @@ import pytest
 from competent_server import DIALECTS, REASONING_DIALECTS, CompetentServer, _draw
 
 from synth.generators.distill import DistillConfig, Teacher
+from synth.hashing import item_seed
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.openai_http import OpenAICompatibleBackend
@@ -28,7 +29,6 @@ from synth.search.corpus import Corpus
 from synth.search.retrieval import BM25Retriever
 from synth.search.tools import SearchTools
 from synth.solving.rejection import judge_rollouts
-from synth.solving.solvers import item_seed
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
 

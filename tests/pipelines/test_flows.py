@@ -152,6 +152,18 @@ def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
     assert _model_tags(overridden, overridden.recipe.stage_models("attempt")) == ["model:fake"]
 
 
+def test_selfplay_rounds_and_teacher_name_the_models_they_call(tmp_path, flows_file):
+    from test_selfplay import params
+
+    from synth.runner import Run, RunRequest, open_run
+
+    settings = Settings(home=tmp_path)
+    values = apply_params({}, [*params(), "proposer.model=fake", "rag.judge_model=dry", "distill.teacher_model=dry"])
+    run = Run(settings, open_run(settings, RunRequest("selfplay", values, flows_file=flows_file)))
+    assert set(run.recipe.stage_models("round")) >= {"fake", "dry"}  # proposer, RAG judge (and the solvers)
+    assert run.recipe.stage_models("distill") == ["dry"]
+
+
 def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_file):
     params = [*PARAMS, "distill.enabled=true", "distill.teacher_model=dry", "distill.n=2", "distill.max_turns=2"]
     result = multihop_flow(
@@ -195,6 +207,7 @@ def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monk
 
     rounds = sorted(asyncio.run(round_task_runs()), key=lambda task_run: task_run.start_time)
     assert len(rounds) == 3 and all(task_run.state_name == "Completed" for task_run in rounds)
+    assert all(task_run.tags == ["model:fake"] for task_run in rounds)  # capped per model like panel shards
     assert all(earlier.end_time <= later.start_time for earlier, later in zip(rounds, rounds[1:]))  # one after another
 
 

@@ -19,8 +19,8 @@ import pyarrow as pa
 from synth.contract import AgentContract, get_contract
 from synth.contract.render import UNKNOWN_RESULTS, Conversation, Unrenderable, render
 from synth.errors import ConfigError, NotFoundError
-from synth.generators.selfplay import PROPOSING
 from synth.schemas import ChatMessage, Trajectory
+from synth.search.proposing import PROPOSING
 from synth.store.export.options import ExportRequest
 from synth.store.export.prompts import load_template
 from synth.store.export.prompts import render as render_template

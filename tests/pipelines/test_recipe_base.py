@@ -1,0 +1,38 @@
+"""What the recipe base builds for every recipe: the teacher searches with its own k and matches
+with its own threshold, and a recipe's stages are declared as the runner calls them."""
+
+import inspect
+
+import pytest
+
+from synth.generate import generate
+from synth.recipes import RECIPES
+from synth.search.world import World
+from synth.settings import Settings
+
+
+def test_the_teacher_searches_with_its_own_k_not_the_panels(tmp_path, monkeypatch):
+    asked = []
+    tools = World.tools
+
+    def spy(self, retriever, k):
+        asked.append(k)
+        return tools(self, retriever, k)
+
+    monkeypatch.setattr(World, "tools", spy)
+    params = ["n=4", "hops=[2]", "panel.retrieval_k=2", "distill.enabled=true", "distill.n=1", "distill.retrieval_k=5"]
+    generate(Settings(home=tmp_path), "multihop", params, llm="fake")
+    assert 5 in asked and 2 in asked  # before, the teacher searched with the panel's k
+
+
+@pytest.mark.parametrize("recipe", ["multihop", "selfplay", "curate"])
+def test_every_recipe_declares_its_stages_as_the_runner_calls_them(recipe):
+    """Rounds run synchronously (each runs its own event loops); panel and teacher shards are coroutines."""
+    cls = RECIPES[recipe].load()
+    assert not inspect.iscoroutinefunction(cls.play_round) and not inspect.iscoroutinefunction(cls.construct)
+    assert inspect.iscoroutinefunction(cls.attempt) and inspect.iscoroutinefunction(cls.distill)
+
+
+def test_the_distill_section_carries_its_own_match_threshold():
+    config = RECIPES["multihop"].load().Config.model_validate({"distill": {"f1_threshold": 0.5}})
+    assert config.distill.f1_threshold == 0.5 and config.panel.f1_threshold == 0.8
