@@ -49,7 +49,7 @@ def template_questions(home: Path, seeds: list[int], n: int) -> list[tuple[str, 
         style = "obfuscated" if seed % 2 else "plain"
         settings = Settings(home=home / f"seed-{seed}")
         params = [f"n={n}", f"seed={seed}", "hops=[2,3]", f"style={style}"]
-        params += ["panel.enabled=false", "shortcut.enabled=false", "near_dup.enabled=false"]
+        params += ["panel.enabled=false", "checks.shortcut.enabled=false", "checks.near_dup.enabled=false"]
         version = generate(settings, "multihop", params).version
         found += [(item.question, item.answer) for item in iter_records(settings, version, "items")]
     return found

@@ -80,7 +80,7 @@ def test_bad_contamination_benchmarks_are_one_line(bad_files, run_cli, kind, say
         "fake",
         "--quiet",
         "--param",
-        f"contamination.benchmarks=[{bad_files[kind]}]",
+        f"checks.contamination.benchmarks=[{bad_files[kind]}]",
     )
     _one_line(*run_cli(*args)[::2], str(bad_files[kind]), says)
 

@@ -82,3 +82,49 @@ def test_selfplay_runs_the_new_check_among_its_gates(tmp_path):
     verdicts, _, stages = _published_checks(settings, version)
     assert stages.index("word_budget") < stages.index("rag_verification")  # a cheap gate, before the judge
     assert verdicts
+
+
+OLD_KEYS = """\
+flows:
+  old-multihop:
+    recipe: multihop
+    params:
+      near_dup: {threshold: 0.7}
+      shortcut: {enabled: false}
+  old-selfplay:
+    recipe: selfplay
+    params:
+      min_distinct_searches: 3
+  old-curate:
+    recipe: curate
+    params:
+      source: somewhere
+      checks: [format, near_dup, contamination, outcome]
+      against: [other]
+      contamination: {benchmarks: [dev.jsonl]}
+"""
+
+
+def test_flows_files_with_the_old_keys_still_validate_and_say_where_the_keys_went(tmp_path, run_cli):
+    path = tmp_path / "flows.yaml"
+    path.write_text(OLD_KEYS)
+    code, out, err = run_cli("flows", "validate", "--flows-file", str(path))
+    assert code == 0 and "ok (3 flows" in out, err
+    moved = [line for line in err.splitlines() if line.startswith("deprecated:")]
+    assert {"'near_dup' is now 'checks.near_dup'", "'against' is now 'checks.near_dup.against'"} <= {
+        line.split("config key ", 1)[1].split(";")[0] for line in moved
+    }
+    config = (
+        RECIPES["curate"]
+        .load()
+        .Config.model_validate(
+            {
+                "checks": ["format", "near_dup", "contamination"],
+                "against": ["other"],
+                "contamination": {"benchmarks": ["x"]},
+            }
+        )
+    )
+    near_dup, contamination = config.checks[1], config.checks[2]
+    assert near_dup.against == ["other"] and [str(path) for path in contamination.benchmarks] == ["x"]
+    assert config.outcome is False  # the old list left `outcome` out

@@ -73,7 +73,7 @@ def labeled_run(tmp_path_factory):
         "multihop",
         [
             *ARGS,
-            "near_dup.against_earlier_versions=false",
+            "checks.near_dup.against_earlier_versions=false",
             SOLVERS,
         ],
         name="again",

@@ -62,8 +62,12 @@ def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatc
 def test_a_published_run_is_returned_not_made_again(tmp_path):
     settings = Settings(home=tmp_path)
     first = generate(settings, "multihop", [*ARGS, "panel.enabled=false"])
-    second = generate(settings, "multihop", [*ARGS, "panel.enabled=false", "near_dup.against_earlier_versions=false"])
-    third = generate(settings, "multihop", [*ARGS, "panel.enabled=false", "near_dup.against_earlier_versions=false"])
+    second = generate(
+        settings, "multihop", [*ARGS, "panel.enabled=false", "checks.near_dup.against_earlier_versions=false"]
+    )
+    third = generate(
+        settings, "multihop", [*ARGS, "panel.enabled=false", "checks.near_dup.against_earlier_versions=false"]
+    )
     assert first.version.summary["run_id"] != second.version.summary["run_id"] == third.version.summary["run_id"]
     assert third.version.ref == second.version.ref == "multihop@2"
     with Catalog.open(settings, read_only=True) as catalog:
