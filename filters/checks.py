@@ -138,7 +138,7 @@ def move_old_check_keys(values: Any, renamed: dict[str, tuple[str, str]] | None 
     elif isinstance(given, list):
         listed = [entry if not isinstance(entry, str) else {"kind": entry} for entry in given]
         values["checks"] = [
-            {**moved.get(entry.get("kind"), {}), **entry} if isinstance(entry, dict) else entry for entry in listed
+            {**moved.get(str(entry.get("kind")), {}), **entry} if isinstance(entry, dict) else entry for entry in listed
         ]
     return values
 

@@ -26,7 +26,8 @@ from synth.config import FrozenConfig
 from synth.filters.base import CheckResult, Filter
 from synth.llm.types import is_model_failure
 from synth.matching import normalize_answer
-from synth.schemas import DifficultyLabel, Item, PassRate, SolverAttempt
+from synth.schemas import DifficultyLabel, DifficultyName, Item, PassRate, SolverAttempt
+from synth.schemas.solving import Condition
 
 
 class Thresholds(FrozenConfig):
@@ -62,7 +63,7 @@ class ConsensusConfig(FrozenConfig):
 
 
 def pass_rates(attempts: Sequence[SolverAttempt]) -> list[PassRate]:
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    counts: dict[tuple[str, Condition], list[int]] = defaultdict(lambda: [0, 0])
     for attempt in attempts:
         counts[(attempt.solver, attempt.condition)][0] += 1
         counts[(attempt.solver, attempt.condition)][1] += attempt.correct
@@ -79,7 +80,7 @@ def search_success(rates: Sequence[PassRate]) -> float | None:
     return sum(rate.correct for rate in search) / total if total else None
 
 
-def search_label(rate: float, thresholds: Thresholds) -> str:
+def search_label(rate: float, thresholds: Thresholds) -> DifficultyName:
     """The label of a pooled search pass rate (trivial aside)."""
     if rate >= thresholds.easy:
         return "easy"
@@ -96,7 +97,7 @@ def reachable_labels(search_attempts: int, thresholds: Thresholds) -> list[str]:
     return [name for name in ("easy", "medium", "hard", "unsolved") if name in found]
 
 
-def label(attempts: Sequence[SolverAttempt], thresholds: Thresholds) -> str:
+def label(attempts: Sequence[SolverAttempt], thresholds: Thresholds) -> DifficultyName:
     rates = pass_rates(attempts)
     closed = [rate for rate in rates if rate.condition == "closed_book"]
     if closed and sum(rate.rate >= thresholds.trivial_closed_book for rate in closed) * 2 > len(closed):
@@ -160,11 +161,9 @@ class ConsensusFilter(Filter):
         if not counts:
             return {}
         pooled = counts.most_common(1)[0][0]
-        reach: dict[str, object] = {
-            "search_attempts_per_item": pooled,
-            "labels_possible": reachable_labels(pooled, self.config.thresholds),
-        }
-        missing = [name for name in ("easy", "medium", "hard") if name not in reach["labels_possible"]]
+        possible = reachable_labels(pooled, self.config.thresholds)
+        reach: dict[str, object] = {"search_attempts_per_item": pooled, "labels_possible": possible}
+        missing = [name for name in ("easy", "medium", "hard") if name not in possible]
         if missing:
             needed = next(
                 (

@@ -82,7 +82,7 @@ class NearDupFilter(Filter):
 
     name = "near_dup"
 
-    def __init__(self, config: NearDupConfig = NearDupConfig(), earlier: Iterable[tuple[str, str]] = ()):
+    def __init__(self, config: NearDupConfig = NearDupConfig(), earlier: Iterable[tuple[str, str, list[str]]] = ()):
         """`earlier`: (item id, question, answers) of earlier versions; matches with those are
         reported as near_duplicate_of_earlier_version."""
         from datasketch import MinHashLSH
@@ -130,7 +130,7 @@ class NearDupFilter(Filter):
     def _decide(self, item: Item, tokens: set[str], minhash) -> CheckResult:
         answers = _normalized(item.answers)
         best, best_similarity = None, 0.0
-        for key in self.index.query(minhash):
+        for key in map(str, self.index.query(minhash)):
             if self.config.same_answer and not answers & self.answers[key]:
                 continue
             similarity = jaccard(tokens, self.shingles[key])

@@ -50,7 +50,7 @@ def quality_report(
     for item in items:
         if leakage is not None:
             verdict = leakage.check(item)
-            if verdict is not True:
+            if isinstance(verdict, tuple):
                 leaks[verdict[1]] += 1
         named = (
             [_first(names(entity)) for constraint in item.constraints for entity in constraint.named] if names else []

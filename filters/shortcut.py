@@ -70,7 +70,9 @@ class ShortcutFilter(Filter):
                     filter=self.name,
                     kept=not shortcut,
                     reason="one_search_shortcut" if shortcut else None,
-                    score=float(max(hop_ranks)) if hop_ranks and None not in hop_ranks else None,
+                    score=float(max(rank for rank in hop_ranks if rank is not None))
+                    if hop_ranks and None not in hop_ranks
+                    else None,
                     details=details,
                 )
             )

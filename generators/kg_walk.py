@@ -10,7 +10,7 @@ unique in a world larger than the graph.
 """
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +20,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.schemas import Hop
+from synth.schemas.item import Direction
 
 
 class WalkConfig(FrozenConfig):
@@ -139,8 +140,8 @@ class RandomWalker:
         full radius ends the search. None only if the seed has no usable edge at all."""
         seed = self.rng.choice(self.seeds)
         budget = self.config.search_budget
-        best: list[tuple[int, str, int]] = []
-        path: list[tuple[int, str, int]] = []
+        best: list[tuple[int, Direction, int]] = []
+        path: list[tuple[int, Direction, int]] = []
         self._visited[seed] = True
 
         def extend(current: int, used: set[int]) -> bool:
@@ -168,7 +169,7 @@ class RandomWalker:
             self._visited[seed] = False
         return self._as_walk(seed, best) if best else None
 
-    def _as_walk(self, seed: int, steps: list[tuple[int, str, int]]) -> Walk:
+    def _as_walk(self, seed: int, steps: list[tuple[int, Direction, int]]) -> Walk:
         """Node-number steps (relation, direction, neighbour) from `seed` as a Walk of ids."""
         kg, nodes, hops, current = self.kg, [seed], [], seed
         for relation, direction, neighbor in steps:
@@ -185,7 +186,7 @@ class RandomWalker:
             current = neighbor
         return Walk(tuple(kg.node_ids[node] for node in nodes), tuple(hops))
 
-    def _candidates(self, current: int, used_relations: set[int]):
+    def _candidates(self, current: int, used_relations: set[int]) -> Iterator[tuple[int, Direction, int]]:
         """(relation, direction, neighbour) steps from `current`, relations in random order and one
         random usable neighbour per relation, lazily."""
         for relation, direction, run in self._options(current, used_relations):
@@ -194,15 +195,16 @@ class RandomWalker:
             if len(neighbors):
                 yield relation, direction, int(neighbors[self.rng.randrange(len(neighbors))])
 
-    def _options(self, current: int, used_relations: set[int]) -> list[tuple[int, str, int]]:
-        options = []  # (relation, direction, run) in (relation, direction) order
-        for direction in (FORWARD, INVERSE):
+    def _options(self, current: int, used_relations: set[int]) -> list[tuple[int, Direction, int]]:
+        options: list[tuple[int, Direction, int]] = []  # (relation, direction, run) in (relation, direction) order
+        directions: tuple[Direction, Direction] = (FORWARD, INVERSE)
+        for direction in directions:
             relations, first_run = self.kg.index(direction).runs(current)
-            options += [
-                (relation, direction, first_run + offset)
+            options.extend(
+                (int(relation), direction, first_run + offset)
                 for offset, relation in enumerate(relations)
                 if not (self.config.distinct_relations and relation in used_relations)
-            ]
+            )
         options.sort()
         self.rng.shuffle(options)
         if self.bounded and self.rng.random() < self.config.prefer_bounded:

@@ -119,7 +119,7 @@ class LLMVerbalizer:
             passed.append((position, question, result.raw))
         verdicts: list[Equivalence | str | None] = [None] * len(passed)
         if self.judge is not None:
-            verdicts = await self.judge.verdicts([(items[position], question) for position, question, _ in passed])
+            verdicts = [*await self.judge.verdicts([(items[position], question) for position, question, _ in passed])]
             report.judged += len(passed)
         for (position, question, raw), verdict in zip(passed, verdicts):
             item = phrased[position]
@@ -127,7 +127,10 @@ class LLMVerbalizer:
                 reason = f"judge_{verdict}" if isinstance(verdict, str) else "judge_not_equivalent"
                 report.fallbacks[reason] += 1
                 phrased[position] = _rejected(
-                    item, question, reason, verdict.problem if isinstance(verdict, Equivalence) else ""
+                    item,
+                    question,
+                    reason,
+                    verdict.problem if isinstance(verdict, Equivalence) else "",  # pyright: ignore[reportAttributeAccessIssue]
                 )
                 continue
             report.rephrased += 1
@@ -161,7 +164,7 @@ class LLMVerbalizer:
         if added_names(item.question, question):
             return "added_name"  # an entity the construction does not have (an invented film as a constraint)
         verdict = self.leakage.check(item.model_copy(update={"question": question}))
-        if verdict is not True:
+        if isinstance(verdict, tuple):
             return verdict[1]
         return None
 

@@ -22,6 +22,7 @@ genre, a common language) are never cues.
 """
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.multiplicity import WorldModel
 from synth.kg.names import NameOverlap
 from synth.schemas import Constraint, Fact, Hop, Step
+from synth.schemas.item import Direction
 
 
 class ConstructConfig(FrozenConfig):
@@ -96,7 +98,7 @@ class Construction:
         return self.walk.hops + tuple(fact.edge for fact in self.facts) + self.cue_edges
 
 
-def chain_constraint(walk: Walk, facts: list[DescribedFact] = ()) -> Constraint:
+def chain_constraint(walk: Walk, facts: Sequence[DescribedFact] = ()) -> Constraint:
     where: dict[int, list[Fact]] = {}
     for described in facts:
         where.setdefault(described.step, []).append(described.fact)
@@ -107,7 +109,7 @@ def chain_constraint(walk: Walk, facts: list[DescribedFact] = ()) -> Constraint:
     return Constraint(anchor=walk.entities[0], steps=steps)
 
 
-def reverse_direction(direction: str) -> str:
+def reverse_direction(direction: str) -> Direction:
     return INVERSE if direction == FORWARD else FORWARD
 
 
@@ -119,7 +121,7 @@ class _Option:
     entity: str
     other: str
     relation: str
-    direction: str
+    direction: Direction
 
     @property
     def step(self) -> Step:
@@ -300,7 +302,7 @@ class ReverseConstructor:
                 continue
             left = np.intersect1d(remaining, matches, assume_unique=True)
             estimate = float(len(left))
-            if world is not None:
+            if world is not None and states is not None:
                 cue = world.set_size(Constraint(anchor=option.other, steps=[option.step]))
                 estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))
             scored.append((estimate, left, len(matches), option, None))
@@ -316,7 +318,7 @@ class ReverseConstructor:
                 if len(narrowed) == len(before):  # a fact every candidate has cuts nothing
                     continue
                 rest = chain.steps[position + 1 :]
-                if world is None:
+                if world is None or states is None:
                     reached = self.kg.expand(narrowed, rest)  # the chain's set, with the fact
                 else:
                     step = chain.steps[position]
@@ -326,7 +328,11 @@ class ReverseConstructor:
                     )
                     reached = suffix.frontier
                 left = np.intersect1d(remaining, reached, assume_unique=True)
-                estimate = world.combine([suffix.sizes, *fixed], len(left)) if world is not None else float(len(left))
+                estimate = (
+                    world.combine([suffix.sizes, *fixed], len(left))  # pyright: ignore[reportPossiblyUnbound]
+                    if world is not None and states is not None
+                    else float(len(left))
+                )
                 scored.append((estimate, left, len(matches), option, position))
         scored = [entry for entry in scored if len(entry[1])]
         if not scored:

@@ -141,7 +141,7 @@ class Proposer:
         return "\n".join(lines)
 
     async def propose(self, targets: list[Target], searches: int, round_index: int) -> list[Proposal]:
-        turns = min(searches + self.config.extra_turns, self.budget.max_turns)
+        turns = min(searches + self.config.extra_turns, self.budget.max_turns or searches + self.config.extra_turns)
         budget = self.budget.model_copy(update={"max_turns": turns, "protocol": self.protocol})
         agent = SearchAgent(
             self.client,

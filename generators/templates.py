@@ -25,6 +25,7 @@ music for this film. ... Which city is it?"
 """
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -248,7 +249,7 @@ class TemplateVerbalizer:
 
     # ---- questions ------------------------------------------------------------------------------
 
-    def question(self, constraints: list[Constraint] | tuple[Constraint, ...], hidden: list[str] = ()) -> str:
+    def question(self, constraints: list[Constraint] | tuple[Constraint, ...], hidden: Sequence[str] = ()) -> str:
         """The question; `hidden` are the names of its hidden entities (answer and intermediates),
         which no role or type noun may say."""
         self._avoid = sequences_of(hidden)

@@ -263,7 +263,8 @@ class _Source:
 
     @classmethod
     def open(cls, settings: Settings, config: Config) -> "_Source":
-        path = Path(config.source).expanduser()
+        source = str(config.source)  # set: `CurateRecipe.source` refuses a config without one
+        path = Path(source).expanduser()
         if path.is_file():
             if config.source_digest is not None and file_hash(path) != config.source_digest:
                 raise ConfigError(
@@ -274,7 +275,7 @@ class _Source:
             return cls(f"file {path.name}", built.items, built.trajectories, settings, notes=notes)
         try:
             with Catalog.open(settings, read_only=True) as catalog:
-                version = catalog.resolve(config.source)
+                version = catalog.resolve(source)
         except NotFoundError as error:
             raise ConfigError(
                 f"curate source {config.source!r} is neither a file nor a published version ({error})"

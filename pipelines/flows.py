@@ -146,7 +146,7 @@ def run_recipe(
     settings = worker_settings(home)
     request = RunRequest(recipe, dict(config or {}), dataset, llm, worker_flows_file(flows_file), shard_size, limits)
     run_dir = open_run(settings, request)
-    runner = f"prefect:{type(get_run_context().task_runner).__name__}"
+    runner = f"prefect:{type(get_run_context().task_runner).__name__}"  # pyright: ignore[reportAttributeAccessIssue]
     home, root = str(settings.home.absolute()), str(run_dir.root)
     resumed = run_dir.stages()
     try:
@@ -158,10 +158,8 @@ def run_recipe(
             count = stage.count(run)
             if not count:
                 continue
-            options = {"name": TASK_NAMES[stage.kind]}
-            if stage.shards is not None:
-                options["tags"] = _model_tags(run, run.recipe.stage_models(stage.kind))
-            step = stage_task.with_options(**options)
+            tags = _model_tags(run, run.recipe.stage_models(stage.kind)) if stage.shards is not None else None
+            step = stage_task.with_options(name=TASK_NAMES[stage.kind], tags=tags)
             if stage.parallel and stage.shards is not None:
                 for future in [step.submit(home, root, runner, stage.kind, index) for index in range(count)]:
                     future.result()
@@ -184,7 +182,7 @@ def run_recipe(
 def dask_runner(spec: dict[str, Any]):
     """A DaskTaskRunner for a flows.yaml `task_runner` entry (the `dask` extra: prefect-dask)."""
     try:
-        from prefect_dask import DaskTaskRunner
+        from prefect_dask import DaskTaskRunner  # pyright: ignore[reportPrivateImportUsage]
     except ImportError:
         raise ConfigError("task_runner kind dask needs prefect-dask: pip install 'synth-data[dask]'") from None
     if spec.get("address"):
@@ -219,8 +217,11 @@ def _recipe_flow(recipe: str, summary: str):
     # deployments import the flow by this name from this module (`flows.py:multihop_flow`)
     recipe_flow.__name__ = recipe_flow.__qualname__ = f"{name}_flow"
     recipe_flow.__doc__ = summary
-    made = flow(
-        name=f"synth-{name}", persist_result=False, log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1)
+    made = flow(  # pyright: ignore[reportCallIssue]  (prefect's overloads and its runner's generic type)
+        name=f"synth-{name}",
+        persist_result=False,
+        log_prints=True,
+        task_runner=ThreadPoolTaskRunner(max_workers=1),  # pyright: ignore[reportArgumentType]
     )(recipe_flow)
     return made
 

@@ -44,7 +44,7 @@ def build_panel(
         if spec.baseline == "bm25_reader":
             solver = RetrievalReader(spec.name, tools)
         else:
-            client = context.llm_session({f"solver_{spec.name}": spec.model}).client(f"solver_{spec.name}")
+            client = context.llm_session({f"solver_{spec.name}": str(spec.model)}).client(f"solver_{spec.name}")
             solver = ModelSolver(
                 spec.name,
                 client,

@@ -105,7 +105,7 @@ def _deployment_options(
         parameters.update(home=None, flows_file=None)
     return {
         "name": entry.deployment or name,
-        "schedule": Cron(entry.schedule, timezone=entry.timezone),
+        "schedule": Cron(str(entry.schedule), timezone=entry.timezone),
         "parameters": parameters,
         "description": entry.description or None,
         "tags": ["synth", f"recipe:{entry.recipe}"],
@@ -141,7 +141,7 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
     configure_prefect(settings)
     url = _require_server("deploy")
     from prefect.client.orchestration import get_client
-    from prefect.deployments.runner import EntrypointType
+    from prefect.deployments.runner import EntrypointType  # pyright: ignore[reportPrivateImportUsage]
     from prefect.exceptions import ObjectNotFound
 
     chosen = [(name, entry) for name, entry in _scheduled(path, names) if entry.schedule]
@@ -151,7 +151,7 @@ def deploy_flows(settings: Settings, path: Path, names: tuple[str, ...] = ()) ->
                 f"{path}: flows.{name}.work_pool is not set; `synth flows deploy` needs the work pool that runs it"
             )
     with get_client(sync_client=True) as client:
-        for pool in sorted({entry.work_pool for _, entry in chosen}):
+        for pool in sorted({str(entry.work_pool) for _, entry in chosen}):
             try:
                 client.read_work_pool(pool)
             except ObjectNotFound:

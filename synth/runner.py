@@ -42,7 +42,7 @@ from synth.pipelines.base import (
 from synth.progress import Progress
 from synth.recipes import get_recipe
 from synth.redact import redact, redact_value
-from synth.schemas import DatasetVersion, Item, RunRecord
+from synth.schemas import DatasetVersion, Item, RunRecord, RunStatus
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
@@ -301,7 +301,7 @@ class Run:
     @cached_property
     def candidates(self) -> list[Item]:
         """The construction stage's items (read once; only after that stage is saved)."""
-        return self.dir.load(CONSTRUCT).tables["items"]
+        return [item for item in self.dir.load(CONSTRUCT).tables["items"] if isinstance(item, Item)]
 
     def shard_count(self) -> int:
         if not self.recipe.runs_panel():
@@ -340,7 +340,7 @@ class Run:
     @cached_property
     def labeled(self) -> list[Item]:
         """The items the label stage publishes (read once; only after that stage is saved)."""
-        return self.dir.load(LABEL).tables["items"]
+        return [item for item in self.dir.load(LABEL).tables["items"] if isinstance(item, Item)]
 
     def distill_count(self) -> int:
         if not self.recipe.distills():
@@ -455,7 +455,7 @@ class Run:
 
     def record(
         self,
-        status: str,
+        status: RunStatus,
         version: DatasetVersion | None = None,
         error: BaseException | None = None,
         flow_run_id: str | None = None,

@@ -10,7 +10,7 @@ one-line file is refused at its first line, without reading it whole into memory
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -73,7 +73,7 @@ def _open_binary(path: Path):
     return open(path, "rb")
 
 
-def _lines(path: Path) -> Iterator[str]:
+def _lines(path: Path) -> Generator[str]:
     number = 0
     with _open_binary(path) as handle:
         while True:
@@ -95,7 +95,7 @@ def _lines(path: Path) -> Iterator[str]:
 
 
 @contextmanager
-def text_lines(path: Path) -> Iterator[Iterator[str]]:
+def text_lines(path: Path) -> Iterator[Generator[str]]:
     """The file's lines (with their line endings), checked as they are read."""
     lines = _lines(path)
     try:

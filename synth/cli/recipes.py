@@ -15,7 +15,7 @@ def recipes(show_params: bool, as_json: bool) -> None:
 
     listing = []
     for recipe in RECIPES.values():
-        entry = {"name": recipe.name, "description": recipe.description}
+        entry: dict[str, object] = {"name": recipe.name, "description": recipe.description}
         if show_params or as_json:
             entry["parameters"] = recipe.load().Config().model_dump(mode="json")
         listing.append(entry)
@@ -25,7 +25,8 @@ def recipes(show_params: bool, as_json: bool) -> None:
     print_table(["recipe", "description"], [(entry["name"], entry["description"]) for entry in listing])
     if show_params:
         for entry in listing:
-            rows = list(_flatten(entry["parameters"]))
+            parameters = entry["parameters"]
+            rows = list(_flatten(parameters if isinstance(parameters, dict) else {}))
             print_table(["parameter", "default"], rows, title=f"{entry['name']} parameters (--param key=value)")
 
 

@@ -30,7 +30,7 @@ import unicodedata
 import urllib.request
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 ANSWER_RECORDED = "Answer recorded."
 """What the `answer` tool says back, in synth's agents and in the exported verl tool alike."""
@@ -62,7 +62,7 @@ def token_f1(prediction: str, reference: str) -> float:
 
 def match_answer(
     prediction: str | None, answers: Iterable[str], f1_threshold: float | None = None
-) -> tuple[str, float]:
+) -> tuple[Literal["exact", "alias", "f1", "none"], float]:
     """How `prediction` matches the accepted answers (first = canonical, rest = aliases): "exact",
     "alias", "f1" (best token F1 >= `f1_threshold`, when given) or "none"; and its best F1."""
     answers = list(answers)

@@ -139,7 +139,8 @@ class _Renderer:
             else:
                 messages.append(message)  # a corrective user turn of the agent loop
         _require_final_answer(messages)
-        return Conversation(messages, [*self.target.tools, *([final_schema] if self.target.finish == "call" else [])])
+        finish = [final_schema] if self.target.finish == "call" and final_schema is not None else []
+        return Conversation(messages, [*self.target.tools, *finish])
 
     def _restates_answer(self, message: ChatMessage) -> bool:
         """Whether `message` only says again, in the final tag, the answer already given."""
@@ -165,7 +166,7 @@ class _Renderer:
         content = message.content
         if not answers and self.target.finish == "call" and (answer := extract_tagged(content, final.tag)) is not None:
             # a text answer becomes the contract's final call
-            content = _without_tag(content, final.tag)
+            content = _without_tag(content or "", final.tag)
             arguments = json.dumps({final.argument: answer}, ensure_ascii=False)
             call = ToolCall(
                 id=f"call_{final.tool}_{len(out)}", function=FunctionCall(name=final.tool, arguments=arguments)

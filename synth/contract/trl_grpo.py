@@ -73,17 +73,17 @@ def _tool(schema: dict, settings: dict):
 
     if name == "search" and argument == "query":
 
-        def function(query: str) -> str:
+        def function(query: str) -> str:  # pyright: ignore[reportRedeclaration]  (one per tool: TRL reads its name and signature)
             return retrieve([query])
 
     elif name == "search" and argument == "query_list":
 
-        def function(query_list: list[str]) -> str:
+        def function(query_list: list[str]) -> str:  # pyright: ignore[reportRedeclaration]  (one per tool: TRL reads its name and signature)
             return retrieve(list(query_list))
 
     elif name == "open":
 
-        def function(doc_id: str) -> str:
+        def function(doc_id: str) -> str:  # pyright: ignore[reportRedeclaration]  (one per tool: TRL reads its name and signature)
             [found] = synth_contract.post_json(url + "/open", {"ids": [str(doc_id)]}, timeout)["result"]
             return synth_contract.render_document(synth_contract.as_document(found) if found else None, str(doc_id))
 
@@ -135,14 +135,14 @@ class Data:
 def main() -> None:
     from datasets import load_dataset
     from transformers import HfArgumentParser
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig, GRPOTrainer  # pyright: ignore[reportPrivateImportUsage]
 
-    data, config = HfArgumentParser((Data, GRPOConfig)).parse_args_into_dataclasses()
+    data, config = HfArgumentParser((Data, GRPOConfig)).parse_args_into_dataclasses()  # pyright: ignore[reportArgumentType]
     files = {"train": data.train_file, **({"validation": data.val_file} if Path(data.val_file).is_file() else {})}
     dataset = load_dataset("parquet", data_files=files)
     trainer = GRPOTrainer(
         model=data.model_name_or_path,
-        reward_funcs=[synth_reward],
+        reward_funcs=[synth_reward],  # pyright: ignore[reportArgumentType]
         args=config,
         train_dataset=dataset["train"],
         eval_dataset=dataset.get("validation"),

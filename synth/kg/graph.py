@@ -11,13 +11,15 @@ relations are numbered in sorted id order, so every listing below is in a stable
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Final
 
 import networkx as nx
 import numpy as np
 
 from synth.schemas import Entity, Relation, Step, Triple
 
-FORWARD, INVERSE = "forward", "inverse"
+FORWARD: Final = "forward"
+INVERSE: Final = "inverse"
 
 
 @dataclass(frozen=True)
@@ -116,10 +118,10 @@ class KnowledgeGraph:
             pa.array(column, type=pa.string()) if not isinstance(column, (pa.Array, pa.ChunkedArray)) else column
             for column in (heads, relations_of_triples, tails)
         )
-        nodes = pc.unique(pa.chunked_array([*_chunks(heads), *_chunks(tails)], type=pa.string()))
-        nodes = nodes.take(pc.sort_indices(nodes))
-        relation_values = pc.unique(pa.chunked_array(_chunks(rels), type=pa.string()))
-        relation_values = relation_values.take(pc.sort_indices(relation_values))
+        nodes = pc.unique(pa.chunked_array([*_chunks(heads), *_chunks(tails)], type=pa.string()))  # pyright: ignore[reportAttributeAccessIssue]  (pyarrow's stubs lack compute functions)
+        nodes = nodes.take(pc.sort_indices(nodes))  # pyright: ignore[reportAttributeAccessIssue]  (pyarrow's stubs lack compute functions)
+        relation_values = pc.unique(pa.chunked_array(_chunks(rels), type=pa.string()))  # pyright: ignore[reportAttributeAccessIssue]  (pyarrow's stubs lack compute functions)
+        relation_values = relation_values.take(pc.sort_indices(relation_values))  # pyright: ignore[reportAttributeAccessIssue]  (pyarrow's stubs lack compute functions)
         head_index = _numbers(heads, nodes)
         tail_index = _numbers(tails, nodes)
         relation_index = _numbers(rels, relation_values)
@@ -188,7 +190,7 @@ class KnowledgeGraph:
     def named(self) -> np.ndarray:
         """Whether each node has an entity row (a name), as a boolean mask."""
         if hasattr(self.entities, "node_mask"):  # an EntityTable knows without a lookup per node
-            return self.entities.node_mask()
+            return self.entities.node_mask()  # pyright: ignore[reportAttributeAccessIssue]
         return np.fromiter((node in self.entities for node in self.node_ids), dtype=bool, count=len(self.node_ids))
 
     @property
@@ -317,7 +319,7 @@ class KnowledgeGraph:
         analysis with networkx's algorithms; the walkers use the arrays."""
         graph = nx.MultiDiGraph()
         graph.add_nodes_from(self.node_ids)
-        graph.add_edges_from((head, tail, relation) for head, relation, tail in self.triples())
+        graph.add_edges_from((head, tail, relation) for head, relation, tail in self.triples())  # pyright: ignore[reportArgumentType]
         return graph
 
 
@@ -337,4 +339,4 @@ def _chunks(column) -> list:
 def _numbers(column, values) -> np.ndarray:
     import pyarrow.compute as pc
 
-    return pc.index_in(column, value_set=values).to_numpy(zero_copy_only=False).astype(np.int32)
+    return pc.index_in(column, value_set=values).to_numpy(zero_copy_only=False).astype(np.int32)  # pyright: ignore[reportAttributeAccessIssue]  (pyarrow's stubs lack compute functions)

@@ -158,14 +158,14 @@ def _read_delimited(path: Path, layout: Layout, delimiter: str, columns: tuple[s
         reader = csv.reader(
             handle, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
         )
-        fields = list(columns or layout.positional)
+        fields: list[str | None] = list(columns or layout.positional)
         for number, row in enumerate(reader, start=1):
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank line
             if number == 1 and columns is None:
                 header = _header(row, layout)
                 if header is not None:
-                    fields = header
+                    fields = [*header]
                     continue
             yield _row(path, number, delimiter, fields, row, layout)
 

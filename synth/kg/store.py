@@ -41,9 +41,10 @@ def read_meta(path: Path) -> dict:
     import duckdb
 
     with duckdb.connect(str(path), read_only=True) as connection:
-        name, snapshot_id, imported_at, sources, counts = connection.execute(
-            "select name, snapshot_id, imported_at, sources, counts from snapshot"
-        ).fetchone()
+        row = connection.execute("select name, snapshot_id, imported_at, sources, counts from snapshot").fetchone()
+    if row is None:
+        raise ConfigError(f"{path} has no snapshot row: it is not a whole graph import; import the graph again")
+    name, snapshot_id, imported_at, sources, counts = row
     return {
         "name": name,
         "snapshot_id": snapshot_id,

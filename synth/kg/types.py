@@ -98,7 +98,7 @@ class EntityTypes:
         return ""
 
     def votes(self, entity_id: str) -> Counter:
-        votes: Counter = Counter()
+        votes: Counter[str] = Counter()
         for relation_id, direction in self.kg.incident(entity_id):
             noun = self.side_noun(relation_id, direction)
             if noun:
@@ -108,7 +108,7 @@ class EntityTypes:
             lead = " ".join(entity.description.lower().split()[:_LEAD_WORDS])
             for noun in list(votes):
                 if re.search(rf"\b(?:is|was|are|were) (?:an?|the)\b[^.]*?\b{re.escape(noun.lower())}", lead):
-                    votes[noun] += DESCRIPTION_VOTE
+                    votes[noun] += DESCRIPTION_VOTE  # pyright: ignore[reportArgumentType]  (a float vote)
         return votes
 
     def _noun(self, entity_id: str) -> str | None:

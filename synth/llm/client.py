@@ -133,7 +133,7 @@ class LLMClient:
                 results[index] = (
                     answer.model_copy(update={"cached": True}) if isinstance(answer, ChatResponse) else answer
                 )
-                self.ledger.record(requests[index], model, results[index])
+                self.ledger.record(requests[index], model, answer)
         return results  # type: ignore[return-value]
 
     async def _send(self, key: str, request: ChatRequest, model: str) -> Result:

@@ -108,9 +108,9 @@ def _convert(gguf: Path, folder: Path) -> None:
 
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.bfloat16)
-    model.hf_quantizer = None  # the weights are dequantized now; saving must not describe them as GGUF
+    model.hf_quantizer = None  # pyright: ignore[reportArgumentType]  the weights are dequantized now; saving must not describe them as GGUF
     if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
+        del model.config.quantization_config  # pyright: ignore[reportAttributeAccessIssue]
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
 

@@ -121,7 +121,7 @@ def _new_backend(spec: ModelSpec, settings: Settings, log) -> LLMBackend:
                     f"environment variable {spec.api_key_env} (api_key_env) is not set; export it or drop api_key_env"
                 )
         return OpenAICompatibleBackend(
-            model=spec.model,
+            model=str(spec.model),
             endpoints=spec.endpoints,
             api_key=api_key,
             timeout_s=spec.timeout_s,
@@ -140,7 +140,7 @@ def _new_backend(spec: ModelSpec, settings: Settings, log) -> LLMBackend:
             engine_kwargs=spec.engine,
             log=log,
         )
-    return VLLMBackend(spec.model, max_model_len=spec.max_model_len, engine_kwargs=spec.engine, log=log)
+    return VLLMBackend(str(spec.model), max_model_len=spec.max_model_len, engine_kwargs=spec.engine, log=log)
 
 
 def require_vllm() -> None:

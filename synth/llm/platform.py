@@ -34,10 +34,10 @@ def hide_mismatched_vision_packages() -> bool:
     if torch_is_cuda or not any(_cuda_build(package) for package in _VISION_PACKAGES):
         return False
     for package in _VISION_PACKAGES:
-        sys.modules.setdefault(package, None)
+        sys.modules.setdefault(package, None)  # pyright: ignore[reportArgumentType]  (None: import fails)
     datasets_config = sys.modules.get("datasets.config")
     if datasets_config is not None:  # imported before: it found them on disk and would import them
-        datasets_config.TORCHCODEC_AVAILABLE = datasets_config.TORCHVISION_AVAILABLE = False
+        datasets_config.TORCHCODEC_AVAILABLE = datasets_config.TORCHVISION_AVAILABLE = False  # pyright: ignore[reportAttributeAccessIssue]
     return True
 
 

@@ -312,9 +312,9 @@ class SearchAgent:
         self.budget = budget
         self.demonstrate = budget.demonstrations
         self.tools = tools
-        self.max_turns = budget.max_turns
-        self.max_tokens = budget.turn_tokens
-        self.temperature = budget.temperature
+        self.max_turns: int = budget.max_turns or 1  # the role's defaults always set it
+        self.max_tokens: int = budget.turn_tokens or 256  # the role's defaults always set these
+        self.temperature: float = budget.temperature if budget.temperature is not None else 0.0
         self.stage = stage
         self.protocol = budget.resolved_protocol(client.native_tool_calls())
         self.max_context_tokens = budget.context_tokens

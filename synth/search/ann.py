@@ -63,8 +63,8 @@ class HnswIndex:
 
         self.path = path
         self.index = faiss.read_index(str(path), getattr(faiss, "IO_FLAG_MMAP_IFC", 0))
-        self.index.hnsw.efSearch = ef_search
+        self.index.hnsw.efSearch = ef_search  # pyright: ignore[reportAttributeAccessIssue]  (an HNSW index)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        self.index.hnsw.efSearch = max(self.index.hnsw.efSearch, k)
+        self.index.hnsw.efSearch = max(self.index.hnsw.efSearch, k)  # pyright: ignore[reportAttributeAccessIssue]
         return self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)

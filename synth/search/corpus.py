@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import overload
 
 import pyarrow as pa
 
@@ -215,7 +216,13 @@ class PassageSequence(Sequence[Document]):
     def __len__(self) -> int:
         return self.table.rows
 
-    def __getitem__(self, index):
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Document]: ...
+
+    def __getitem__(self, index: int | slice) -> Document | list[Document]:
         if isinstance(index, slice):
             return [self.table.passage(position) for position in range(*index.indices(self.table.rows))]
         return self.table.passage(index + self.table.rows if index < 0 else index)

@@ -33,7 +33,7 @@ SCHEMA = pa.schema(
         ("part", pa.int32()),
     ]
 )
-DOCUMENT_KEY = np.int64(1) << 62
+DOCUMENT_KEY = 1 << 62
 """Set on an index entry that names a document (the row of its first passage) rather than a passage."""
 
 
@@ -204,7 +204,9 @@ class PassageTable:
         while position < self.rows and self._cell(position, "document_id") == head.document_id:
             texts.append(self._cell(position, "text"))
             position += 1
-        return Document(id=head.document_id, title=head.title, text=" ".join(texts), entity_id=head.entity_id)
+        return Document(
+            id=head.document_id or head.id, title=head.title, text=" ".join(texts), entity_id=head.entity_id
+        )
 
     def check_unique(self, name: str) -> None:
         """A ConfigError naming the first id that two passages (or documents) share."""

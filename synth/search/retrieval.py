@@ -81,7 +81,10 @@ class BM25Retriever:
     def tokenize(texts: list[str]) -> list[list[str]]:
         bm25s = import_bm25s()
 
-        return bm25s.tokenize(texts, stopwords="en", stemmer=_english_stemmer(), return_ids=False, show_progress=False)
+        tokens = bm25s.tokenize(
+            texts, stopwords="en", stemmer=_english_stemmer(), return_ids=False, show_progress=False
+        )
+        return tokens  # pyright: ignore[reportReturnType]  (return_ids=False: lists of words)
 
     def _build(self, folder: Path) -> None:
         bm25s = import_bm25s()
@@ -151,9 +154,9 @@ class DenseRetriever:
 
     def _build(self, folder: Path) -> None:
         total = len(self.corpus)
-        dimension = (
-            getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        )()
+        dimension = int(
+            (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)() or 0
+        )
         done, vectors = _resume(folder, total, dimension)
         if vectors is None:
             vectors = np.lib.format.open_memmap(
@@ -167,7 +170,7 @@ class DenseRetriever:
             vectors[done:end] = self._encode(
                 [text for texts in self.corpus.search_texts(". ", done, end) for text in texts]
             )
-            vectors.flush()  # the vectors first, then the mark that says they are there
+            vectors.flush()  # pyright: ignore[reportAttributeAccessIssue]  (a memmap) the vectors first, then the mark that says they are there
             _write_progress(folder, end, total, dimension)
             self.embedded += end - done
             done = end

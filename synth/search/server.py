@@ -102,7 +102,9 @@ def serve(corpus: Corpus, retriever: Retriever, retriever_name: str, host: str, 
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         await site.start()
-        bound = site._server.sockets[0].getsockname()[1] if site._server and site._server.sockets else port
+        server = site._server
+        sockets = getattr(server, "sockets", None)
+        bound = sockets[0].getsockname()[1] if sockets else port
         on_ready(
             f"serving {len(corpus):,} documents ({retriever_name}) at http://{host}:{bound}/retrieve (and /open, "
             "/health)"

@@ -34,7 +34,7 @@ class AnswerJudge:
     async def rejudge(self, items: dict[str, Item], attempts: list[SolverAttempt]) -> list[SolverAttempt]:
         """`attempts` with the judge's verdict applied to the unmatched ones that have an answer."""
         pending = [index for index, attempt in enumerate(attempts) if not attempt.correct and attempt.answer]
-        requests = [self._request(items[attempts[index].item_id], attempts[index].answer) for index in pending]
+        requests = [self._request(items[attempts[index].item_id], attempts[index].answer or "") for index in pending]
         judged = list(attempts)
         for index, result in zip(pending, await complete_structured(self.client, requests, Judgement, max_retries=1)):
             if isinstance(result, Structured) and result.value.same:

@@ -104,7 +104,7 @@ class ModelSolver:
         self.evidence = evidence
         self.conditions = conditions
         self.answer_tokens = answer_tokens
-        self.temperature = budget.temperature
+        self.temperature: float = budget.temperature if budget.temperature is not None else 0.0  # set by defaults
         self.agent = SearchAgent(client, tools, budget, stage="solver_search")
 
     @property
@@ -163,7 +163,7 @@ class ModelSolver:
             seed=item_seed(item, f"{self.name}:{condition}"),
             stop=["</answer>", "\n"],
         )
-        messages: list[ChatMessage] = [{"role": "system", "content": ANSWER_SYSTEM}]
+        messages: list[dict] = [{"role": "system", "content": ANSWER_SYSTEM}]
         for question, answer in DEMONSTRATIONS[condition] if self.demonstrate else ():
             messages += [
                 {"role": "user", "content": question},

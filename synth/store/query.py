@@ -135,7 +135,8 @@ def table_functions(sql: str) -> list[str]:
     import duckdb
 
     with duckdb.connect() as parser:
-        tree = json.loads(parser.execute("select json_serialize_sql(?)", [sql]).fetchone()[0])
+        (serialized,) = parser.execute("select json_serialize_sql(?)", [sql]).fetchone() or ("{}",)
+        tree = json.loads(serialized)
     if tree.get("error"):
         raise CatalogError(f"SQL error: {tree.get('error_message', 'cannot parse the statement')}")
     found: list[str] = []

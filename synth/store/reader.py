@@ -3,11 +3,12 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Literal, overload
 
 import pyarrow as pa
 
 from synth.errors import CatalogError, ConfigError
-from synth.schemas import DatasetVersion, Record
+from synth.schemas import DatasetVersion, DifficultyLabel, FilterVerdict, Item, Record, SolverAttempt, Trajectory
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
 from synth.store.health import problems
@@ -54,9 +55,35 @@ def open_reader(
         connection.close()
 
 
-def iter_records(settings: Settings, version: DatasetVersion, table: str, where: str | None = None) -> Iterator[Record]:
-    """Validated records of `table` in stored order."""
-    model = TABLES[table]
+@overload
+def iter_records(
+    settings: Settings, version: DatasetVersion, table: Literal["items"], where: str | None = None
+) -> Iterator[Item]: ...
+@overload
+def iter_records(
+    settings: Settings, version: DatasetVersion, table: Literal["trajectories"], where: str | None = None
+) -> Iterator[Trajectory]: ...
+@overload
+def iter_records(
+    settings: Settings, version: DatasetVersion, table: Literal["attempts"], where: str | None = None
+) -> Iterator[SolverAttempt]: ...
+@overload
+def iter_records(
+    settings: Settings, version: DatasetVersion, table: Literal["labels"], where: str | None = None
+) -> Iterator[DifficultyLabel]: ...
+@overload
+def iter_records(
+    settings: Settings, version: DatasetVersion, table: Literal["verdicts"], where: str | None = None
+) -> Iterator[FilterVerdict]: ...
+@overload
+def iter_records(
+    settings: Settings, version: DatasetVersion, table: str, where: str | None = None
+) -> Iterator[Any]: ...
+
+
+def iter_records(settings: Settings, version: DatasetVersion, table: str, where: str | None = None) -> Iterator[Any]:
+    """Validated records of `table` in stored order (typed by table: `items` gives `Item`s)."""
+    model: type[Record] = TABLES[table]
     with open_reader(settings, version, table, where) as reader:
         for batch in reader:
             for row in batch.to_pylist():

@@ -69,23 +69,24 @@ class ShardWriter:
 
     def _flush(self) -> None:
         while self._batch:
-            if self._writer is None:
-                self._open_shard()
+            writer = self._writer or self._open_shard()
             room = self.rows_per_shard - self._rows_in_shard
             chunk, self._batch = self._batch[:room], self._batch[room:]
-            self._writer.write_table(pa.Table.from_pylist(chunk, schema=self.schema))
+            writer.write_table(pa.Table.from_pylist(chunk, schema=self.schema))
             self._rows_in_shard += len(chunk)
             if self._rows_in_shard >= self.rows_per_shard:
                 self._close_shard()
 
-    def _open_shard(self) -> None:
+    def _open_shard(self) -> pq.ParquetWriter:
         self._path = self.folder / shard_name(self._shards)
         self._temporary = self._path.with_name(f".{self._path.name}.tmp")
         self._writer = pq.ParquetWriter(self._temporary, self.schema, compression="zstd")
         self._rows_in_shard = 0
+        return self._writer
 
     def _close_shard(self) -> None:
-        self._writer.close()
+        if self._writer is not None:
+            self._writer.close()
         with open(self._temporary, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(self._temporary, self._path)

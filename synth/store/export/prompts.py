@@ -8,6 +8,7 @@ has two; ours has one.) verl-format prompts come from the agent contract (`synth
 """
 
 from pathlib import Path
+from typing import overload
 
 from synth.contract.portable import ANSWER_TAG
 from synth.errors import ConfigError
@@ -19,6 +20,14 @@ SEARCH_R1_PROMPT = (
     "When nothing more is needed, write only the final answer in answer tags, for example "
     "<answer> Paris </answer>. Question: {question}\n"
 )
+
+
+@overload
+def load_template(path: Path | None, default: str) -> str: ...
+
+
+@overload
+def load_template(path: Path | None, default: None) -> str | None: ...
 
 
 def load_template(path: Path | None, default: str | None) -> str | None:

@@ -65,7 +65,7 @@ def _thought(message: ChatMessage) -> str:
 def _function_calls(message: ChatMessage, skipped: Skipped) -> list[tuple[str, dict[str, str]]]:
     """(call id, its `function_call` turn) per call; the turn's text and reasoning go with the first."""
     turns = []
-    for index, call in enumerate(message.tool_calls):
+    for index, call in enumerate(message.tool_calls or []):
         arguments = arguments_value(call.function.arguments, True, skipped)
         payload = json.dumps({"name": call.function.name, "arguments": arguments}, ensure_ascii=False)
         thought = _thought(message) if index == 0 else ""

@@ -148,7 +148,7 @@ def rendered(
     `--prompt-template` makes the question turn, as it does in the RL exports."""
     questions = item_questions(request)
     if user_prompt is None and request.prompt_template is not None:
-        template = load_template(request.prompt_template, None)
+        template = load_template(request.prompt_template, None) or "{question}"
         user_prompt = lambda question: render_template(template, question)  # noqa: E731
     for trajectory in training_trajectories(request, condition):
         if not request.keep_malformed and malformed_calls(trajectory):

@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import yaml
 
-from synth.contract import AgentContract, portable
+from synth.contract import AgentContract, get_contract, portable
 from synth.errors import ConfigError, NotFoundError
 from synth.hashing import content_hash
 from synth.matching import plain_variants
@@ -44,7 +44,6 @@ from synth.store.export import verl_command
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import load_template, render
 from synth.store.export.sink import check_output, write_rows
-from synth.store.export.trajectories import export_contract
 from synth.store.reader import iter_records
 
 ABILITY = "fact-reasoning"
@@ -66,7 +65,7 @@ TRL_SCRIPT = "synth_trl_grpo"
 """TRL's GRPOTrainer on the same files: the tools as functions, the reward in TRL's signature."""
 TOOL_CONFIG = "tool_config.yaml"
 MAX_TOOL_RESPONSE_CHARS = 8192
-MAX_ASSISTANT_TURNS = TEACHER_AGENT.served.max_turns
+MAX_ASSISTANT_TURNS: int = TEACHER_AGENT.served.max_turns or 12  # set for served models
 """The served teacher's turn budget: RL rollouts get as many turns as the SFT ones had."""
 """verl cuts tool results at 256 characters by default; SFT showed them whole."""
 
@@ -164,7 +163,7 @@ def tool_config(contract: AgentContract, request: ExportRequest) -> dict:
     tools = []
     for schema_ in contract.schemas:
         name = schema_["function"]["name"]
-        config = {"type": "native"}
+        config: dict[str, object] = {"type": "native"}
         if name != "answer":
             config.update(retrieval_service_url=request.retrieval_url, timeout=30)
         if name == "search":
@@ -273,9 +272,8 @@ def export(request: ExportRequest) -> ExportResult:
             f"--retrieval-url {request.retrieval_url!r} is not an http(s) URL; give where synth search serve listens, "
             "e.g. http://127.0.0.1:8000"
         )
-    contract = export_contract(
-        request, request.version.config.get("contract") or "synth"
-    )  # what the version's agents ran under
+    contract = get_contract(request.contract or request.version.config.get("contract") or "synth")
+    # what the version's agents ran under, unless the user asked for another
     template = load_template(request.prompt_template, None)
     data_source = default_data_source(request)
     tool_names = [tool["function"]["name"] for tool in contract.schemas]

@@ -98,7 +98,8 @@ class Builder:
             self._unread_calls(number, parsed)
             answers = row_answers(row, self.fields)
             self._outcome(row, parsed)
-            model = row.get("model") if isinstance(row.get("model"), str) and row["model"].strip() else "imported"
+            given = row.get("model")
+            model = given if isinstance(given, str) and given.strip() else "imported"
             text = row_question(row, self.fields) or parsed.question
             question = self._question(number, row.get("item_id"), text, answers)
             ids = [self._trajectory(number, question, rollout, model) for rollout in parsed.rollouts]
@@ -148,13 +149,13 @@ class Builder:
         succeeded = row_outcome(row, self.fields)
         if succeeded is None:
             return
-        key = outcome_key(row, self.fields)
-        self.built.outcomes.setdefault(key, 0)
+        key = outcome_key(row, self.fields) or "outcome"  # found: row_outcome read it
         for rollout in parsed.rollouts:
             if succeeded:
                 rollout.correct = True if rollout.correct is None else rollout.correct
             elif rollout.selected:
                 rollout.selected, rollout.correct, rollout.reject_reason = False, False, "incorrect"
+        self.built.outcomes.setdefault(key, 0)
         if not succeeded:
             self.built.outcomes[key] += 1
 
@@ -260,7 +261,7 @@ def _final_turn(trajectories: list[Trajectory]) -> str | None:
     for trajectory in trajectories:
         last = trajectory.messages[-1]
         if _answers(last):
-            return last.content.strip()
+            return (last.content or "").strip()
     return None
 
 

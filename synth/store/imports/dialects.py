@@ -169,7 +169,7 @@ def unbatch(messages: list[ChatMessage]) -> list[ChatMessage]:
             out += [message, *results]  # untouched: nothing batched (call ids may repeat; order is kept)
             continue
         calls, answered, unused = [], [], list(results)
-        for call in message.tool_calls:
+        for call in message.tool_calls or []:
             result = next((r for r in unused if r.tool_call_id == call.id), None)
             if result is not None:
                 unused.remove(result)
