@@ -6,6 +6,7 @@ them as Prefect flows. Models are declared once by name (`models:`), and recipes
 role. Every error names the key and its line in the file.
 """
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -130,12 +131,24 @@ def _fail(path: Path, root: yaml.Node | None, location: tuple, message: str) -> 
 
 
 def load_flows(path: Path, check: bool = False) -> FlowsFile:
-    """Parse and validate `path`. `check`: also validate each flow's recipe, parameters and model
-    references (imports the recipes; `synth flows validate` and the flow commands do it)."""
+    """Parse and validate `path` (once per file state: a run reads it for its models and its entry).
+    `check`: also validate each flow's recipe, parameters and model references (imports the recipes;
+    `synth flows validate` and the flow commands do it)."""
     if not path.is_file():
         raise NotFoundError(
             f"flows file {path} not found; pass --flows-file PATH or run from the folder holding flows.yaml"
         )
+    stat = path.stat()
+    flows, root = _parsed(path, stat.st_mtime_ns, stat.st_size)
+    if check:
+        for name, entry in flows.flows.items():
+            _check_entry(path, root, flows, name, entry)
+    return flows
+
+
+@lru_cache(maxsize=8)
+def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[FlowsFile, yaml.Node | None]:
+    """The validated file and its YAML tree (for line numbers), keyed by the file's state."""
     text = decode_utf8(path, path.read_bytes())
     try:
         root = yaml.compose(text)
@@ -151,10 +164,7 @@ def load_flows(path: Path, check: bool = False) -> FlowsFile:
         first = error.errors()[0]
         message = "unknown key; remove it or fix its spelling" if first["type"] == "extra_forbidden" else first["msg"]
         raise _fail(path, root, tuple(first["loc"]), message) from None
-    if check:
-        for name, entry in flows.flows.items():
-            _check_entry(path, root, flows, name, entry)
-    return flows
+    return flows, root
 
 
 MAX_YAML_VALUES = 100_000

@@ -22,7 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-from synth.config import build_config
+from synth.config import FrozenConfig, build_config
 from synth.errors import BudgetExhausted, ConfigError, NotFoundError, NothingSurvived
 from synth.flows_file import declared_models, model_references
 from synth.limits import RunLimits
@@ -120,6 +120,11 @@ class RunRequest:
 def open_run(settings: Settings, request: RunRequest) -> RunDir:
     """Validate the request and open its run folder: the unfinished one with the same recipe,
     dataset, config and models, or a new one."""
+    return prepare_run(settings, request)[0]
+
+
+def prepare_run(settings: Settings, request: RunRequest) -> tuple[RunDir, FrozenConfig]:
+    """`open_run`, with the validated config, so a run made in this process does not validate it again."""
     recipe = get_recipe(request.recipe)
     dataset = validate_dataset_name(request.dataset or recipe.name)
     if request.shard_size < 1:
@@ -145,7 +150,7 @@ def open_run(settings: Settings, request: RunRequest) -> RunDir:
                 "limits": limits.model_dump(mode="json"),
             }
         )
-    return run
+    return run, config
 
 
 def check_models(config: dict, declared: dict, llm: str | None, recipe: str) -> None:
@@ -175,11 +180,14 @@ class Run:
         progress: Progress | None = None,
         runner: str = "local",
         backends: dict[str, LLMBackend] | None = None,
+        config: FrozenConfig | None = None,
     ):
+        """`config`: the run's validated config when this process just made it (`prepare_run`); a
+        worker or a resumption validates the one the run folder holds."""
         self.settings, self.dir, self.runner = settings, run_dir, runner
         info = run_dir.info
         self.recipe_class = get_recipe(info["recipe"])
-        self.config = build_config(self.recipe_class.Config, info["config"], f"recipe {info['recipe']}")
+        self.config = config or build_config(self.recipe_class.Config, info["config"], f"recipe {info['recipe']}")
         request = info.get("request", {})
         self.shard_size = request.get("shard_size", DEFAULT_SHARD_SIZE)
         self.limits = RunLimits.model_validate(request.get("limits") or {})
@@ -530,7 +538,8 @@ def run_locally(
 ) -> DatasetVersion:
     """Every stage in order in this process (what `synth generate` does); a run published
     earlier returns its version (nothing is made or published twice)."""
-    run = Run(settings, open_run(settings, request), progress, backends=backends)
+    run_dir, config = prepare_run(settings, request)
+    run = Run(settings, run_dir, progress, backends=backends, config=config)
     try:
         earlier = run.published_version()
         if earlier is not None:

@@ -36,6 +36,40 @@ netguard.install()
 from synth.schemas import Constraint, Hop, Item, Provenance, Step  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 
+SLOW_MODULES = {
+    # loopback model servers, several tries each, timeouts
+    "llm/test_failure_gate.py": "servers failing in every way, with the client's retries",
+    "llm/test_kill_anywhere.py": "kills runs in subprocesses at every stage",
+    "llm/test_openai_http.py": "loopback servers",
+    "llm/test_resume.py": "loopback servers and killed runs",
+    "llm/test_served_dialects.py": "loopback servers in each real server's shape",
+    "llm/test_slow_server.py": "a server that hangs",
+    "pipelines/test_panel_resume.py": "a killed run against a server",
+    "pipelines/test_selfplay_kill.py": "a killed run against a server",
+    "pipelines/test_served_panel.py": "the panel against served-model shapes",
+    "pipelines/test_remote_retriever.py": "a retriever server",
+    # the embedded model on vLLM, and the dense retriever's model
+    "llm/test_vllm_embedded.py": "the embedded model on vLLM",
+    "search/test_index_resume.py": "builds a dense index",
+    "store/test_sft_chat_template.py": "TRL training steps",
+    "store/test_trl_grpo_export.py": "TRL's trainer",
+    # Prefect
+    "pipelines/test_flows.py": "Prefect flows",
+    "pipelines/test_flows_server.py": "a Prefect server and workers",
+    "pipelines/test_flow_kill.py": "a killed Prefect flow run",
+    "pipelines/test_new_recipe.py": "a recipe run as a Prefect flow",
+}
+"""Test modules that start servers, models or Prefect: `-m "not slow"` leaves them out (the quick
+loop); CI runs everything."""
+
+
+def pytest_collection_modifyitems(config, items):
+    root = os.path.dirname(__file__)
+    for item in items:
+        module = os.path.relpath(str(item.path), root)
+        if module in SLOW_MODULES or any(name in item.fixturenames for name in ("prefect_server",)):
+            item.add_marker(pytest.mark.slow)
+
 
 def pytest_sessionfinish(session, exitstatus):
     log = os.environ["SYNTH_TEST_NETGUARD_LOG"]

@@ -84,13 +84,11 @@ def generate(
     )  # this command's limits replace a rerun's earlier ones
     if not recipe:
         raise click.UsageError("give --recipe NAME (see `synth recipes`) or --flow NAME")
-    overrides = [f"n={count}"] if count is not None else []
-    overrides += [f"seed={seed}"] if seed is not None else []
-    overrides += list(params)
+    values = {**values, **({"n": count} if count is not None else {}), **({"seed": seed} if seed is not None else {})}
     result = run_generate(
         load_settings(),
         recipe,
-        overrides,
+        list(params),
         name,
         Progress(enabled=False if quiet or as_json else None),
         llm=llm,

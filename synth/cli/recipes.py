@@ -6,7 +6,9 @@ from synth.cli.options import json_option
 
 
 @click.command()
-@click.option("--params", "show_params", is_flag=True, help="Also list every parameter with its default.")
+@click.option(
+    "--params", "show_params", is_flag=True, help="Also list every parameter with its default and what it does."
+)
 @json_option
 def recipes(show_params: bool, as_json: bool) -> None:
     """List the recipes `synth generate --recipe` can run."""
@@ -17,22 +19,20 @@ def recipes(show_params: bool, as_json: bool) -> None:
     for recipe in RECIPES.values():
         entry: dict[str, object] = {"name": recipe.name, "description": recipe.description}
         if show_params or as_json:
-            entry["parameters"] = recipe.load().Config().model_dump(mode="json")
+            from synth.recipe_params import parameter_rows
+
+            config = recipe.load().Config()
+            entry["parameters"] = config.model_dump(mode="json")
+            entry["descriptions"] = {key: description for key, _, description in parameter_rows(config)}
         listing.append(entry)
     if as_json:
         print_json(listing)
         return
     print_table(["recipe", "description"], [(entry["name"], entry["description"]) for entry in listing])
     if show_params:
-        for entry in listing:
-            parameters = entry["parameters"]
-            rows = list(_flatten(parameters if isinstance(parameters, dict) else {}))
-            print_table(["parameter", "default"], rows, title=f"{entry['name']} parameters (--param key=value)")
+        from synth.recipe_params import parameter_rows
 
-
-def _flatten(values: dict, prefix: str = ""):
-    for key, value in values.items():
-        if isinstance(value, dict) and value:
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
+        for recipe in RECIPES.values():
+            rows = list(parameter_rows(recipe.load().Config()))
+            title = f"{recipe.name} parameters (--param key=value)"
+            print_table(["parameter", "default", "description"], rows, title=title, width=400)

@@ -41,12 +41,15 @@ def cell_text(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
+def print_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None, width: int = 80
+) -> None:
+    """`width`: longest text a cell shows before it is cut (`…`)."""
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title, show_lines=False, title_justify="left")
-    texts = [[cell_text(cell) for cell in row] for row in rows]
+    texts = [[cell_text(cell, width) for cell in row] for row in rows]
     for index, column in enumerate(columns):
         # Short columns (names, counts, ids) never wrap; long text folds.
         longest = max([len(str(column))] + [len(row[index]) for row in texts])

@@ -28,15 +28,15 @@ def all_commands(group=cli, prefix=()):
             yield from all_commands(command, prefix + (name,))
 
 
-def test_every_command_and_option_has_help_and_is_in_the_readme():
-    readme = README.read_text()
+def test_every_command_and_option_has_help_and_is_in_the_docs():
+    readme = README.read_text() + "".join(page.read_text() for page in sorted((README.parent / "docs").rglob("*.md")))
     for path, command in all_commands():
         assert command.help, f"synth {' '.join(path)} has no help"
         for parameter in command.params:
             if isinstance(parameter, click.Option):
                 assert parameter.help, f"synth {' '.join(path)} {parameter.opts[0]} has no help"
         if not isinstance(command, click.Group):
-            assert f"synth {' '.join(path)}" in readme, f"README does not mention `synth {' '.join(path)}`"
+            assert f"synth {' '.join(path)}" in readme, f"neither README nor docs/ mention `synth {' '.join(path)}`"
 
 
 def test_help_does_not_import_heavy_libraries():

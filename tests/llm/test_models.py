@@ -140,8 +140,8 @@ def test_models_ask_bad_input_is_one_line(run_cli, args, message):
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_the_readme_models_example_is_a_valid_declaration(tmp_path):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_documented_models_example_is_a_valid_declaration(tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
     block = readme.split("```yaml\nmodels:", 1)[1].split("```", 1)[0]
     models = load_flows(write(tmp_path, "models:" + block)).models
     assert models["qwen-local"].engine == {"tensor_parallel_size": 2}
