@@ -38,7 +38,7 @@ class CheckScope:
     settings: Settings
     world: Callable[[], World]
     retriever: str
-    """The recipe's retriever, for checks that search and name none of their own."""
+    """The world's retriever (world.retriever), for checks that search and name none of their own."""
     names: Callable[[str], str] = lambda entity_id: entity_id
     """Entity id -> name, for the leakage check (a graph's names; identity where ids are names)."""
     earlier_questions: Callable[[], Questions] = list

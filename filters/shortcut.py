@@ -28,7 +28,7 @@ class ShortcutConfig(CheckConfig):
     retriever: RetrieverChoice | None = Field(
         default=None,
         description="The one search is made with this retriever (bm25, dense, hybrid or a /retrieve URL); "
-        "default: the recipe's `retriever`.",
+        "default: world.retriever.",
     )
 
     def build(self, scope: CheckScope) -> "ShortcutFilter":

@@ -34,9 +34,14 @@ class DistillConfig(RejectionConfig):
     retriever: RetrieverChoice | None = Field(
         default=None,
         description="The teacher searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "
-        "default: the recipe's `retriever`.",
+        "default: world.retriever.",
     )
-    retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents one of the teacher's searches returns.")
+    retrieval_k: int | None = Field(
+        default=None,
+        ge=1,
+        le=20,
+        description="Documents one of the teacher's searches returns; default: world.retrieval_k.",
+    )
     n: int = Field(default=4, ge=1, le=64, description="Rollouts per item (best-of-n).")
     agent: AgentBudget = Field(
         default_factory=AgentBudget,

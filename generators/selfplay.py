@@ -43,7 +43,7 @@ class ProposerConfig(FrozenConfig):
     retriever: RetrieverChoice | None = Field(
         default=None,
         description="The proposer searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "
-        "default: the recipe's `retriever`.",
+        "default: world.retriever.",
     )
     agent: AgentBudget = Field(
         default_factory=AgentBudget,

@@ -16,6 +16,7 @@ event loops: the next round needs all of its results).
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import ClassVar, Generic, TypeVar
 
 from synth.config import FrozenConfig
@@ -64,8 +65,6 @@ class Recipe(ABC, Generic[C]):
     name: ClassVar[str]
     description: ClassVar[str]
     Config: ClassVar[type[FrozenConfig]]
-    world: World
-    """The graph or corpus and the search tools of every agent of the run (a cached property)."""
 
     def __init__(self, config: C, context: RunContext):
         self.config, self.context = config, context
@@ -76,9 +75,15 @@ class Recipe(ABC, Generic[C]):
         before the run is named by it, so a rerun after they changed is a new run, not the old result."""
         return config
 
-    def tools(self, retriever: str | None, k: int) -> SearchTools:
-        """The search tools of an agent configured with `retriever` (None: the recipe's) and top-k `k`."""
-        return self.world.tools(retriever or self.config.retriever, k)  # type: ignore[attr-defined]
+    @cached_property
+    def world(self) -> World:
+        """The graph or corpus of the config's `world` section, and the search tools every agent of the run uses."""
+        return self.config.world.open(self.context.settings, self.context.progress.log)  # type: ignore[attr-defined]
+
+    def tools(self, retriever: str | None, k: int | None) -> SearchTools:
+        """The search tools of an agent configured with `retriever` and top-k `k` (None: the world's)."""
+        world = self.config.world  # type: ignore[attr-defined]
+        return self.world.tools(retriever or world.retriever, k or world.retrieval_k)
 
     # rounds: a recipe that plays them returns how many; round i sees rounds 0..i-1
     def rounds(self) -> int:
@@ -103,7 +108,7 @@ class Recipe(ABC, Generic[C]):
         scope = CheckScope(
             settings=context.settings,
             world=lambda: self.world,
-            retriever=config.retriever,  # type: ignore[attr-defined]
+            retriever=config.world.retriever,  # type: ignore[attr-defined]
             names=self.leak_names(),
             earlier_questions=context.earlier_questions,
             earlier_items=earlier_items,

@@ -17,7 +17,6 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
-from synth.contract.contracts import ContractName
 from synth.errors import ConfigError, NotFoundError
 from synth.filters.checks import Checks, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig
@@ -32,8 +31,7 @@ from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult,
 from synth.pipelines.labeling import judge_items
 from synth.recipes import RECIPES
 from synth.schemas import DatasetVersion, FilterVerdict, FunnelStage, Item, Trajectory
-from synth.search.passages import PASSAGE_WORDS
-from synth.search.world import RetrieverChoice, World
+from synth.search.world_settings import WorldSettings, move_world_keys
 from synth.settings import Settings
 from synth.solving.panel import PanelConfig, SolverSpec
 from synth.store.catalog import Catalog
@@ -118,20 +116,18 @@ class Config(FrozenConfig):
         description="Reject trajectories whose outcome failed (a recorded failure or a final answer that does not "
         "match): DPO negatives, never SFT rows.",
     )
-    kg: str | None = Field(
-        default=None, description="Graph whose corpus the panel and shortcut search (default: bundled)."
+    world: WorldSettings = Field(
+        default_factory=WorldSettings,
+        description="What the panel and the shortcut check search: a graph's corpus or a Search-R1 corpus file "
+        "(world.corpus), with which retriever and k, under which agent contract.",
     )
-    corpus: str | None = Field(default=None, description="A Search-R1 JSONL corpus to search instead of a graph's.")
-    passage_words: int = Field(default=PASSAGE_WORDS, ge=0, description="Words per passage of the `corpus` file.")
-    retriever: RetrieverChoice = Field(default="bm25", description="The search of the panel and the shortcut check.")
-    contract: ContractName = Field(default="synth", description="Agent contract the panel's agents run under.")
     panel: CuratePanelConfig = CuratePanelConfig()
     consensus: CurateConsensus = CurateConsensus()
 
     @model_validator(mode="before")
     @classmethod
     def _old_check_keys(cls, values):
-        return move_old_check_keys(_outcome_listed(values), {"against": ("near_dup", "against")})
+        return move_old_check_keys(move_world_keys(_outcome_listed(values)), {"against": ("near_dup", "against")})
 
 
 class CurateRecipe(Recipe[Config]):
@@ -166,18 +162,6 @@ class CurateRecipe(Recipe[Config]):
                 "(with file_format); or run `synth curate SOURCE`"
             )
         return _Source.open(self.context.settings, self.config)
-
-    @cached_property
-    def world(self) -> World:
-        config, context = self.config, self.context
-        return World(
-            context.settings,
-            kg=config.kg,
-            corpus_file=config.corpus,
-            passage_words=config.passage_words,
-            contract=config.contract,
-            log=context.progress.log,
-        )
 
     def construct(self, rounds: list[Round]) -> Construction:
         config, source = self.config, self.source

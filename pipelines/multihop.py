@@ -14,7 +14,6 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from synth.config import FrozenConfig
-from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
 from synth.filters.checks import Checks, find_check, move_old_check_keys
@@ -48,7 +47,8 @@ from synth.pipelines.labeling import judge_items
 from synth.recipes import RECIPES
 from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
-from synth.search.world import RetrieverChoice, World
+from synth.search.world import World
+from synth.search.world_settings import WorldSettings, move_world_keys
 from synth.solving.panel import PanelConfig
 
 
@@ -56,22 +56,9 @@ class Config(FrozenConfig):
     n: int = Field(default=50, ge=1, description="Items to publish.")
     seed: int = Field(default=0, description="Same seed and config reproduce the same items.")
     hops: list[int] = Field(default=[2, 3, 4], description="Chain lengths; the published mix is balanced across them.")
-    kg: str | None = Field(
-        default=None,
-        description="Knowledge graph: the name of one imported with `synth kg import`, a snapshot folder or .duckdb "
-        "file; default: the bundled FB15k-237.",
-    )
-    contract: ContractName = Field(
-        default="synth",
-        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see "
-        "synth.contract).",
-    )
-    retriever: RetrieverChoice = Field(
-        default="bm25",
-        description="The world's search (panel, distillation, shortcut filter): bm25 (fast, cached), dense or "
-        "hybrid (dense "
-        "indexes take minutes to build on CPU), or the URL of a Search-R1-compatible /retrieve endpoint over the "
-        "same corpus.",
+    world: WorldSettings = Field(
+        default_factory=WorldSettings,
+        description="The graph the walks use and its corpus the agents search (retriever, k, contract).",
     )
     exclude_relations: list[str] = Field(
         default=["/dataworld/gardening_hint/split_to", "/user/jg/default_domain/olympic_games/sports"],
@@ -101,7 +88,10 @@ class Config(FrozenConfig):
     max_attempts_per_item: int = Field(default=200, ge=1, description="Give up after n * this many candidates.")
     walk: WalkConfig = WalkConfig()
     reverse: ConstructConfig = ConstructConfig()
-    world: WorldConfig = WorldConfig()
+    multiplicity: WorldConfig = Field(
+        default_factory=WorldConfig,
+        description="The larger world a question is checked against: answers it would have beyond the graph.",
+    )
     checks: Checks = Field(
         default_factory=lambda: [
             FormatConfig(),
@@ -127,8 +117,8 @@ class Config(FrozenConfig):
 
     @model_validator(mode="before")
     @classmethod
-    def _old_check_keys(cls, values):
-        return move_old_check_keys(values)
+    def _old_keys(cls, values):
+        return move_old_check_keys(move_world_keys(values, tuple(WorldConfig.model_fields)))
 
     @field_validator("hops", mode="before")
     @classmethod
@@ -172,8 +162,12 @@ class MultihopRecipe(Recipe[Config]):
     @cached_property
     def world(self) -> World:
         """The bundled (or configured) graph, its corpus and the search tools every agent of the run uses."""
-        context = self.context
-        return World(context.settings, kg=self.config.kg, contract=self.config.contract, log=context.progress.log)
+        if self.config.world.corpus is not None:
+            raise ConfigError(
+                "multihop searches the corpus of its own graph (its questions' evidence is there): drop world.corpus, "
+                "or use the selfplay recipe to make questions from a corpus file"
+            )
+        return super().world
 
     @property
     def full(self) -> KnowledgeGraph:
@@ -213,7 +207,7 @@ class MultihopRecipe(Recipe[Config]):
                 config.seed,
                 evidence=KGCorpus(self.full),
                 style=config.style,
-                world=config.world,
+                world=config.multiplicity,
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
@@ -244,7 +238,7 @@ class MultihopRecipe(Recipe[Config]):
         statistics = {"attempts": attempts, "verbalizer": "template"}
         shortcut = find_check(config.checks, "shortcut")
         if (shortcut is not None and shortcut.enabled) or config.panel.enabled:
-            statistics["retriever"] = self.world.lineage(config.retriever)
+            statistics["retriever"] = self.world.lineage(config.world.retriever)
         models = {}
         if config.verbalizer == "llm" and items:
             client = context.llm_session({"generator": config.generator_model}).client("generator")
@@ -307,7 +301,7 @@ class MultihopRecipe(Recipe[Config]):
             models.update({f"solver:{name}": model for name, model in solvers.items()})
             statistics.update(_panel_statistics(labeled))
         statistics.update(_statistics(items))
-        world = WorldModel(self.kg, config.world) if config.world.enabled else None
+        world = WorldModel(self.kg, config.multiplicity) if config.multiplicity.enabled else None
         statistics["quality"] = quality_report(items, self.full.names, world)
         random.Random(config.seed).shuffle(items)
         kept_ids = {item.id for item in items}

@@ -18,7 +18,6 @@ from functools import cached_property
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
-from synth.contract.contracts import ContractName
 from synth.errors import ConfigError
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain, add_stages
@@ -45,8 +44,7 @@ from synth.pipelines.base import (
 from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.recipes import RECIPES
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
-from synth.search.passages import PASSAGE_WORDS
-from synth.search.world import RetrieverChoice, World
+from synth.search.world_settings import WorldSettings, move_world_keys
 from synth.solving.panel import PanelConfig, SolverSpec
 
 
@@ -89,33 +87,10 @@ class Config(FrozenConfig):
     oversample: float = Field(
         default=3.0, ge=1.0, le=50.0, description="Proposals per published item: gates and the band drop many."
     )
-    corpus: str | None = Field(
-        default=None, description='A Search-R1 JSONL corpus file ({"id", "contents"}); default: the corpus of `kg`.'
-    )
-    passage_words: int = Field(
-        default=PASSAGE_WORDS,
-        ge=0,
-        description="Words per passage the `corpus` file's documents are cut into "
-        "(Search-R1's 100); 0 keeps whole documents, as a remote retriever that indexes them has them.",
-    )
-    kg: str | None = Field(
-        default=None,
-        description="Knowledge graph whose corpus is searched when no `corpus` file is given; default: the bundled "
-        "one.",
-    )
-    retriever: RetrieverChoice = Field(
-        default="bm25",
-        description="The search of proposer and solvers: bm25, dense, hybrid, or the URL of a Search-R1-compatible "
-        "/retrieve "
-        "endpoint over the same corpus (e.g. an e5 + FAISS server on a GPU box).",
-    )
-    retrieval_k: int = Field(
-        default=3, ge=1, le=20, description="Documents one search returns to proposer and solvers."
-    )
-    contract: ContractName = Field(
-        default="synth",
-        description="Agent contract the agents run under: tools, how results read, how an answer is finished (see "
-        "synth.contract).",
+    world: WorldSettings = Field(
+        default_factory=WorldSettings,
+        description="What proposer and solvers search: a Search-R1 corpus file (world.corpus) or a graph's corpus, "
+        "with which retriever and k, under which agent contract.",
     )
     targets: TargetConfig = TargetConfig()
     proposer: ProposerConfig = ProposerConfig()
@@ -140,8 +115,9 @@ class Config(FrozenConfig):
 
     @model_validator(mode="before")
     @classmethod
-    def _old_check_keys(cls, values):
-        return move_old_check_keys(values, {"min_distinct_searches": ("proposer_searches", "min_distinct")})
+    def _old_keys(cls, values):
+        renamed = {"min_distinct_searches": ("proposer_searches", "min_distinct")}
+        return move_old_check_keys(move_world_keys(values), renamed)
 
     @model_validator(mode="after")
     def _panel_on(self) -> "Config":
@@ -167,19 +143,6 @@ class SelfplayRecipe(Recipe[Config]):
 
     def rounds(self) -> int:
         return self.config.rounds
-
-    @cached_property
-    def world(self) -> World:
-        """The corpus (a Search-R1 file or a graph's) and the search tools of every agent of the run."""
-        config, context = self.config, self.context
-        return World(
-            context.settings,
-            kg=config.kg,
-            corpus_file=config.corpus,
-            passage_words=config.passage_words,
-            contract=config.contract,
-            log=context.progress.log,
-        )
 
     @cached_property
     def targets(self) -> list:
@@ -216,7 +179,7 @@ class SelfplayRecipe(Recipe[Config]):
         proposer = Proposer(
             config.proposer,
             proposer_client,
-            self.tools(config.proposer.retriever, config.retrieval_k),
+            self.tools(config.proposer.retriever, None),
             config.seed,
             world.corpus.name,
             log=context.progress.log,
@@ -295,7 +258,7 @@ class SelfplayRecipe(Recipe[Config]):
         the judge: RAG verification, the one gate that calls a model, last."""
         config = self.config
         chain = self.check_chain(earlier_items)
-        chain.filters.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever, config.retrieval_k)))
+        chain.filters.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever, None)))
         return chain
 
     def construct(self, rounds: list[Round]) -> Construction:
@@ -321,7 +284,7 @@ class SelfplayRecipe(Recipe[Config]):
             "corpus": self.world.corpus.name,
             "corpus_documents": len(self.world.corpus),
             "eligible_targets": len(self.targets),
-            "retriever": self.world.lineage(self.config.retriever),
+            "retriever": self.world.lineage(self.config.world.retriever),
             "rounds": [r.statistics for r in rounds],
             "difficulty": dict(Counter(item.difficulty for item in chosen)),
             "items_per_searches": dict(Counter(item.hops for item in chosen)),

@@ -78,11 +78,13 @@ class PanelConfig(FrozenConfig):
     f1_threshold: float = Field(
         default=0.8, gt=0.0, le=1.0, description="Token F1 at which an answer counts as correct."
     )
-    retrieval_k: int = Field(default=3, ge=1, le=20, description="Documents a search returns to solvers.")
+    retrieval_k: int | None = Field(
+        default=None, ge=1, le=20, description="Documents a search returns to solvers; default: world.retrieval_k."
+    )
     retriever: RetrieverChoice | None = Field(
         default=None,
         description="Model solvers search with this retriever (bm25, dense, hybrid or a /retrieve URL); "
-        "default: the recipe's `retriever`.",
+        "default: world.retriever.",
     )
     gold_evidence: Literal["statements", "documents"] = Field(
         default="statements",

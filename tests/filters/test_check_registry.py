@@ -91,10 +91,15 @@ flows:
     params:
       near_dup: {threshold: 0.7}
       shortcut: {enabled: false}
+      retriever: bm25
+      contract: synth-answer-tool
+      world: {scale: 100, max_answers: 2}
   old-selfplay:
     recipe: selfplay
     params:
       min_distinct_searches: 3
+      corpus: corpus.jsonl
+      retrieval_k: 5
   old-curate:
     recipe: curate
     params:
@@ -111,9 +116,23 @@ def test_flows_files_with_the_old_keys_still_validate_and_say_where_the_keys_wen
     code, out, err = run_cli("flows", "validate", "--flows-file", str(path))
     assert code == 0 and "ok (3 flows" in out, err
     moved = [line for line in err.splitlines() if line.startswith("deprecated:")]
-    assert {"'near_dup' is now 'checks.near_dup'", "'against' is now 'checks.near_dup.against'"} <= {
-        line.split("config key ", 1)[1].split(";")[0] for line in moved
-    }
+    assert {
+        "'near_dup' is now 'checks.near_dup'",
+        "'against' is now 'checks.near_dup.against'",
+        "'retriever' is now 'world.retriever'",
+        "'world.scale, world.max_answers' is now 'multiplicity.*'",
+    } <= {line.split("config key ", 1)[1].split(";")[0] for line in moved}
+    multihop = (
+        RECIPES["multihop"]
+        .load()
+        .Config.model_validate(
+            {"retriever": "hybrid", "contract": "searchr1", "world": {"scale": 100, "max_answers": 2}}
+        )
+    )
+    assert (multihop.world.retriever, multihop.world.contract) == ("hybrid", "searchr1")
+    assert (multihop.multiplicity.scale, multihop.multiplicity.max_answers) == (100, 2)
+    selfplay = RECIPES["selfplay"].load().Config.model_validate({"corpus": "c.jsonl", "retrieval_k": 5})
+    assert (selfplay.world.corpus, selfplay.world.retrieval_k) == ("c.jsonl", 5)
     config = (
         RECIPES["curate"]
         .load()

@@ -37,7 +37,7 @@ def test_items_use_the_relation_files_phrases_and_never_walk_a_value(settings):
     # 96 nodes: every many-valued step of so small a graph is open in any larger world, so the world
     # check would refuse all (tests/kg/test_untyped_movie_kb.py runs it on a larger movie KB); this
     # test is about phrases and values
-    params = ["kg=movies", "n=12", "hops=[2,3]", "seed=2", "panel.enabled=false", "world.enabled=false"]
+    params = ["world.kg=movies", "n=12", "hops=[2,3]", "seed=2", "panel.enabled=false", "multiplicity.enabled=false"]
     result = generate(settings, "multihop", params)
     items = list(iter_records(settings, result.version, "items"))
     assert len(items) == 12
@@ -68,4 +68,4 @@ def test_a_graph_whose_only_edges_are_values_says_why_no_walk_starts(tmp_path):
     settings = Settings(home=tmp_path / "home")
     import_graph("years", ImportSource(tmp_path / "t.txt"), settings.kg_path)
     with pytest.raises(ConfigError, match="walkable edges.*release_year"):
-        generate(settings, "multihop", ["kg=years", "n=2", "panel.enabled=false"])
+        generate(settings, "multihop", ["world.kg=years", "n=2", "panel.enabled=false"])

@@ -276,8 +276,8 @@ def test_every_curate_key_is_read(tmp_path):
         "source=curated",
         checks,
         "checks.near_dup.against=[curated]",
-        f"corpus={CORPUS}",
-        "passage_words=50",
+        f"world.corpus={CORPUS}",
+        "world.passage_words=50",
     ]  # near-dups
     found.append(reads(settings, "curate", apply_params({}, version), Teacher(), dataset="again"))
     missing = unread([found[1], found[2]], NOT_IN["curate"])

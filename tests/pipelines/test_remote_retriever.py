@@ -50,7 +50,7 @@ def test_the_multihop_panel_searching_a_remote_retriever_sees_what_the_local_ind
     here = generate(local, "multihop", PANEL, backends=backends)
     with search_server(tmp_path / "server") as url:
         remote = Settings(home=tmp_path / "remote")
-        there = generate(remote, "multihop", [*PANEL, f"retriever={url}"], backends=backends)
+        there = generate(remote, "multihop", [*PANEL, f"world.retriever={url}"], backends=backends)
     trajectories = published(local, here.version, "trajectories")
     assert trajectories and all(t["num_tool_calls"] == 1 for t in trajectories)
     for table in ("items", "attempts", "trajectories", "verdicts"):
@@ -64,7 +64,7 @@ def test_the_multihop_panel_searching_a_remote_retriever_sees_what_the_local_ind
 def test_the_selfplay_proposer_searching_a_remote_retriever_proposes_what_it_proposes_locally(tmp_path):
     runs = {}
     with search_server(tmp_path / "server", "--corpus", str(CORPUS)) as url:
-        for where, extra in (("local", []), ("remote", [f"retriever={url}"])):
+        for where, extra in (("local", []), ("remote", [f"world.retriever={url}"])):
             backends = {"fake": ScriptedBackend(default=ScriptedWorld("alternate"), name="dry-run")}
             settings = Settings(home=tmp_path / where)
             runs[where] = (

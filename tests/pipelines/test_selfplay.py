@@ -89,7 +89,7 @@ def backends_of(reply) -> dict:
 
 
 def params(*extra):
-    return [f"corpus={CORPUS}", "n=6", "rounds=3", "per_round=4", SOLVERS, *extra]
+    return [f"world.corpus={CORPUS}", "n=6", "rounds=3", "per_round=4", SOLVERS, *extra]
 
 
 def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfplay_version(

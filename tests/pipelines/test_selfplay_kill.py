@@ -32,7 +32,7 @@ def test_a_run_killed_mid_round_resumes_and_sends_no_answered_call_again(tmp_pat
         "--recipe",
         "selfplay",
         "--param",
-        f"corpus={CORPUS}",
+        f"world.corpus={CORPUS}",
         "--param",
         "rounds=3",
         "--param",

@@ -102,7 +102,7 @@ def test_selfplay_with_a_served_model_in_every_role_publishes_items(dialect, tmp
             settings,
             "selfplay",
             [
-                f"corpus={corpus}",
+                f"world.corpus={corpus}",
                 "n=4",
                 "rounds=2",
                 "per_round=4",

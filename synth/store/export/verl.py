@@ -154,9 +154,20 @@ def rl_row(
 
 
 def search_k(request: ExportRequest) -> int:
-    """Passages per search when the data was made (the recipe's retrieval_k), so RL searches alike."""
+    """Passages per search when the data was made (the panel's k, else the world's), so RL searches
+    alike. Versions made before the `world` section kept the world's keys at the top level."""
     config = request.version.config
-    return int((config.get("panel") or {}).get("retrieval_k") or config.get("retrieval_k") or 3)
+    world = config.get("world") or {}
+    return int(
+        (config.get("panel") or {}).get("retrieval_k") or world.get("retrieval_k") or config.get("retrieval_k") or 3
+    )
+
+
+def made_under(request: ExportRequest) -> str:
+    """The agent contract the version's agents ran under (top-level `contract` in versions made before
+    the `world` section)."""
+    config = request.version.config
+    return (config.get("world") or {}).get("contract") or config.get("contract") or "synth"
 
 
 def tool_config(contract: AgentContract, request: ExportRequest) -> dict:
@@ -272,7 +283,7 @@ def export(request: ExportRequest) -> ExportResult:
             f"--retrieval-url {request.retrieval_url!r} is not an http(s) URL; give where synth search serve listens, "
             "e.g. http://127.0.0.1:8000"
         )
-    contract = get_contract(request.contract or request.version.config.get("contract") or "synth")
+    contract = get_contract(request.contract or made_under(request))
     # what the version's agents ran under, unless the user asked for another
     template = load_template(request.prompt_template, None)
     data_source = default_data_source(request)
