@@ -16,6 +16,7 @@ event loops: the next round needs all of its results).
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar, Generic, TypeVar
 
@@ -25,7 +26,7 @@ from synth.filters.checks import CheckScope, check_chain
 from synth.generators.guidance import Guidance
 from synth.pipelines.context import RunContext
 from synth.pipelines.distilling import add_distillation, distill_items
-from synth.pipelines.labeling import attempt_items, build_panel
+from synth.pipelines.labeling import Labeled, attempt_items, build_panel, judge_items
 from synth.pipelines.records import (
     Construction,
     DistillShard,
@@ -34,7 +35,7 @@ from synth.pipelines.records import (
     Round,
     StageRecord,
 )
-from synth.schemas import Document, Item
+from synth.schemas import Document, FilterVerdict, FunnelStage, Item
 from synth.search.tools import SearchTools
 from synth.search.world import World
 from synth.settings import Settings
@@ -52,6 +53,16 @@ __all__ = [
 
 
 C = TypeVar("C", bound=FrozenConfig)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """The items a recipe publishes out of its survivors, and the record of the rest."""
+
+    chosen: list[Item]
+    verdicts: list[FilterVerdict]
+    """`over_quota` for each item left out."""
+    stage: FunnelStage
 
 
 class Recipe(ABC, Generic[C]):
@@ -134,6 +145,39 @@ class Recipe(ABC, Generic[C]):
         )
         attempts, trajectories = await attempt_items(items, panel, self.context)
         return PanelShard(attempts, trajectories, solvers, judge=panel.judge.model if panel.judge else None)
+
+    def consensus(
+        self, items: list[Item], shards: list[PanelShard], supports: Callable[[Item, str], bool] | None = None
+    ) -> Labeled:
+        """The `consensus` section's rules over every panel shard's attempts: verdicts and labels.
+        `supports(item, answer)`: whether another answer also fits (a graph can tell; the ambiguity rule)."""
+        return judge_items(
+            items,
+            [attempt for shard in shards for attempt in shard.attempts],
+            [trajectory for shard in shards for trajectory in shard.trajectories],
+            {name: model for shard in shards for name, model in shard.solvers.items()},
+            self.config.consensus,  # type: ignore[attr-defined]
+            judge=shards[0].judge if shards else None,
+            supports=supports,
+        )
+
+    def select(self, items: list[Item], n: int) -> tuple[list[Item], list[Item]]:
+        """The selection hook of `quota`: (chosen, surplus); by default the first `n`."""
+        return items[:n], items[n:]
+
+    def quota(self, items: list[Item]) -> Quota:
+        """Up to the config's `n` of `items`, chosen by `select`; the rest dropped as over_quota."""
+        chosen, surplus = self.select(items, self.config.n)  # type: ignore[attr-defined]
+        return Quota(
+            chosen,
+            [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus],
+            FunnelStage(
+                stage="quota",
+                input=len(items),
+                kept=len(chosen),
+                dropped={"over_quota": len(surplus)} if surplus else {},
+            ),
+        )
 
     @abstractmethod
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:

@@ -28,7 +28,6 @@ from synth.filters.near_dup import NearDupConfig
 from synth.hashing import file_hash
 from synth.matching import match_answer
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
-from synth.pipelines.labeling import judge_items
 from synth.recipes import RECIPES
 from synth.schemas import DatasetVersion, FilterVerdict, FunnelStage, Item, Trajectory
 from synth.search.world_settings import WorldSettings, move_world_keys
@@ -202,15 +201,8 @@ class CurateRecipe(Recipe[Config]):
             "labels": construction.labels,
         }
         if shards:
-            solvers = {name: model for shard in shards for name, model in shard.solvers.items()}
-            labeled = judge_items(
-                items,
-                [attempt for shard in shards for attempt in shard.attempts],
-                [trajectory for shard in shards for trajectory in shard.trajectories],
-                solvers,
-                self.config.consensus,
-                judge=shards[0].judge,
-            )
+            labeled = self.consensus(items, shards)
+            solvers = labeled.models
             dropped = {item.id: item for item in items}
             verdicts += [_with_text(verdict, dropped) for verdict in labeled.verdicts]
             funnel.append(labeled.stage)

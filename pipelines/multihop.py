@@ -43,9 +43,8 @@ from synth.pipelines.base import (
     RecipeResult,
     Round,
 )
-from synth.pipelines.labeling import judge_items
 from synth.recipes import RECIPES
-from synth.schemas import Document, FilterVerdict, FunnelStage, Hop, Item
+from synth.schemas import Document, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.world import World
 from synth.search.world_settings import WorldSettings, move_world_keys
@@ -269,29 +268,12 @@ class MultihopRecipe(Recipe[Config]):
         statistics, models = dict(construction.statistics), dict(construction.models)
         tables: dict[str, list] = {}
         if shards:
-            solvers = {name: model for shard in shards for name, model in shard.solvers.items()}
-            labeled = judge_items(
-                items,
-                [a for shard in shards for a in shard.attempts],
-                [t for shard in shards for t in shard.trajectories],
-                solvers,
-                config.consensus,
-                judge=shards[0].judge,
-                supports=_graph_supports(self.full),
-            )
-            items, surplus = _select(labeled.items, config.n, config.hops)
-            verdicts += labeled.verdicts + [
-                FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus
-            ]
-            funnel += [
-                labeled.stage,
-                FunnelStage(
-                    stage="quota",
-                    input=len(labeled.items),
-                    kept=len(items),
-                    dropped={"over_quota": len(surplus)} if surplus else {},
-                ),
-            ]
+            labeled = self.consensus(items, shards, supports=_graph_supports(self.full))
+            solvers = labeled.models
+            quota = self.quota(labeled.items)
+            items = quota.chosen
+            verdicts += labeled.verdicts + quota.verdicts
+            funnel += [labeled.stage, quota.stage]
             kept_ids = {item.id for item in items}
             tables.update(
                 attempts=labeled.attempts,
@@ -311,6 +293,9 @@ class MultihopRecipe(Recipe[Config]):
         return RecipeResult(
             tables=tables, funnel=funnel, kg_snapshot=self.kg.snapshot, statistics=statistics, models=models
         )
+
+    def select(self, items: list[Item], n: int) -> tuple[list[Item], list[Item]]:
+        return _balanced(items, n, self.config.hops)
 
     def guidance(self, item: Item):
         """A guided teacher sees the construction path."""
@@ -334,7 +319,7 @@ def _graph_supports(kg):
     return supports
 
 
-def _select(items: list[Item], n: int, hops: list[int]) -> tuple[list[Item], list[Item]]:
+def _balanced(items: list[Item], n: int, hops: list[int]) -> tuple[list[Item], list[Item]]:
     """Up to n items, balanced across hop counts as far as the survivors allow; the rest is surplus."""
     by_hops = {hop: [item for item in items if item.hops == hop] for hop in hops}
     chosen: list[Item] = []

@@ -263,22 +263,11 @@ class SelfplayRecipe(Recipe[Config]):
 
     def construct(self, rounds: list[Round]) -> Construction:
         """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""
-        items = [item for stage in rounds for item in stage.items]
-        chosen, surplus = items[: self.config.n], items[self.config.n :]
+        quota = self.quota([item for stage in rounds for item in stage.items])
+        chosen = quota.chosen
         chosen_ids = {item.id for item in chosen}
-        funnel = _merge_funnels([stage for r in rounds for stage in r.funnel])
-        funnel.append(
-            FunnelStage(
-                stage="quota",
-                input=len(items),
-                kept=len(chosen),
-                dropped={"over_quota": len(surplus)} if surplus else {},
-            )
-        )
-        verdicts = [v for r in rounds for v in r.verdicts if v.item_id in chosen_ids or not v.kept]
-        verdicts += [
-            FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus
-        ]
+        funnel = [*_merge_funnels([stage for r in rounds for stage in r.funnel]), quota.stage]
+        verdicts = [v for r in rounds for v in r.verdicts if v.item_id in chosen_ids or not v.kept] + quota.verdicts
         models = {key: value for r in rounds for key, value in r.models.items() if value}
         statistics = {
             "corpus": self.world.corpus.name,

@@ -108,6 +108,7 @@ def write_benchmark(path, rows):
     return path
 
 
+@pytest.mark.slow  # the embedding model
 @pytest.mark.parametrize("name", ["bench.jsonl", "bench.json", "bench.parquet", "bench.csv"])
 def test_contamination_catches_the_planted_questions_and_not_the_others(make_item, tmp_path, name):
     path = write_benchmark(tmp_path / name, benchmark_rows())

@@ -52,6 +52,7 @@ def test_the_first_load_saves_arrays_and_later_loads_map_them_back_identically(i
     )
 
 
+@pytest.mark.slow  # imports the whole bundled graph
 def test_walks_on_the_mapped_graph_make_the_same_items(imported, tmp_path):
     arguments = [f"world.kg={imported}", "n=9", "seed=2", "hops=[2,3]", "panel.enabled=false"]
     load_graph(imported, log=lambda line: None)  # the arrays exist: the runs below both map them

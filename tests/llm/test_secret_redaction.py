@@ -10,6 +10,8 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from synth.redact import redact, register
 
 KEY = "sk-synthtest-9f8e7d6c5b4a39281706"
@@ -31,6 +33,7 @@ class Echo(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # a loopback server
 def test_a_key_echoed_by_the_server_is_nowhere(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -46,6 +46,8 @@ def candidates(kind: Any, default: Any) -> list[Any]:
     options = [arg for arg in typing.get_args(kind) if arg is not type(None)] if union else [kind]
     tried: list[Any] = []
     for option in options:
+        if typing.get_origin(option) is typing.Annotated:  # a validated type, e.g. RetrieverChoice
+            option = typing.get_args(option)[0]
         if typing.get_origin(option) is Literal:
             tried += [value for value in typing.get_args(option) if value != default]
         elif option is bool:
@@ -57,7 +59,7 @@ def candidates(kind: Any, default: Any) -> list[Any]:
             base = default if isinstance(default, float | int) else 0.5
             tried += [base / 2, base + 0.1, base - 0.1, 0.5, 1.0, 2.0]
         elif option is str:
-            tried += ["other", "other_name"]
+            tried += ["other", "other_name", "dense"]  # dense: a retriever name, for retriever fields
     return [value for value in tried if value != default]
 
 

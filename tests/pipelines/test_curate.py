@@ -141,6 +141,7 @@ def test_a_failed_run_imports_as_a_rejected_trajectory_a_dpo_negative_and_never_
     assert "Madrid" in json.dumps(pair["rejected"]) and "Madrid" not in json.dumps(pair["chosen"])
 
 
+@pytest.mark.slow  # Prefect
 def test_curation_runs_as_a_prefect_flow_like_the_other_recipes(imported, prefect_server, monkeypatch):
     settings, benchmark = imported
     monkeypatch.setenv("PREFECT_API_URL", prefect_server)

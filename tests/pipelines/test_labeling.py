@@ -83,6 +83,7 @@ def labeled_run(tmp_path_factory):
     return settings, first, again, answers
 
 
+@pytest.mark.slow  # a whole run with the panel
 def test_published_items_are_labeled_and_every_drop_has_a_reason(labeled_run):
     settings, first, _, answers = labeled_run
     version = first.version

@@ -174,6 +174,7 @@ def test_a_second_run_drops_near_duplicates_of_the_first_version(published, raw_
 @pytest.mark.parametrize(
     "style, hops", [("plain", "[2,3,4]"), ("obfuscated", "[2,3,4]"), ("plain", "[5,6]")], ids=["plain", "obf", "long"]
 )
+@pytest.mark.slow  # re-derives the whole graph from its raw triples
 def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_raw_triples(
     raw_kg, tmp_path, style, hops
 ):

@@ -34,6 +34,7 @@ def _words(name: str) -> str:
     return f" {' '.join(words)} " if words else ""
 
 
+@pytest.mark.slow  # re-derives the whole graph from its raw triples
 def test_every_answer_is_unique_under_the_raw_triples(items, raw_kg):
     for item in items[0]:
         answers = set.intersection(*(raw_kg.follow(c.anchor, c.steps) for c in item.constraints))

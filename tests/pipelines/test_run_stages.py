@@ -24,6 +24,7 @@ def items_of(settings, version):
     return sorted((item.id, item.difficulty) for item in iter_records(settings, version, "items"))
 
 
+@pytest.mark.slow  # crashes and resumes a whole run
 def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
     reference = generate(Settings(home=tmp_path / "clean"), "multihop", ARGS, llm="fake", shard_size=2)
     settings = Settings(home=tmp_path / "crashy")
@@ -74,6 +75,7 @@ def test_a_published_run_is_returned_not_made_again(tmp_path):
         assert [version.version for version in catalog.versions(include_unpublished=True)] == [1, 2]
 
 
+@pytest.mark.slow  # crashes and resumes a whole run
 def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
     args = [*ARGS, "distill.enabled=true", "distill.n=2", "distill.max_turns=2"]
     settings = Settings(home=tmp_path)

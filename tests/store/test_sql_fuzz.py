@@ -78,6 +78,7 @@ def statements(outside: Path, planted: Path, inside: Path) -> list[str]:
     return made
 
 
+@pytest.mark.slow  # hundreds of statements
 def test_no_statement_writes_anything_or_reads_outside(world, tmp_path):
     settings, outside, planted = world
     inside = settings.datasets_dir / "demo"
