@@ -148,3 +148,14 @@ def test_generate_list_show_sql_export(capsys, tmp_path):
 def test_version_option(capsys):
     code, out, _ = run(capsys, "--version")
     assert code == 0 and "synth" in out
+
+
+def test_recipes_params_says_what_every_key_does(run_cli):
+    code, out, _ = run_cli("recipes", "--params")
+    assert code == 0
+    assert "Items to publish." in out and "checks.near_dup.threshold" in out and "world.retrieval_k" in out
+    code, out, _ = run_cli("recipes", "--json")
+    listing = {entry["name"]: entry for entry in json.loads(out)}
+    descriptions = listing["selfplay"]["descriptions"]
+    assert descriptions["world.corpus"].startswith("A Search-R1 JSONL corpus file")
+    assert all(descriptions.values()), [key for key, text in descriptions.items() if not text]
