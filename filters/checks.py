@@ -12,15 +12,13 @@ it names (a kind the recipe's list lacks is appended), as `--param checks.near_d
 does. Run order is list order, as in datatrove's pipelines.
 """
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, SerializeAsAny
 
-from synth.config import FrozenConfig
-from synth.errors import DeprecatedKey
+from synth.config import FrozenConfig, warn_moved
 from synth.filters.base import Filter, FilterChain
 from synth.schemas import Item
 from synth.search.world import World
@@ -141,7 +139,3 @@ def move_old_check_keys(values: Any, renamed: dict[str, tuple[str, str]] | None 
             {**moved.get(str(entry.get("kind")), {}), **entry} if isinstance(entry, dict) else entry for entry in listed
         ]
     return values
-
-
-def warn_moved(old: str, new: str) -> None:
-    warnings.warn(DeprecatedKey(f"config key {old!r} is now {new!r}; the old key still works for now"), stacklevel=3)

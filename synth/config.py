@@ -4,12 +4,13 @@ Values are parsed as YAML scalars, so `hops=3` is an int, `hops=[2,3]` a list an
 bool. Validation errors name the parameter and say what was expected, on one line.
 """
 
+import warnings
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from synth.errors import ConfigError
+from synth.errors import ConfigError, DeprecatedKey
 
 
 class FrozenConfig(BaseModel):
@@ -136,6 +137,11 @@ def merge_keyed(default: list[BaseModel], value: Any) -> Any:
             entry = merge_mappings(defaults[entry["kind"]], entry)
         entries.append(entry)
     return entries
+
+
+def warn_moved(old: str, new: str) -> None:
+    """Say once, in one line, that config key `old` is now `new` (the old key is still read)."""
+    warnings.warn(DeprecatedKey(f"config key {old!r} is now {new!r}; the old key still works for now"), stacklevel=4)
 
 
 def merge_mappings(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

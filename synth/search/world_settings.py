@@ -3,15 +3,13 @@ which retriever and how many documents a search returns, under which agent contr
 here, so the three recipes word and validate it alike; each agent (panel, teacher, proposer, the
 shortcut check) may name its own retriever or k, and takes these where it does not."""
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from synth.config import FrozenConfig
+from synth.config import FrozenConfig, warn_moved
 from synth.contract.contracts import ContractName
-from synth.errors import DeprecatedKey
 from synth.search.passages import PASSAGE_WORDS
 from synth.search.world import RetrieverChoice, World
 from synth.settings import Settings
@@ -73,19 +71,20 @@ def move_world_keys(values: Any, section_fields: tuple[str, ...] = ()) -> Any:
         return values
     values = dict(values)
     world = values.get("world")
-    world = dict(world) if isinstance(world, dict) else {}
-    moved_out = {key: world.pop(key) for key in list(world) if key in section_fields}
-    if moved_out:
-        _warn("world." + ", world.".join(moved_out), "multiplicity.*")
-        values["multiplicity"] = {**moved_out, **(values.get("multiplicity") or {})}
-    for key in WORLD_KEYS:
-        if key in values:
-            _warn(key, f"world.{key}")
+    if isinstance(world, dict):
+        world = dict(world)
+        moved_out = {key: world.pop(key) for key in list(world) if key in section_fields}
+        if moved_out:
+            warn_moved("world." + ", world.".join(moved_out), "multiplicity.*")
+            values["multiplicity"] = {**moved_out, **(values.get("multiplicity") or {})}
+        values["world"] = world
+    old = [key for key in WORLD_KEYS if key in values]
+    if old:
+        if isinstance(world, BaseModel):  # a section given as an object: the old keys go into a copy of it
+            world = world.model_dump(exclude_unset=True)
+        world = dict(world or {})
+        for key in old:
+            warn_moved(key, f"world.{key}")
             world.setdefault(key, values.pop(key))
-    if world or "world" in values:
         values["world"] = world
     return values
-
-
-def _warn(old: str, new: str) -> None:
-    warnings.warn(DeprecatedKey(f"config key {old!r} is now {new!r}; the old key still works for now"), stacklevel=4)

@@ -36,3 +36,13 @@ def test_every_recipe_declares_its_stages_as_the_runner_calls_them(recipe):
 def test_the_distill_section_carries_its_own_match_threshold():
     config = RECIPES["multihop"].load().Config.model_validate({"distill": {"f1_threshold": 0.5}})
     assert config.distill.f1_threshold == 0.5 and config.panel.f1_threshold == 0.8
+
+
+def test_a_world_section_given_as_an_object_is_kept_and_old_keys_join_it():
+    from synth.search.world_settings import WorldSettings
+
+    config_type = RECIPES["multihop"].load().Config
+    assert config_type(world=WorldSettings(retriever="dense")).world.retriever == "dense"
+    with pytest.warns(FutureWarning, match="'contract' is now 'world.contract'"):
+        both = config_type(world=WorldSettings(retriever="dense"), contract="searchr1").world
+    assert (both.retriever, both.contract) == ("dense", "searchr1")
