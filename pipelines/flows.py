@@ -74,16 +74,6 @@ def stage_task(home: str, run_root: str, runner: str, kind: str, index: int) -> 
     return index
 
 
-TASK_NAMES = {
-    "round": "round",
-    "construct": "construct",
-    "attempt": "panel-shard",
-    "label": "label",
-    "distill": "distill-shard",
-}
-"""The Prefect task name of each stage of the plan."""
-
-
 @task(name="publish", **_RETRIES)
 def publish_task(
     home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None, resumed: list[str]
@@ -159,8 +149,8 @@ def run_recipe(
             if not count:
                 continue
             tags = _model_tags(run, run.recipe.stage_models(stage.kind)) if stage.shards is not None else None
-            step = stage_task.with_options(name=TASK_NAMES[stage.kind], tags=tags)
-            if stage.parallel and stage.shards is not None:
+            step = stage_task.with_options(name=stage.task, tags=tags)
+            if stage.together is not None:
                 for future in [step.submit(home, root, runner, stage.kind, index) for index in range(count)]:
                     future.result()
             else:

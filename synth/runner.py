@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from synth.config import FrozenConfig, build_config
 from synth.errors import BudgetExhausted, ConfigError, NotFoundError, NothingSurvived
@@ -72,22 +72,27 @@ class Stage:
     """One step of the plan every run follows, locally or as Prefect tasks."""
 
     kind: str
-    """Names the step, its Prefect task, and the models it calls (`Recipe.stage_models(kind)`)."""
+    """Names the step and the models it calls (`Recipe.stage_models(kind)`)."""
+    step: str
+    """The `Run` method that makes one shard (given its index) or the whole stage."""
+    task: str
+    """Its task's name in a Prefect flow."""
     shards: Callable[["Run"], int] | None = None
     """How many shards the step has once the steps before it are done; None: a single stage."""
-    parallel: bool = True
-    """Shards run together (panel, distillation) or one after another, each seeing those before (rounds)."""
+    together: str | None = None
+    """The `Run` method that makes every shard in one event loop (panel, distillation); None: shards
+    run one after another, each seeing those before (rounds)."""
 
     def count(self, run: "Run") -> int:
         return 1 if self.shards is None else self.shards(run)
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("round", lambda run: run.round_count(), parallel=False),
-    Stage("construct"),
-    Stage("attempt", lambda run: run.shard_count()),
-    Stage("label"),
-    Stage("distill", lambda run: run.distill_count()),
+    Stage("round", "play_round", "round", lambda run: run.round_count()),
+    Stage("construct", "construct", "construct"),
+    Stage("attempt", "attempt", "panel-shard", lambda run: run.shard_count(), together="attempt_all"),
+    Stage("label", "label", "label"),
+    Stage("distill", "distill", "distill-shard", lambda run: run.distill_count(), together="distill_all"),
 )
 """The stage plan, in order; publishing follows. `run_locally` and the Prefect flow both walk it."""
 
@@ -276,25 +281,20 @@ class Run:
 
     def step(self, stage: Stage, index: int = 0) -> None:
         """Shard `index` of `stage` (the whole stage if it has no shards): what a Prefect task runs."""
-        if stage.kind == "round":
-            self.play_round(index)
-        elif stage.kind == "attempt":
-            self.attempt(index)
-        elif stage.kind == "distill":
-            self.distill(index)
+        make = getattr(self, stage.step)
+        if stage.shards is None:
+            make()
         else:
-            getattr(self, stage.kind)()
+            make(index)
 
     def run_stage(self, stage: Stage) -> None:
-        """Every shard of `stage` in this process: parallel ones in one event loop (they share each
-        model's concurrency pool), the others one after another."""
-        if stage.kind == "attempt":
-            self.attempt_all()
-        elif stage.kind == "distill":
-            self.distill_all()
-        else:
-            for index in range(stage.count(self)):
-                self.step(stage, index)
+        """Every shard of `stage` in this process: together in one event loop where the stage says so
+        (they share each model's concurrency pool), else one after another."""
+        if stage.together is not None:
+            getattr(self, stage.together)()
+            return
+        for index in range(stage.count(self)):
+            self.step(stage, index)
 
     def construct(self) -> int:
         """Run (or reuse) the rounds, if any, and the construction stage; returns the number of panel shards."""
@@ -309,7 +309,7 @@ class Run:
     @cached_property
     def candidates(self) -> list[Item]:
         """The construction stage's items (read once; only after that stage is saved)."""
-        return [item for item in self.dir.load(CONSTRUCT).tables["items"] if isinstance(item, Item)]
+        return cast(list[Item], self.dir.load(CONSTRUCT).tables["items"])
 
     def shard_count(self) -> int:
         if not self.recipe.runs_panel():
@@ -348,7 +348,7 @@ class Run:
     @cached_property
     def labeled(self) -> list[Item]:
         """The items the label stage publishes (read once; only after that stage is saved)."""
-        return [item for item in self.dir.load(LABEL).tables["items"] if isinstance(item, Item)]
+        return cast(list[Item], self.dir.load(LABEL).tables["items"])
 
     def distill_count(self) -> int:
         if not self.recipe.distills():
