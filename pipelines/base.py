@@ -68,9 +68,9 @@ class Quota:
 class Recipe(ABC, Generic[C]):
     """A recipe: its config type, its stages, and which optional stages it runs.
 
-    Subclasses set `name`, `description` and `Config`, give the run its `world`, and implement
-    `construct` and `label`. The standard sections of the config, where it has them, switch the
-    shared stages on: `panel.enabled` the panel shards, `distill.enabled` the teacher.
+    Subclasses set `name`, `description` and `Config`, and implement `construct` and `label`. The
+    standard sections of the config, where it has them, give the run its world (`world`) and switch
+    the shared stages on: `panel.enabled` the panel shards, `distill.enabled` the teacher.
     """
 
     name: ClassVar[str]

@@ -41,7 +41,6 @@ from synth.pipelines.base import (
     RecipeResult,
     Round,
 )
-from synth.pipelines.labeling import attempt_items, build_panel, judge_items
 from synth.recipes import RECIPES
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 from synth.search.world_settings import WorldSettings, move_world_keys
@@ -226,18 +225,10 @@ class SelfplayRecipe(Recipe[Config]):
 
     def _solve(self, verified: list[Item]) -> "_Solved":
         """The solver panel on the verified questions, consensus labels, then the band."""
-        config, context = self.config, self.context
-        tools = self.tools(config.panel.retriever, config.panel.retrieval_k)
-        panel, solvers = build_panel(config.panel, context, tools, self.evidence)
-        attempts, trajectories = asyncio.run(attempt_items(verified, panel, context))
-        labeled = judge_items(
-            verified,
-            attempts,
-            trajectories,
-            solvers,
-            config.consensus,
-            judge=panel.judge.model if panel.judge else None,
-        )
+        config = self.config
+        shard = asyncio.run(self.attempt(verified))  # the base's panel shard, and its consensus
+        labeled = self.consensus(verified, [shard])
+        attempts, trajectories, solvers = shard.attempts, shard.trajectories, shard.solvers
         band = FilterChain([BandFilter(config.band, {label.item_id: label for label in labeled.labels})])
         kept = band.run(labeled.items)
         kept_ids = {item.id for item in kept}
