@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from synth.config import is_keyed_list
 
@@ -30,14 +31,7 @@ def parameter_rows(config: BaseModel, prefix: str = "") -> Iterator[tuple[str, s
 
 
 def _shown(value: Any) -> str:
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    elif isinstance(value, list):
-        value = [item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value]
-    try:
-        return json.dumps(value, default=str)
-    except TypeError:
-        return str(value)
+    return json.dumps(to_jsonable_python(value))
 
 
 def reference_page() -> str:
