@@ -1,9 +1,13 @@
 """Environment-level settings (`SYNTH_*` variables): where data lives. Recipes never read these."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from synth.splits import SplitFractions
 
 
 class Settings(BaseSettings):
@@ -23,6 +27,21 @@ class Settings(BaseSettings):
         default=None,
         description="Key for OpenAI-compatible endpoints (SYNTH_API_KEY); a model's api_key_env overrides it.",
     )
+    validation_fraction: float = Field(
+        default=0.05, ge=0.0, lt=1.0, description="Share of items held out as the validation split (by item id)."
+    )
+    test_fraction: float = Field(
+        default=0.1, ge=0.0, lt=1.0, description="Share of items held out as the test split (by item id)."
+    )
+
+    def split_fractions(self, validation: float | None = None, test: float | None = None) -> "SplitFractions":
+        """The held-out fractions, a command's options over these settings (synth.splits)."""
+        from synth.splits import SplitFractions
+
+        return SplitFractions(
+            validation=self.validation_fraction if validation is None else validation,
+            test=self.test_fraction if test is None else test,
+        )
 
     @property
     def catalog_path(self) -> Path:

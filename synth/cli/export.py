@@ -7,6 +7,7 @@ import click
 from synth.cli.options import json_option, load_settings
 from synth.contract.contracts import CONTRACTS  # plain data, cheap to import
 from synth.export_formats import EXPORT_FORMATS  # plain data, cheap to import
+from synth.splits import CHOICES
 
 
 class _FormatChoice(click.Choice):
@@ -33,7 +34,14 @@ class _ExportCommand(click.Command):
 @click.option(
     "--out", type=click.Path(path_type=Path), required=True, help="Output file (.parquet/.jsonl) or folder (hf)."
 )
-@click.option("--split", default="train", show_default=True, help="Split name written into the rows.")
+@click.option(
+    "--split",
+    type=click.Choice(list(CHOICES)),
+    default="train",
+    show_default=True,
+    help="The held-out split to export, assigned by item id (stable across versions): train for training, "
+    "validation, test (what synth eval scores), or all.",
+)
 @click.option("--where", help="SQL filter on the exported table, e.g. \"difficulty in ('medium','hard')\".")
 @click.option("--data-source", help="Override data_source in verl/searchr1 rows (it selects the trainer's scorer).")
 @click.option(
@@ -84,12 +92,17 @@ class _ExportCommand(click.Command):
     "sharegpt, searchr1-sft: <think> blocks), or dropped.",
 )
 @click.option(
+    "--validation-fraction",
     "--val-fraction",
+    "validation_fraction",
     type=click.FloatRange(0, 1, max_open=True),
-    default=0.1,
-    show_default=True,
-    help="verl: the share of items written to OUT-val.parquet (chosen by item id, so a later version keeps each "
-    "item on its side); the printed command passes it as data.val_files.",
+    help="Share of items in the validation split (default: SYNTH_VALIDATION_FRACTION, 0.05); verl writes them to "
+    "OUT-val.parquet, which the printed command passes as data.val_files. Keep it fixed: it decides the splits.",
+)
+@click.option(
+    "--test-fraction",
+    type=click.FloatRange(0, 1, max_open=True),
+    help="Share of items in the test split (default: SYNTH_TEST_FRACTION, 0.1). Keep it fixed: it decides the splits.",
 )
 @click.option(
     "--verl-version",
@@ -119,7 +132,8 @@ def export(
     keep_malformed,
     allow_dropping_calls,
     reasoning,
-    val_fraction,
+    validation_fraction,
+    test_fraction,
     verl_version,
     retrieval_url,
     force,
@@ -145,7 +159,8 @@ def export(
         keep_malformed=keep_malformed,
         allow_dropping_calls=allow_dropping_calls,
         reasoning=reasoning,
-        val_fraction=val_fraction,
+        validation_fraction=validation_fraction,
+        test_fraction=test_fraction,
         verl_version=verl_version,
         retrieval_url=retrieval_url,
     )

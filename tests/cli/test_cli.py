@@ -135,11 +135,21 @@ def test_generate_list_show_sql_export(capsys, tmp_path):
 
     target = tmp_path / "rl.parquet"
     code, out, _ = run(
-        capsys, "export", "multihop@1", "--format", "verl", "--out", str(target), "--val-fraction", "0.5"
+        capsys,
+        "export",
+        "multihop@1",
+        "--format",
+        "verl",
+        "--out",
+        str(target),
+        "--val-fraction",
+        "0.5",
+        "--test-fraction",
+        "0",
     )
     assert code == 0 and target.exists() and (tmp_path / "rl-val.parquet").exists()
     written = int(re.search(r"wrote (\d+) rows", out).group(1))
-    assert 0 < written < 6 and f"{written} items in rl.parquet, {6 - written} in rl-val.parquet" in out
+    assert 0 < written < 6 and f"{written} train items in rl.parquet, {6 - written} validation items" in out
 
     code, out, _ = run(capsys, "recipes", "--json")
     assert json.loads(out)[0]["name"] == "multihop" and "hops" in json.loads(out)[0]["parameters"]

@@ -21,10 +21,12 @@ def test_import_then_export(run_cli, tmp_path):
     assert code == 0
     shown = json.loads(out)
     assert (shown["version"], shown["rows"], shown["items"], shown["trajectories"]) == ("prefs@1", 3, 2, 5)
-    code, out, _ = run_cli("export", "prefs", "--format", "dpo", "--out", str(tmp_path / "pairs.jsonl"))
+    code, out, _ = run_cli(
+        "export", "--split", "all", "prefs", "--format", "dpo", "--out", str(tmp_path / "pairs.jsonl")
+    )
     assert code == 0 and "wrote 1 rows" in out and "malformed_tool_call: 2" in out and "--keep-malformed" in out
     out_all = str(tmp_path / "all-pairs.jsonl")
-    code, out, _ = run_cli("export", "prefs", "--format", "dpo", "--out", out_all, "--keep-malformed")
+    code, out, _ = run_cli("export", "--split", "all", "prefs", "--format", "dpo", "--out", out_all, "--keep-malformed")
     assert code == 0 and "wrote 3 rows" in out
 
 

@@ -130,7 +130,9 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
 
     # the proposals whose question passed every gate are SFT data for a proposer
     out = tmp_path / "proposer.jsonl"
-    code, out_text, err = run_cli("export", "selfplay", "--format", "sft", "--role", "proposer", "--out", str(out))
+    code, out_text, err = run_cli(
+        "export", "--split", "all", "selfplay", "--format", "sft", "--role", "proposer", "--out", str(out)
+    )
     assert code == 0, err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 12 and {row["trajectory_id"] for row in rows} == {
@@ -165,7 +167,9 @@ def test_an_external_corpus_given_on_the_command_line_yields_a_published_selfpla
         "export", "selfplay", "--format", "dpo", "--role", "proposer", "--out", str(tmp_path / "p.jsonl")
     )
     assert code != 0 and "--role proposer exports with sft or sft-chatml or sharegpt only" in err
-    code, _, err = run_cli("export", "selfplay", "--format", "sft", "--out", str(tmp_path / "teacher.jsonl"))
+    code, _, err = run_cli(
+        "export", "--split", "all", "selfplay", "--format", "sft", "--out", str(tmp_path / "teacher.jsonl")
+    )
     assert (
         code != 0 and "no teacher trajectory is selected" in err and not (tmp_path / "teacher.jsonl").exists()
     )  # no teacher ran

@@ -54,10 +54,14 @@ def test_a_damaged_part_is_named_and_every_other_version_keeps_working(store, ru
     assert code == 0
     assert json.loads(out) == [{"dataset": "demo", "version": 1, "n": 1}, {"dataset": "other", "version": 1, "n": 3}]
 
-    code, _, err = run_cli("export", "other@1", "--format", "jsonl", "--out", str(tmp_path / "other.jsonl"))
+    code, _, err = run_cli(
+        "export", "--split", "all", "other@1", "--format", "jsonl", "--out", str(tmp_path / "other.jsonl")
+    )
     assert code == 0, err
     assert len((tmp_path / "other.jsonl").read_text().splitlines()) == 3
-    code, _, err = run_cli("export", "demo@2", "--format", "jsonl", "--out", str(tmp_path / "demo.jsonl"))
+    code, _, err = run_cli(
+        "export", "--split", "all", "demo@2", "--format", "jsonl", "--out", str(tmp_path / "demo.jsonl")
+    )
     assert code != 0 and "demo@2 is damaged" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "demo.jsonl").exists()
 
@@ -168,7 +172,9 @@ def test_a_same_size_rewrite_is_caught_without_verify_and_the_rest_keeps_working
         ("demo", 1, 1),
         ("demo", 2, 2),
     ]
-    code, _, err = run_cli("export", "other@1", "--format", "jsonl", "--out", str(store.home / "x.jsonl"))
+    code, _, err = run_cli(
+        "export", "--split", "all", "other@1", "--format", "jsonl", "--out", str(store.home / "x.jsonl")
+    )
     assert code != 0 and "damaged" in err and "--where" not in err
 
 

@@ -72,7 +72,7 @@ def test_every_tool_call_of_every_dialect_comes_out_of_every_sft_format(dialect,
     assert "look like tool use" not in out
     for export_format, count_out in OUT.items():
         path = tmp_path / f"{export_format}.jsonl"
-        code, _, err = run_cli("export", "d", "--format", export_format, "--out", str(path))
+        code, _, err = run_cli("export", "--split", "all", "d", "--format", export_format, "--out", str(path))
         assert code == 0, f"{export_format}: {err}"
         exported = [json.loads(line) for line in path.read_text().splitlines()]
         assert len(exported) == len(rows), export_format
@@ -137,7 +137,9 @@ def test_search_r1s_own_example_comes_back_unchanged(run_cli, tmp_path, monkeypa
     source = FIXTURES / "searchr1_example.jsonl"
     code, _, err = run_cli("datasets", "import", str(source), "--format", "searchr1-sft", "--name", "r1")
     assert code == 0, err
-    code, _, err = run_cli("export", "r1", "--format", "searchr1-sft", "--out", str(tmp_path / "out.jsonl"))
+    code, _, err = run_cli(
+        "export", "--split", "all", "r1", "--format", "searchr1-sft", "--out", str(tmp_path / "out.jsonl")
+    )
     assert code == 0, err
     exported = json.loads((tmp_path / "out.jsonl").read_text())
     assert exported["messages"] == json.loads(source.read_text())["messages"]
@@ -151,7 +153,7 @@ def test_a_batched_search_whose_results_do_not_split_stays_one_declared_call(run
     path.write_text(json.dumps(row) + "\n")
     code, _, err = run_cli("datasets", "import", str(path), "--format", "sft", "--name", "b")
     assert code == 0, err
-    code, _, err = run_cli("export", "b", "--format", "sft", "--out", str(tmp_path / "sft.jsonl"))
+    code, _, err = run_cli("export", "--split", "all", "b", "--format", "sft", "--out", str(tmp_path / "sft.jsonl"))
     call = json.loads((tmp_path / "sft.jsonl").read_text())["messages"][1]["tool_calls"]
     assert (
         code == 0
@@ -159,5 +161,7 @@ def test_a_batched_search_whose_results_do_not_split_stays_one_declared_call(run
         and call[0]["function"]["arguments"]["query"]
         == row["messages"][1]["tool_calls"][0]["function"]["arguments"]["query"]
     )
-    code, _, err = run_cli("export", "b", "--format", "searchr1-sft", "--out", str(tmp_path / "r1.jsonl"))
+    code, _, err = run_cli(
+        "export", "--split", "all", "b", "--format", "searchr1-sft", "--out", str(tmp_path / "r1.jsonl")
+    )
     assert code != 0 and "a batched search" in err and "malformed" not in err

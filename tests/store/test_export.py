@@ -68,7 +68,9 @@ def load_by_path(path):
 
 def test_verl_export_matches_the_trainer_format_and_ships_tools_and_reward(settings, published, tmp_path):
     out = tmp_path / "train.parquet"
-    result = export_version(settings, "demo", "verl", out, val_fraction=0)  # no items held out: all in train
+    result = export_version(
+        settings, "demo", "verl", out, validation_fraction=0, test_fraction=0
+    )  # no items held out: all in train
     assert result.rows == 3
     command = next(note for note in result.notes if note.startswith("train: "))
     assert f"cd {tmp_path.resolve()} && MODEL=${{MODEL:?" in command and "python3 -m verl.trainer.main_ppo" in command
@@ -146,15 +148,16 @@ def test_verl_export_can_target_verls_builtin_scorer_and_filter_rows(settings, p
         out,
         data_source="searchR1_hotpotqa",
         where="difficulty in ('medium', 'hard')",
-        split="test",
-        val_fraction=0,
+        split="all",
+        validation_fraction=0,
+        test_fraction=0,
     )
     assert result.rows == 2 and "built-in" in result.notes[2] and "custom_reward_function" not in result.notes[-1]
-    assert "no item held out" in result.notes[1]
+    assert "no validation item" in result.notes[1]
     rows = datasets.load_dataset("parquet", data_files=str(out), split="train")
     assert [row["extra_info"]["difficulty"] for row in rows] == ["hard", "medium"]
     assert {row["data_source"] for row in rows} == {"searchR1_hotpotqa"}
-    assert {row["extra_info"]["split"] for row in rows} == {"test"}
+    assert {row["extra_info"]["split"] for row in rows} == {"train"}  # each item's own split
 
 
 def test_verl_reads_parquet_only_and_an_empty_export_is_an_error(settings, published, tmp_path):
@@ -162,7 +165,7 @@ def test_verl_reads_parquet_only_and_an_empty_export_is_an_error(settings, publi
         export_version(settings, "demo", "verl", tmp_path / "train.jsonl")
     with pytest.raises(ConfigError, match="not an http"):
         export_version(settings, "demo", "verl", tmp_path / "train.parquet", retrieval_url="localhost:8000")
-    with pytest.raises(NotFoundError, match="no items matching --where"):
+    with pytest.raises(NotFoundError, match="no items in the train split matching --where"):
         export_version(settings, "demo", "verl", tmp_path / "none.parquet", where="difficulty = 'trivial'")
     assert not (tmp_path / "none.parquet").exists() and not (tmp_path / "tool_config.yaml").exists()
 
@@ -272,7 +275,7 @@ def test_export_refuses_to_overwrite_and_bad_suffixes(settings, published, tmp_p
     export_version(settings, "demo", "verl", out)
     with pytest.raises(ConfigError, match="--force"):
         export_version(settings, "demo", "verl", out)
-    assert export_version(settings, "demo", "verl", out, force=True, val_fraction=0).rows == 3
+    assert export_version(settings, "demo", "verl", out, force=True, validation_fraction=0, test_fraction=0).rows == 3
     with pytest.raises(ConfigError, match="suffix"):
         export_version(settings, "demo", "verl", tmp_path / "train.csv")
     with pytest.raises(ConfigError, match="bad --where"):

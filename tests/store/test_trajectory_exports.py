@@ -10,11 +10,17 @@ import pytest
 from synth.contract.contracts import SYNTH, SYNTH_ANSWER_TOOL
 from synth.errors import ConfigError, NotFoundError
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
-from synth.store.export import export_version
+from synth.store.export import export_version as export_split
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.export.searchr1_sft import Unsupported, assistant_text, thought
 from synth.store.export.trajectories import DATASETS_NOTE
 from synth.store.publish import VersionSpec, publish_version
+
+
+def export_version(*args, **options):
+    """These tests check formats over every item of a version: the held-out split is tested in test_splits."""
+    return export_split(*args, **{"split": "all", **options})
+
 
 SEARCH = {
     "type": "function",
@@ -387,7 +393,7 @@ def test_dpo_without_pairs_says_why(settings, make_item, tmp_path):
 @pytest.mark.parametrize("fmt", ["sft", "sft-chatml", "sharegpt", "searchr1-sft"])
 def test_an_export_with_nothing_to_write_is_an_error_that_says_why(settings, published, tmp_path, fmt):
     with pytest.raises(
-        NotFoundError, match="nothing to export.*no teacher trajectory is selected among those matching --where"
+        NotFoundError, match="nothing to export.*no teacher trajectory is selected in every split matching --where"
     ):
         export_version(settings, "demo", fmt, tmp_path / "out.jsonl", where="item_id = 'nope'")
     with pytest.raises(NotFoundError, match="every matching trajectory was skipped.*calls open"):

@@ -61,16 +61,18 @@ def extra(path: Path, field: str) -> list:
 
 
 def test_the_validation_split_is_chosen_by_item_id(settings, published, make_item, tmp_path):
-    first = export_version(settings, "rl", "verl", tmp_path / "a" / "train.parquet", val_fraction=0.25)
+    first = export_version(settings, "rl", "verl", tmp_path / "a" / "train.parquet", validation_fraction=0.25)
     train, val = (
         set(extra(tmp_path / "a" / "train.parquet", "item_id")),
         set(extra(tmp_path / "a" / "train-val.parquet", "item_id")),
     )
-    assert train.isdisjoint(val) and len(train | val) == 40 and first.rows == len(train) and 0 < len(val) < 20
-    assert set(extra(tmp_path / "a" / "train-val.parquet", "split")) == {"test"}
+    assert train.isdisjoint(val) and first.rows == len(train) and 0 < len(val) < 20
+    assert 30 <= len(train | val) < 40  # the test split (0.1 by default) is in neither file
+    assert set(extra(tmp_path / "a" / "train-val.parquet", "split")) == {"validation"}
+    assert set(extra(tmp_path / "a" / "train.parquet", "split")) == {"train"}
     # a later version with more items keeps every earlier item on its side
     publish_version(settings, VersionSpec(name="rl", recipe="multihop"), {"items": [make_item(i) for i in range(60)]})
-    export_version(settings, "rl@2", "verl", tmp_path / "b" / "train.parquet", val_fraction=0.25)
+    export_version(settings, "rl@2", "verl", tmp_path / "b" / "train.parquet", validation_fraction=0.25)
     later = set(extra(tmp_path / "b" / "train-val.parquet", "item_id"))
     assert val <= later and later.isdisjoint(train)
 

@@ -1,5 +1,6 @@
 """Exports of one published version to the formats trainers read."""
 
+from collections import Counter
 from pathlib import Path
 
 from synth.contract import get_contract
@@ -7,7 +8,9 @@ from synth.errors import ConfigError
 from synth.export_formats import EXPORT_FORMATS
 from synth.settings import Settings
 from synth.store.catalog import Catalog
+from synth.splits import SPLITS, check_split, split_of
 from synth.store.export.options import ExportRequest, ExportResult
+from synth.store.reader import read_columns
 
 FORMATS = EXPORT_FORMATS
 """Name -> ExportFormat (synth.export_formats: the one table)."""
@@ -40,4 +43,27 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
         )
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(ref)
-    return FORMATS[fmt].exporter()(ExportRequest(settings=settings, version=version, out=Path(out), **options))
+    request = ExportRequest(settings=settings, version=version, out=Path(out), **options)
+    check_split(request.split)
+    result = FORMATS[fmt].exporter()(request)
+    held = held_out(request)
+    if held:
+        result.notes.append(held)
+    return result
+
+
+def held_out(request: ExportRequest) -> str | None:
+    """What the split left out, so no item goes missing silently (None: nothing was)."""
+    if request.split == "all" or not request.version.row_counts.get("items"):
+        return None
+    fractions = request.fractions
+    counts = Counter(
+        split_of(item_id, fractions) for (item_id,) in read_columns(request.settings, request.version, "items", ["id"])
+    )
+    others = [f"{counts[split]} {split}" for split in SPLITS if split != request.split and counts[split]]
+    if not others:
+        return None
+    return (
+        f"exported the {request.split} split ({counts[request.split]} of {counts.total()} items by item id); held out: "
+        f"{', '.join(others)} (--split all exports every item; synth eval scores the test split)"
+    )

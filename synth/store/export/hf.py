@@ -1,11 +1,15 @@
 """A Hugging Face `datasets` folder (`save_to_disk`), for `datasets.load_from_disk(path)`.
 
-Holds the items with their stored columns (free-form fields as JSON strings), as one split.
+Holds the items with their stored columns (free-form fields as JSON strings): the chosen held-out
+split under its name, or with `--split all` each split under its own (train, validation, test).
 """
 
 import shutil
 
+import pyarrow as pa
+
 from synth.errors import OutputError
+from synth.splits import SPLITS, split_of
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output
 from synth.store.reader import open_reader
@@ -15,9 +19,19 @@ def export(request: ExportRequest) -> ExportResult:
     import datasets
 
     check_output(request.out, request.force)
-    with open_reader(request.settings, request.version, "items", request.where) as reader:
+    with open_reader(request.settings, request.version, "items", request.predicate()) as reader:
         table = reader.read_all()
-    dataset = datasets.DatasetDict({request.split: datasets.Dataset(table)})
+    if request.split == "all":
+        names = [split_of(item_id, request.fractions) for item_id in table.column("id").to_pylist()]
+        dataset = datasets.DatasetDict(
+            {
+                split: datasets.Dataset(table.filter(pa.array([name == split for name in names])))
+                for split in SPLITS
+                if split in names
+            }
+        )
+    else:
+        dataset = datasets.DatasetDict({request.split: datasets.Dataset(table)})
     temporary = request.out.with_name(f".{request.out.name}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
     try:

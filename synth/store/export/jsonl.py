@@ -11,7 +11,9 @@ def export(request: ExportRequest, table: str = "items") -> ExportResult:
     check_output(request.out, request.force, (".jsonl",))
 
     def rows() -> Iterator[dict]:
-        for record in iter_records(request.settings, request.version, table, request.where):
+        for record in iter_records(
+            request.settings, request.version, table, request.predicate("id" if table == "items" else "item_id")
+        ):
             yield record.model_dump(mode="json")
 
     return ExportResult(request.out, write_rows(rows(), None, request.out))

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
+from synth.splits import SplitFractions, split_predicate
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,7 @@ class ExportRequest:
     version: DatasetVersion
     out: Path
     split: str = "train"
+    """The held-out split whose items are exported (train, validation, test, or all; `synth.splits`)."""
     where: str | None = None
     """SQL predicate over the exported table's columns, e.g. "difficulty in ('medium', 'hard')"."""
     data_source: str | None = None
@@ -33,12 +35,28 @@ class ExportRequest:
     reasoning: str = "keep"
     """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
     consumer reads it) or dropped."""
-    val_fraction: float = 0.1
-    """verl: the share of items written to the validation file beside the train file (by item id)."""
+    validation_fraction: float | None = None
+    test_fraction: float | None = None
+    """The split fractions (None: the settings', SYNTH_VALIDATION_FRACTION and SYNTH_TEST_FRACTION)."""
     verl_version: str | None = None
     """verl: the release whose config keys the printed command uses; None: the installed one, else the newest known."""
     retrieval_url: str = "http://127.0.0.1:8000"
     """Where the exported verl tools reach `synth search serve`."""
+
+    @property
+    def fractions(self) -> SplitFractions:
+        return self.settings.split_fractions(self.validation_fraction, self.test_fraction)
+
+    def predicate(self, id_column: str = "id") -> str | None:
+        """The rows of the chosen split that match --where (None: every row), for a table whose
+        item id is in `id_column` (`id` for items, `item_id` for trajectories)."""
+        parts = [split_predicate(self.split, id_column, self.fractions), f"({self.where})" if self.where else None]
+        return " and ".join(part for part in parts if part) or None
+
+    def selection(self) -> str:
+        """What the predicate selects, in words, for a message that nothing matched."""
+        chosen = "every split" if self.split == "all" else f"the {self.split} split"
+        return chosen + (f" matching --where {self.where!r}" if self.where else "")
 
 
 @dataclass

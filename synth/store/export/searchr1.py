@@ -42,7 +42,7 @@ def export(request: ExportRequest) -> ExportResult:
     data_source = request.data_source or DEFAULT_DATA_SOURCE
 
     def rows() -> Iterator[dict]:
-        items = iter_records(request.settings, request.version, "items", request.where)
+        items = iter_records(request.settings, request.version, "items", request.predicate())
         for index, item in enumerate(items):
             prompt = [{"role": "user", "content": render(template, item.question)}]
             row = verl.rl_row(item, index, request, prompt, data_source, TOOLS)

@@ -124,7 +124,8 @@ class Skipped:
 def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
     """Trajectories of the requested role (teacher by default) matching the SQL `condition` and
     the user's --where, in stored order; without their reasoning under `--reasoning drop`."""
-    where = f"role = '{request.role}' and ({condition})" + (f" and ({request.where})" if request.where else "")
+    selection = request.predicate("item_id")
+    where = f"role = '{request.role}' and ({condition})" + (f" and {selection}" if selection else "")
     for trajectory in iter_records(request.settings, request.version, "trajectories", where):
         yield without_reasoning(trajectory) if request.reasoning == "drop" else trajectory
 
@@ -239,9 +240,7 @@ def nothing_to_export(request: ExportRequest, fmt: str, skipped: Skipped) -> Non
     if skipped.reasons:
         why = "every matching trajectory was skipped: " + "; ".join(skipped.notes())
     else:
-        why = f"no {request.role} trajectory is selected" + (
-            f" among those matching --where {request.where!r}" if request.where else ""
-        )
+        why = f"no {request.role} trajectory is selected in {request.selection()}"
         if request.role == "teacher" and not request.where:
             why += " (teachers run with --param distill.enabled=true; see `synth datasets show` for their rejections)"
     raise NotFoundError(f"{request.version.ref} has nothing to export as {fmt}: {why}")

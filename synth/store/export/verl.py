@@ -15,7 +15,8 @@ per-row `create_kwargs`. Next to the Parquet the export writes:
 - `synth_contract.py`: the rendering they share with synth's agents, and `compute_score`, which
   scores a final `<answer>` tag or `answer` call (verl's custom reward function);
 - `synth_trl_grpo.py`: the same tools and reward for TRL's GRPOTrainer, runnable as it is;
-- `<out>-val.parquet`: the items held out for validation (`--val-fraction`, by item id).
+- `<out>-val.parquet`: the validation split's items (`synth.splits`, by item id); the file itself
+  holds the train split's (`--split`), and test items stay out for `synth eval`.
 
 verl picks the reward by `data_source`; its `default_compute_score` knows no `synth_*` source, so the
 printed overrides point the custom reward function at `synth_contract.py`, under the key of the verl
@@ -28,6 +29,7 @@ in every release, so that is the one file type written.
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -36,10 +38,10 @@ import yaml
 
 from synth.contract import AgentContract, get_contract, portable
 from synth.errors import ConfigError, NotFoundError
-from synth.hashing import content_hash
 from synth.matching import plain_variants
 from synth.schemas import Item
 from synth.search.budget import TEACHER_AGENT
+from synth.splits import split_of
 from synth.store.export import verl_command
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import load_template, render
@@ -138,7 +140,7 @@ def rl_row(
         "ability": ABILITY,
         "reward_model": {"style": "rule", "ground_truth": ground_truth},
         "extra_info": {
-            "split": split or request.split,
+            "split": split or split_of(item.id, request.fractions),
             "index": index,
             "item_id": item.id,
             "dataset": request.version.ref,
@@ -241,11 +243,12 @@ def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: t
         f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py, {CONTRACT_MODULE}.py and {TRL_SCRIPT}.py beside the data; keep them "
         "together",
         (
-            f"split by item id: {train} items in {request.out.name}, {val} in {val_name} (--val-fraction "
-            f"{request.val_fraction:g}; data.val_files)"
+            f"held-out splits by item id: {train} {request.split} items in {request.out.name}, {val} validation items "
+            f"in {val_name} (data.val_files; test items stay out for synth eval)"
             if val
-            else f"no item held out (--val-fraction {request.val_fraction:g}, or one item): {val_name} repeats the "
-            "train items, so verl validates on them"
+            else f"no validation item ({request.selection()}, validation fraction "
+            f"{request.fractions.validation:g}): {val_name} repeats the {request.out.name} items, so verl validates "
+            "on them; raise --validation-fraction (SYNTH_VALIDATION_FRACTION) or make more items"
         ),
         scorer,
         f"start the retriever: synth search serve --port {urlparse(request.retrieval_url).port or 80} "
@@ -262,17 +265,6 @@ def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: t
 
 def val_path(out: Path) -> Path:
     return out.with_name(f"{out.stem}-val{out.suffix}")
-
-
-def in_validation(item_id: str, fraction: float) -> bool:
-    """Whether an item goes to the validation file: by a hash of its id, so a later version keeps
-    each item on the side it was on."""
-    return int(split_hash(item_id)[:8], 16) / 0xFFFFFFFF < fraction
-
-
-def split_hash(item_id: str) -> str:
-    """The hash that places an item on the train or the validation side."""
-    return content_hash({"split": item_id})
 
 
 def export(request: ExportRequest) -> ExportResult:
@@ -293,32 +285,31 @@ def export(request: ExportRequest) -> ExportResult:
         user = render(template, question) if template else contract.user_prompt(question)
         return [{"role": "system", "content": contract.system_prompt}, {"role": "user", "content": user}]
 
-    items = list(iter_records(request.settings, request.version, "items", request.where))
-    if not items:
+    train_items = list(iter_records(request.settings, request.version, "items", request.predicate()))
+    if not train_items:
         no_items(request)
-    val_items = [item for item in items if in_validation(item.id, request.val_fraction)]
-    if not val_items and len(items) > 1 and request.val_fraction > 0:  # a small version: at least one
-        val_items = [min(items, key=lambda item: split_hash(item.id))]
-    if len(val_items) == len(items):
-        val_items = val_items[:-1] if len(items) > 1 else []
-    held = {item.id for item in val_items}
-    train_items = [item for item in items if item.id not in held]
+    validation = replace(request, split="validation", where=None)
+    val_items = (
+        []
+        if request.split == "all"
+        else list(iter_records(request.settings, request.version, "items", validation.predicate()))
+    )
 
-    def rows(chosen: list[Item], split: str) -> Iterator[dict]:
+    def rows(chosen: list[Item], split: str | None) -> Iterator[dict]:
         for index, item in enumerate(chosen):
             yield rl_row(item, index, request, prompt(item.question), data_source, tool_names, split)
 
     val_out = val_path(request.out)
     check_output(val_out, request.force, (".parquet",), why="verl reads Parquet")
-    count = write_rows(rows(train_items, request.split), schema(tool_names), request.out, lambda: no_items(request))
-    # no validation items (a one-item version, --val-fraction 0): verl validates on the train file
-    write_rows(rows(val_items or train_items, "test"), schema(tool_names), val_out)
+    count = write_rows(rows(train_items, None), schema(tool_names), request.out, lambda: no_items(request))
+    # no validation items (a small version, a validation fraction of 0, --split all): verl validates on the train file
+    write_rows(rows(val_items or train_items, None), schema(tool_names), val_out)
     write_helpers(helper_files(contract, request), request.out.parent, request.force)
     return ExportResult(request.out, count, run_notes(request, data_source, val_out.name, (count, len(val_items))))
 
 
 def no_items(request: ExportRequest) -> None:
-    where = f" matching --where {request.where!r}" if request.where else ""
     raise NotFoundError(
-        f"{request.version.ref} has no items{where}, so there is nothing to train on; nothing was written"
+        f"{request.version.ref} has no items in {request.selection()}, so there is nothing to train on; nothing "
+        "was written" + ("" if request.split == "all" else " (--split all exports every item)")
     )
