@@ -10,6 +10,7 @@ a rerun replays finished rollouts without spending tokens. Which rollouts are ke
 """
 
 from collections.abc import Callable
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -30,7 +31,13 @@ class DistillConfig(RejectionConfig):
     enabled: bool = Field(
         default=False, description="Distill teacher trajectories for the published items (SFT and DPO data)."
     )
-    teacher_model: str = Field(default="embedded", description="Declared model for the teacher role.")
+    teacher: Literal["model", "path"] = Field(
+        default="model",
+        description="model: the declared teacher_model solves each item with the tools; path: no model, each item's "
+        "recorded construction path is walked through the same tools (procedural demonstrations, kept only where "
+        "the tools surface every hop's evidence; synth.generators.path_teacher).",
+    )
+    teacher_model: str = Field(default="embedded", description="Declared model for the teacher role (teacher=model).")
     retriever: RetrieverChoice | None = Field(
         default=None,
         description="The teacher searches with this retriever (bm25, dense, hybrid or a /retrieve URL); "

@@ -196,7 +196,9 @@ class Recipe(ABC, Generic[C]):
         """Teacher rollouts on one shard of the labeled items, judged (`distill` section)."""
         config = self.config.distill  # type: ignore[attr-defined]
         tools = self.tools(config.retriever, config.retrieval_k)
-        return await distill_items(items, config, self.context, tools, guidance=self.guidance)
+        return await distill_items(
+            items, config, self.context, tools, guidance=self.guidance, graph=lambda: self.world.graph
+        )
 
     def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
         return add_distillation(result, shards, self.config.distill)  # type: ignore[attr-defined]
@@ -207,7 +209,7 @@ class Recipe(ABC, Generic[C]):
         scheduler can cap the shards in flight per model."""
         if stage == "distill":
             distill = getattr(self.config, "distill", None)
-            return [distill.teacher_model] if distill is not None else []
+            return [distill.teacher_model] if distill is not None and distill.teacher == "model" else []
         if stage == "attempt":
             return self.panel_models() if hasattr(self.config, "panel") else []
         return self.round_models()

@@ -8,8 +8,11 @@ merges the shards' trajectories into the version and their figures into the summ
 
 from collections.abc import Callable
 
+from synth.errors import ConfigError
 from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
+from synth.generators.path_teacher import PATH_TEACHER, PathTeacher
+from synth.kg.graph import KnowledgeGraph
 from synth.pipelines.context import RunContext
 from synth.pipelines.records import DistillShard, RecipeResult
 from synth.schemas import Item
@@ -23,9 +26,18 @@ async def distill_items(
     context: RunContext,
     tools: SearchTools,
     guidance: Callable[[Item], Guidance | None] | None = None,
+    graph: Callable[[], KnowledgeGraph] | None = None,
 ) -> DistillShard:
     """Rollouts of the teacher on `items`, judged; every rollout is kept in the output (rejected
-    ones with their reason), so statistics and DPO negatives survive."""
+    ones with their reason), so statistics and DPO negatives survive. `graph`: the world's graph,
+    which the path teacher (`teacher: path`) walks."""
+    if config.teacher == "path":
+        if graph is None:
+            raise ConfigError("distill.teacher=path needs a knowledge graph in the world; use teacher=model")
+        walker = PathTeacher(graph(), tools)
+        context.progress.log(f"distill: path teacher x {len(items)} items (no model) ...")
+        walked = judge_rollouts(items, await walker.rollouts(items), config)
+        return DistillShard(walked, teacher=PATH_TEACHER, protocol="native", items=len(items))
     client = context.llm_session({"teacher": config.teacher_model}).client("teacher")
     teacher = Teacher(config, client, tools, guidance, log=context.progress.log)
     context.progress.log(

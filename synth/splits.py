@@ -12,9 +12,8 @@ integer thresholds, so they agree exactly.
 """
 
 import hashlib
-from typing import Literal
-
 from dataclasses import dataclass
+from typing import Literal
 
 Split = Literal["train", "validation", "test"]
 SPLITS: tuple[Split, ...] = ("train", "validation", "test")

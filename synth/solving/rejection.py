@@ -9,6 +9,7 @@ that applies is recorded):
     truncated_reasoning    ... while the model was still reasoning (raise the model's reasoning_tokens)
     token_budget_exhausted the trajectory outgrew `agent.context_tokens`
     turn_budget_exhausted  no answer within `agent.max_turns`
+    evidence_not_surfaced  the path teacher's tools did not show a hop's evidence (teacher: path)
     unanswered_tool_call   a tool call without the tool message that answers it
     no_answer              the run ended without a final answer
     malformed_tool_call    more corrected malformed calls than `max_malformed`
@@ -67,6 +68,7 @@ RUN_ENDINGS = {
     "token_budget_exhausted": "token_budget_exhausted",
     "context_too_long": "token_budget_exhausted",
     "turn_budget_exhausted": "turn_budget_exhausted",
+    "evidence_not_surfaced": "evidence_not_surfaced",
 }
 
 

@@ -7,8 +7,8 @@ from synth.contract import get_contract
 from synth.errors import ConfigError
 from synth.export_formats import EXPORT_FORMATS
 from synth.settings import Settings
-from synth.store.catalog import Catalog
 from synth.splits import SPLITS, check_split, split_of
+from synth.store.catalog import Catalog
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.reader import read_columns
 
