@@ -5,6 +5,7 @@ One module per concept; import them from here: `from synth.schemas import Item, 
 
 from synth.schemas.base import JsonDict, Record
 from synth.schemas.dataset import DatasetVersion, FunnelStage, RunRecord, RunStatus, VersionStatus
+from synth.schemas.evaluation import EvalAttempt, EvalRun
 from synth.schemas.item import Constraint, Cue, Fact, Hop, Item, Provenance, Step
 from synth.schemas.solving import (
     Condition,
@@ -28,6 +29,8 @@ __all__ = [
     "DifficultyName",
     "Document",
     "Entity",
+    "EvalAttempt",
+    "EvalRun",
     "Fact",
     "FilterVerdict",
     "FunctionCall",

@@ -11,6 +11,7 @@ import click
 from synth import __version__
 from synth.cli.curate import curate
 from synth.cli.datasets import datasets
+from synth.cli.evals import eval_command, evals
 from synth.cli.export import export
 from synth.cli.flows import flows
 from synth.cli.generate import generate
@@ -36,6 +37,8 @@ cli.add_command(curate)
 cli.add_command(datasets)
 cli.add_command(sql)
 cli.add_command(export)
+cli.add_command(eval_command)
+cli.add_command(evals)
 cli.add_command(recipes)
 cli.add_command(models)
 cli.add_command(kg)

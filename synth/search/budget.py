@@ -101,5 +101,8 @@ PANEL_AGENT = RoleBudgets(served=_defaults(10, 512, SERVED_CONTEXT, 0.7), embedd
 answer, so 10 turns; the embedded model gets two short turns, what 2 CPU cores afford per item."""
 TEACHER_AGENT = RoleBudgets(served=_defaults(12, 1024, SERVED_CONTEXT, 0.8), embedded=_defaults(6, 256, 4096, 0.8))
 """Distillation teachers: room to search several times, think aloud and answer."""
+EVAL_AGENT = RoleBudgets(served=_defaults(12, 1024, SERVED_CONTEXT, 0.0), embedded=_defaults(5, 96, 0, 0.0))
+"""`synth eval`'s agent: a served model gets the teacher's room; the embedded model five short turns (a
+3-hop chain's searches and the answer). Greedy, so pass@1 is reproducible; k > 1 samples at 0.7."""
 PROPOSER_AGENT = RoleBudgets(served=_defaults(32, 512, SERVED_CONTEXT, 0.8), embedded=_defaults(32, 96, 0, 0.8))
 """The self-play proposer: a round asks for a number of searches plus `proposer.extra_turns`; `max_turns` caps that."""

@@ -19,6 +19,7 @@ from synth import duckdb_files
 from synth.errors import CatalogError, NotFoundError
 from synth.schemas import DatasetVersion, RunRecord
 from synth.settings import Settings
+from synth.store.evals import EVAL_TABLES, eval_files, eval_schema_shard
 from synth.store.health import healthy
 from synth.store.shards import schema_shard
 from synth.store.tables import TABLES
@@ -415,9 +416,15 @@ class CatalogIndex:
         for table in TABLES:
             files = [schema_shard(self.settings, table)]
             files += [part for version in whole for part in sorted((home / version.path / table).glob("*.parquet"))]
-            names = [str(file) if temporary else str(file.relative_to(home)) for file in files]
-            file_list = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
-            self.connection.execute(
-                f"create or replace {'temporary ' if temporary else ''}view {table} as "
-                f"select * from read_parquet([{file_list}], union_by_name = true)"
-            )
+            self._view(table, files, temporary)
+        for table in EVAL_TABLES:  # `synth eval` runs (synth.store.evals), in the same way
+            self._view(table, [eval_schema_shard(self.settings, table), *eval_files(self.settings, table)], temporary)
+
+    def _view(self, table: str, files: list[Path], temporary: bool) -> None:
+        home = self.settings.home.absolute()
+        names = [str(file) if temporary else str(file.relative_to(home)) for file in files]
+        file_list = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
+        self.connection.execute(
+            f"create or replace {'temporary ' if temporary else ''}view {table} as "
+            f"select * from read_parquet([{file_list}], union_by_name = true)"
+        )

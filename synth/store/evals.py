@@ -1,0 +1,82 @@
+"""Where eval runs live: Parquet files under the datasets folder, seen in SQL as two views.
+
+Each run is a folder `<datasets>/.evals/<eval id>/` with `attempts.parquet` (every attempt) and
+`run.parquet` (one row: the run and its summary), written run file last, so a folder without it is
+an unfinished eval and is ignored. Like dataset versions, the files are the truth and the catalog
+only holds views over them (`eval_runs`, `eval_attempts`), so a rebuilt catalog loses nothing,
+`synth sql` can join attempts with the items they were made on, and an eval id is never stored
+twice (the id names what was evaluated: the same eval again finds its folder).
+"""
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from synth.errors import NotFoundError
+from synth.schemas import EvalAttempt, EvalRun
+from synth.settings import Settings
+from synth.store.arrow_schema import arrow_schema, from_row, to_row
+from synth.store.shards import write_parquet_atomically
+
+EVAL_TABLES = {"eval_runs": (EvalRun, "run.parquet"), "eval_attempts": (EvalAttempt, "attempts.parquet")}
+"""View name -> (record type, file name in each eval's folder)."""
+
+
+def evals_dir(settings: Settings) -> Path:
+    return settings.datasets_dir / ".evals"
+
+
+def eval_schema_shard(settings: Settings, table: str) -> Path:
+    """An empty file with `table`'s schema, so its view exists before the first eval."""
+    model, _ = EVAL_TABLES[table]
+    path = settings.datasets_dir / ".schema" / f"{table}.parquet"
+    schema = arrow_schema(model)
+    if not path.exists() or not pq.read_schema(path).equals(schema):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_parquet_atomically(schema.empty_table(), path)
+    return path
+
+
+def eval_files(settings: Settings, table: str) -> list[Path]:
+    """The finished evals' files of `table`, oldest folder name first."""
+    _, name = EVAL_TABLES[table]
+    return [folder / name for folder in finished(settings)]
+
+
+def finished(settings: Settings) -> list[Path]:
+    root = evals_dir(settings)
+    return sorted(path.parent for path in root.glob("*/run.parquet")) if root.exists() else []
+
+
+def save_eval(settings: Settings, run: EvalRun, attempts: list[EvalAttempt]) -> Path:
+    folder = evals_dir(settings) / run.id
+    folder.mkdir(parents=True, exist_ok=True)
+    for table, records in (("eval_attempts", attempts), ("eval_runs", [run])):
+        model, name = EVAL_TABLES[table]
+        schema = arrow_schema(model)
+        write_parquet_atomically(pa.Table.from_pylist([to_row(record) for record in records], schema), folder / name)
+    return folder
+
+
+def load_run(settings: Settings, eval_id: str) -> EvalRun:
+    """The run whose id is `eval_id` or starts with it (the newest such)."""
+    matches = [folder for folder in finished(settings) if folder.name.startswith(eval_id)]
+    if not matches:
+        raise NotFoundError(f"no eval {eval_id!r}; `synth evals list` shows them")
+    runs = [_read_run(folder) for folder in matches]
+    return max(runs, key=lambda run: run.created_at)
+
+
+def list_runs(settings: Settings) -> list[EvalRun]:
+    """Every finished eval, newest first."""
+    return sorted((_read_run(folder) for folder in finished(settings)), key=lambda run: run.created_at, reverse=True)
+
+
+def load_attempts(settings: Settings, eval_id: str) -> list[EvalAttempt]:
+    path = evals_dir(settings) / eval_id / "attempts.parquet"
+    return [from_row(EvalAttempt, row) for row in pq.read_table(path).to_pylist()]
+
+
+def _read_run(folder: Path) -> EvalRun:
+    return from_row(EvalRun, pq.read_table(folder / "run.parquet").to_pylist()[0])
