@@ -24,11 +24,10 @@ from synth.hashing import content_hash
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.phrases import humanize
 from synth.schemas import ChatMessage, FunctionCall, Hop, Item, ToolCall, Trajectory
+from synth.schemas.trajectory import PATH_TEACHER
 from synth.search.agent import ANSWERING
 from synth.search.tools import SearchTools, ToolResult
 
-PATH_TEACHER = "path-teacher"
-"""The `model` of its trajectories."""
 NOT_SURFACED = "evidence_not_surfaced"
 """Finish (and reject) reason of a walk whose hop the tools did not show."""
 

@@ -46,6 +46,10 @@ class ChatMessage(Record):
         return self
 
 
+PATH_TEACHER = "path-teacher"
+"""The `model` of the path teacher's model-free demonstrations (synth.generators.path_teacher)."""
+
+
 class Trajectory(Record):
     """One agent run on one item: the messages, the outcome, and why it was kept or rejected."""
 

@@ -1,13 +1,11 @@
 """Environment-level settings (`SYNTH_*` variables): where data lives. Recipes never read these."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-if TYPE_CHECKING:
-    from synth.splits import SplitFractions
+from synth.splits import SplitFractions
 
 
 class Settings(BaseSettings):
@@ -34,10 +32,8 @@ class Settings(BaseSettings):
         default=0.1, ge=0.0, lt=1.0, description="Share of items held out as the test split (by item id)."
     )
 
-    def split_fractions(self, validation: float | None = None, test: float | None = None) -> "SplitFractions":
+    def split_fractions(self, validation: float | None = None, test: float | None = None) -> SplitFractions:
         """The held-out fractions, a command's options over these settings (synth.splits)."""
-        from synth.splits import SplitFractions
-
         return SplitFractions(
             validation=self.validation_fraction if validation is None else validation,
             test=self.test_fraction if test is None else test,

@@ -15,6 +15,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
+from synth.errors import ConfigError
+
 Split = Literal["train", "validation", "test"]
 SPLITS: tuple[Split, ...] = ("train", "validation", "test")
 CHOICES = (*SPLITS, "all")
@@ -34,8 +36,6 @@ class SplitFractions:
     test: float = 0.1
 
     def __post_init__(self):
-        from synth.errors import ConfigError
-
         if not (0 <= self.validation < 1 and 0 <= self.test < 1) or self.validation + self.test >= 1:
             raise ConfigError(
                 f"split fractions validation={self.validation:g}, test={self.test:g} must each lie in [0, 1) and "
@@ -83,7 +83,5 @@ def split_predicate(split: str, column: str, fractions: SplitFractions) -> str |
 
 
 def check_split(split: str) -> None:
-    from synth.errors import ConfigError
-
     if split not in CHOICES:
         raise ConfigError(f"unknown split {split!r}; choose one of {', '.join(CHOICES)}")

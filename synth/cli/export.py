@@ -83,6 +83,14 @@ class _ExportCommand(click.Command):
     "default: a tool-use dataset without its calls teaches plain answering).",
 )
 @click.option(
+    "--procedural",
+    type=click.Choice(["include", "exclude", "only"]),
+    default="include",
+    show_default=True,
+    help="Trajectory formats: the path teacher's model-free demonstrations (distill.teacher=path) written beside "
+    "model teachers' trajectories, left out, or written alone.",
+)
+@click.option(
     "--reasoning",
     type=click.Choice(["keep", "drop"]),
     default="keep",
@@ -131,6 +139,7 @@ def export(
     arguments,
     keep_malformed,
     allow_dropping_calls,
+    procedural,
     reasoning,
     validation_fraction,
     test_fraction,
@@ -158,6 +167,7 @@ def export(
         arguments=arguments,
         keep_malformed=keep_malformed,
         allow_dropping_calls=allow_dropping_calls,
+        procedural=procedural,
         reasoning=reasoning,
         validation_fraction=validation_fraction,
         test_fraction=test_fraction,

@@ -18,6 +18,8 @@ FORMATS = EXPORT_FORMATS
 
 ROLES = ("teacher", "proposer")
 ARGUMENTS = ("object", "string")
+PROCEDURAL = ("include", "exclude", "only")
+"""--procedural: the path teacher's demonstrations in trajectory exports, beside model teachers' or not, or alone."""
 REASONING = ("keep", "drop")
 """--reasoning: the assistant turns' reasoning kept in trajectory exports (as each consumer reads it) or dropped."""
 
@@ -31,6 +33,8 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
         raise ConfigError(f"unknown trajectory role {role!r}; choose one of {', '.join(ROLES)}")
     if options.get("arguments", "object") not in ARGUMENTS:
         raise ConfigError(f"unknown --arguments {options['arguments']!r}; choose object or string")
+    if options.get("procedural", "include") not in PROCEDURAL:
+        raise ConfigError(f"unknown --procedural {options['procedural']!r}; choose include, exclude or only")
     if options.get("reasoning", "keep") not in REASONING:
         raise ConfigError(f"unknown --reasoning {options['reasoning']!r}; choose keep or drop")
     if options.get("contract") is not None:

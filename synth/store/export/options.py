@@ -32,6 +32,8 @@ class ExportRequest:
     allow_dropping_calls: bool = False
     """Trajectory formats: write the rows even when not one of the tool calls the trajectories hold
     (or the tool use their text shows) comes out; by default such an export is refused."""
+    procedural: str = "include"
+    """Trajectory formats: the path teacher's model-free demonstrations included, excluded, or `only` them."""
     reasoning: str = "keep"
     """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
     consumer reads it) or dropped."""

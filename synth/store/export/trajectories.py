@@ -20,6 +20,7 @@ from synth.contract import AgentContract, get_contract
 from synth.contract.render import UNKNOWN_RESULTS, Conversation, Unrenderable, render
 from synth.errors import ConfigError, NotFoundError
 from synth.schemas import ChatMessage, Trajectory
+from synth.schemas.trajectory import PATH_TEACHER
 from synth.search.proposing import PROPOSING
 from synth.store.export.options import ExportRequest
 from synth.store.export.prompts import load_template
@@ -126,6 +127,8 @@ def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Tr
     the user's --where, in stored order; without their reasoning under `--reasoning drop`."""
     selection = request.predicate("item_id")
     where = f"role = '{request.role}' and ({condition})" + (f" and {selection}" if selection else "")
+    if request.procedural != "include":  # the path teacher's model-free demonstrations (synth.generators.path_teacher)
+        where += f" and model {'=' if request.procedural == 'only' else '!='} '{PATH_TEACHER}'"
     for trajectory in iter_records(request.settings, request.version, "trajectories", where):
         yield without_reasoning(trajectory) if request.reasoning == "drop" else trajectory
 
