@@ -92,4 +92,5 @@ def _says(present: list[str], falls: bool | None, drop: float | None, by_label: 
         return f"labels not checked: {'only ' + shown if present else 'no labeled items'} (two labels are needed)"
     if falls:
         return f"accuracy falls from {present[0]} to {present[-1]} by {drop:.2f}: {shown}"
-    return f"accuracy does not fall steadily from {present[0]} to {present[-1]} (change {-drop:+.2f}): {shown}"
+    change = (0.0 - (drop or 0.0)) + 0.0  # no "-0.00"
+    return f"accuracy does not fall steadily from {present[0]} to {present[-1]} (change {change:+.2f}): {shown}"
