@@ -217,3 +217,29 @@ def test_a_request_joins_the_running_batch_and_returns_before_a_longer_one(embed
     [answer] = complete(LLMClient(backend), [follow_up])
     assert isinstance(answer, ChatResponse) and backend.cached_prompt_tokens - cached_before >= 16  # the shared history
     assert 0 < backend.prefix_cache_hit_rate < 1
+
+
+def test_synth_eval_runs_the_embedded_model_as_a_search_agent(embedded, make_item):
+    """`synth eval` end to end on the real model: every attempt ends (answered or out of turns), with
+    tokens counted and the conversation stored; a rerun is answered from the cache."""
+    from pathlib import Path
+
+    from synth.evaluation.command import EvalRequest, evaluate
+    from synth.search.budget import AgentBudget
+    from synth.store.publish import VersionSpec, publish_version
+
+    settings, _, backend = embedded
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.jsonl"
+    publish_version(
+        settings,
+        VersionSpec(name="eval_me", recipe="multihop", config={"world": {"corpus": str(corpus)}}),
+        {"items": [make_item(index) for index in range(3)]},
+    )
+    request = EvalRequest(model="embedded", dataset="eval_me", split="all", agent=AgentBudget(max_turns=2))
+    outcome = evaluate(settings, request, dict(BUILTIN_MODELS), log=lambda line: None, backends={"embedded": backend})
+    assert outcome.stored and outcome.run.model_id == SMOLLM2 and len(outcome.attempts) == 3
+    for attempt in outcome.attempts:
+        assert attempt.finish_reason in ("answered", "turn_budget_exhausted", "truncated")
+        assert 1 <= attempt.turns <= 2 and attempt.completion_tokens > 0 and attempt.messages[0].role == "system"
+    again = evaluate(settings, request, dict(BUILTIN_MODELS), log=lambda line: None, backends={"embedded": backend})
+    assert not again.stored and again.llm["llm_cache_hits"] == again.llm["llm_requests"] > 0

@@ -288,7 +288,7 @@ def export(request: ExportRequest) -> ExportResult:
     train_items = list(iter_records(request.settings, request.version, "items", request.predicate()))
     if not train_items:
         no_items(request)
-    validation = replace(request, split="validation", where=None)
+    validation = replace(request, split="validation")
     val_items = (
         []
         if request.split == "all"
