@@ -10,7 +10,7 @@ import types
 import typing
 from datetime import datetime
 from functools import cache
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
 import pyarrow as pa
 from pydantic import BaseModel
@@ -134,6 +134,9 @@ def _decode_row(model: type[BaseModel], row: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def from_row(model: type[BaseModel], row: dict[str, Any]):
+M = TypeVar("M", bound=BaseModel)
+
+
+def from_row(model: type[M], row: dict[str, Any]) -> M:
     """Rebuild a validated record from a stored row; columns the model lacks are ignored."""
     return model.model_validate(_decode_row(model, row))

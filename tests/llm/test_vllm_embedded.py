@@ -243,3 +243,13 @@ def test_synth_eval_runs_the_embedded_model_as_a_search_agent(embedded, make_ite
         assert 1 <= attempt.turns <= 2 and attempt.completion_tokens > 0 and attempt.messages[0].role == "system"
     again = evaluate(settings, request, dict(BUILTIN_MODELS), log=lambda line: None, backends={"embedded": backend})
     assert not again.stored and again.llm["llm_cache_hits"] == again.llm["llm_requests"] > 0
+    rows = Path(settings.home) / "bench.jsonl"  # a benchmark file, searched in the same corpus
+    rows.write_text('{"question": "Who directed Grey Harbour?", "answer": "Mira Olsen"}\n')
+    scored = evaluate(
+        settings,
+        EvalRequest(model="embedded", benchmark=rows, world={"corpus": str(corpus)}, agent=AgentBudget(max_turns=2)),
+        dict(BUILTIN_MODELS),
+        log=lambda line: None,
+        backends={"embedded": backend},
+    )
+    assert scored.run.source == "bench.jsonl" and scored.run.split == "all" and len(scored.attempts) == 1
