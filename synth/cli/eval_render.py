@@ -34,9 +34,13 @@ def print_run(run: EvalRun) -> None:
     for key, title in BREAKDOWNS:
         groups = summary.get(key) or {}
         if groups:
+            columns = [title, "items", "pass@1"] + ([f"pass@{run.k}"] if run.k > 1 else [])
             print_table(
-                [title, "items", "pass@1", f"pass@{run.k}"],
-                [(value, group["items"], group["pass_at_1"], group["pass_at_k"]) for value, group in groups.items()],
+                columns,
+                [
+                    (value, group["items"], group["pass_at_1"], group["pass_at_k"])[: len(columns)]
+                    for value, group in groups.items()
+                ],
             )
     click.echo(f"labels: {(summary.get('label_trend') or {}).get('says', 'not checked')}")
 
