@@ -241,10 +241,10 @@ class Run:
             raise BudgetExhausted(self._budget_message(name))
         check_stage(name, rows, ledger, self.limits.failures)
         output = record.to_output()
-        busy = time.monotonic() - started
+        busy, now = time.monotonic() - started, time.time()  # one clock reading: the interval is `busy` long
         output.meta.update(
             seconds=round(busy, 2),
-            interval=[round(time.time() - busy, 3), round(time.time(), 3)],  # wall clock, for the run's wall time
+            interval=[round(now - busy, 3), round(now, 3)],  # wall clock, for the run's wall time
             llm=rows,
             prices={model: price.model_dump() for model, price in ledger.prices.items()},
             worker=f"{os.getpid()}@{socket.gethostname()}",

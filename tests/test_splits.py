@@ -50,7 +50,7 @@ def test_exports_by_split_are_disjoint_cover_the_version_and_keep_items_on_their
     assert first["train"] | first["validation"] | first["test"] == set(ids(60))
     assert sum(len(value) for value in first.values()) == 60 and all(first.values())
     held = export_version(settings, "d", "jsonl", tmp_path / "again.jsonl", test_fraction=0.2)
-    assert f"held out: {len(first['validation'])} validation, {len(first['test'])} test" in held.notes[-1]
+    assert f"held out: {len(first['validation'])} validation, {len(first['test'])} test" in held.notes[0]
     # a later version with more items, re-exported: every earlier item is in the split it was in
     publish_version(settings, VersionSpec(name="d", recipe="multihop"), {"items": [make_item(i) for i in range(90)]})
     for split in SPLITS:

@@ -51,8 +51,8 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
     check_split(request.split)
     result = FORMATS[fmt].exporter()(request)
     held = held_out(request)
-    if held:
-        result.notes.append(held)
+    if held:  # first: the last note of a training format is the command that trains on it
+        result.notes.insert(0, held)
     return result
 
 
