@@ -17,7 +17,8 @@ def print_run(run: EvalRun) -> None:
     summary = run.summary
     click.echo(
         f"{run.model} on {run.source} ({run.split}, {run.items} items, k={run.k}): pass@1 {run.pass_at_1:.3f} "
-        f"(95% CI {run.ci95_low:.3f}-{run.ci95_high:.3f}), pass@{run.k} {run.pass_at_k:.3f}"
+        f"(95% CI {run.ci95_low:.3f}-{run.ci95_high:.3f})"
+        + (f", pass@{run.k} {run.pass_at_k:.3f}" if run.k > 1 else "")
     )
     print_table(
         ["figure", "value"],
