@@ -17,7 +17,7 @@ from synth.errors import NotFoundError
 from synth.schemas import EvalAttempt, EvalRun
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
-from synth.store.shards import write_parquet_atomically
+from synth.store.shards import schema_shard, write_parquet_atomically
 
 EVAL_TABLES = {"eval_runs": (EvalRun, "run.parquet"), "eval_attempts": (EvalAttempt, "attempts.parquet")}
 """View name -> (record type, file name in each eval's folder)."""
@@ -30,12 +30,7 @@ def evals_dir(settings: Settings) -> Path:
 def eval_schema_shard(settings: Settings, table: str) -> Path:
     """An empty file with `table`'s schema, so its view exists before the first eval."""
     model, _ = EVAL_TABLES[table]
-    path = settings.datasets_dir / ".schema" / f"{table}.parquet"
-    schema = arrow_schema(model)
-    if not path.exists() or not pq.read_schema(path).equals(schema):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomically(schema.empty_table(), path)
-    return path
+    return schema_shard(settings, table, arrow_schema(model))
 
 
 def eval_files(settings: Settings, table: str) -> list[Path]:

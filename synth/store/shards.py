@@ -29,13 +29,14 @@ def write_parquet_atomically(table: pa.Table, path: Path) -> None:
     os.replace(temporary, path)
 
 
-def schema_shard(settings: Settings, table: str) -> Path:
-    """An empty shard holding the current schema of `table`; (re)written when the schema changed."""
+def schema_shard(settings: Settings, table: str, schema: pa.Schema | None = None) -> Path:
+    """An empty shard holding the current schema of `table` (a version table's, unless `schema` is
+    given); (re)written when the schema changed."""
     path = settings.datasets_dir / ".schema" / f"{table}.parquet"
-    schema = table_schema(table)
-    if not path.exists() or not pq.read_schema(path).equals(schema):
+    wanted = schema if schema is not None else table_schema(table)
+    if not path.exists() or not pq.read_schema(path).equals(wanted):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet_atomically(schema.empty_table(), path)
+        write_parquet_atomically(wanted.empty_table(), path)
     return path
 
 
