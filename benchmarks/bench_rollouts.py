@@ -2,6 +2,7 @@
 
     python benchmarks/bench_rollouts.py [--rollouts 128] [--capacity 16] [--base-ms 20] [--seed 0]
     python benchmarks/bench_rollouts.py --simulate   # the scheduling model alone, many sizes
+    python benchmarks/bench_rollouts.py --run [--items 512 2048]   # whole runs, staged vs streaming
 
 The server (a loopback OpenAI-compatible server, tests/llm/fault_server.py underneath) processes at
 most `--capacity` requests at once, as a GPU's batch does; each takes `base + per-token x tokens`
@@ -18,6 +19,13 @@ little, which is not the client's doing): no schedule can beat it. `lockstep` re
 requests turn by turn (each turn a batch that waits for its slowest request, as the agent loop did
 before rollouts became independent) in a simulation of the same server, for comparison. The last line reads
 `agent_vs_ideal panel=<x> distill=<y> proposer=<z>` (wall over ideal, lower is better).
+
+`--run` drives whole multihop runs (panel and distillation) through `synth generate` against the
+same server, staged and streaming (benchmarks/_whole_run.py says how they are measured); its last
+line reads `run_vs_ideal staged=<x> streaming=<y> busy=<z>` at the largest size. A run's client
+does real work per request (cache, ledger, searches) and construction shares its process, so
+these runs default to a server whose turns take longer (300 ms base, 32 slots), as served models'
+do; the rollout workloads keep 20 ms.
 """
 
 import argparse
@@ -29,6 +37,7 @@ import json
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +75,7 @@ class CapacityServer(FaultServer):
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.capacity)
         request = json.loads(body)
-        rollout, turn = divmod(request["seed"], 1000)
+        rollout, turn = divmod(request.get("seed") or 0, 1000)
         content = self._reply(request, rollout, turn)
         prompt_words = sum(len(str(message.get("content") or "").split()) for message in request["messages"])
         service = self.base_s + self.per_token_s * (prompt_words / 10 + len(content.split()))
@@ -74,7 +83,7 @@ class CapacityServer(FaultServer):
             started = time.perf_counter()
             await asyncio.sleep(service)
             held = time.perf_counter() - started  # the event loop's timers overshoot by up to a millisecond
-        self.log.write(f"{rollout} {turn} {held}\n")
+        self.log.write(f"{rollout} {turn} {held} {time.time()}\n")  # the last: when it left its slot
         reply = {
             "id": "x",
             "object": "chat.completion",
@@ -265,17 +274,46 @@ def read_chains(log: Path) -> list[list[float]]:
     """Per rollout, the service seconds of its turns in order (what the server logged)."""
     turns: dict[int, dict[int, float]] = defaultdict(dict)
     for line in log.read_text().splitlines():
-        rollout, turn, seconds = line.split()
+        rollout, turn, seconds = line.split()[:3]
         turns[int(rollout)][int(turn)] = float(seconds)
     return [[by_turn[turn] for turn in sorted(by_turn)] for by_turn in turns.values()]
+
+
+def start_server(folder: Path, arguments) -> tuple[str, Path, "Callable[[], None]"]:
+    """The capacity server in its own process: its URL, its log of served requests, and how to stop it."""
+    import subprocess
+
+    port_file, log = folder / "port", folder / "served.log"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            str(port_file),
+            str(log),
+            "--capacity",
+            str(arguments.capacity),
+            "--base-ms",
+            str(arguments.base_ms),
+            "--per-token-ms",
+            str(arguments.per_token_ms),
+            "--seed",
+            str(arguments.seed),
+        ]
+    )
+    deadline = time.monotonic() + 30
+    while not port_file.exists() or not port_file.read_text():
+        assert time.monotonic() < deadline and process.poll() is None, "the benchmark server did not start"
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port_file.read_text()}/v1", log, process.terminate
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rollouts", type=int, default=128)
-    parser.add_argument("--capacity", type=int, default=16)
-    parser.add_argument("--base-ms", type=float, default=20.0)
-    parser.add_argument("--per-token-ms", type=float, default=0.5)
+    parser.add_argument("--capacity", type=int, help="server slots (default 16; 32 with --run)")
+    parser.add_argument("--base-ms", type=float, help="per-request service time (default 20; 300 with --run)")
+    parser.add_argument("--per-token-ms", type=float, help="per-token service time (default 0.5; 1 with --run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--max-concurrency",
@@ -288,8 +326,17 @@ def main() -> None:
         action="store_true",
         help="only the scheduling model, over 64 to 8,192 rollouts on 16 and 64 slots",
     )
+    parser.add_argument(
+        "--run", action="store_true", help="whole multihop runs through `synth generate`, staged vs streaming"
+    )
+    parser.add_argument("--items", type=int, nargs="+", default=[512, 2048], help="--run: items per run")
+    parser.add_argument("--distill-n", type=int, default=2, help="--run: teacher rollouts per item")
+    parser.add_argument("--timeline", help="--run: copy each run's server log (one line per request) here")
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    for name, default, run_default in (("capacity", 16, 32), ("base_ms", 20.0, 300.0), ("per_token_ms", 0.5, 1.0)):
+        if getattr(arguments, name) is None:
+            setattr(arguments, name, run_default if arguments.run else default)
     base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000
     if arguments.serve:
         serve(
@@ -299,8 +346,12 @@ def main() -> None:
     if arguments.simulate:
         simulate_orders(base_s, per_token_s, arguments.seed)
         return
+    if arguments.run:
+        from _whole_run import compare
 
-    import subprocess
+        compare(arguments, lambda folder: start_server(folder, arguments))
+        return
+
     import tempfile
 
     documents = [
@@ -314,30 +365,8 @@ def main() -> None:
     corpus = Corpus(documents, name="bench")
     ratios = {}
     with tempfile.TemporaryDirectory() as folder:
-        port_file, log = Path(folder) / "port", Path(folder) / "served.log"
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--serve",
-                str(port_file),
-                str(log),
-                "--capacity",
-                str(arguments.capacity),
-                "--base-ms",
-                str(arguments.base_ms),
-                "--per-token-ms",
-                str(arguments.per_token_ms),
-                "--seed",
-                str(arguments.seed),
-            ]
-        )
+        url, log, stop = start_server(Path(folder), arguments)
         try:
-            deadline = time.monotonic() + 30
-            while not port_file.exists() or not port_file.read_text():
-                assert time.monotonic() < deadline and process.poll() is None, "the benchmark server did not start"
-                time.sleep(0.05)
-            url = f"http://127.0.0.1:{port_file.read_text()}/v1"
             tools = SearchTools(
                 corpus, BM25Retriever(corpus, Path(folder) / "index", log=lambda line: None), default_k=3
             )
@@ -377,7 +406,7 @@ def main() -> None:
                     f"{simulated / ideal:.2f}x)"
                 )
         finally:
-            process.terminate()
+            stop()
     print("agent_vs_ideal " + " ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))
 
 

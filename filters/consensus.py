@@ -4,9 +4,12 @@ Rules, in order (each can be switched off):
   unanswerable_with_gold_evidence: some solver tried the gold-evidence condition and none solved
       it: the construction is broken or its evidence does not support it. A panel that solves
       fewer than `min_gold_solve_rate` of the batch from gold evidence cannot read well enough to
-      judge this, so the rule is then skipped and `skipped` says why. Items are read back from
-      their own defining statements, which a capable reader nearly always manages; the embedded
-      135M model reads back about a third, and its failures say more about it than about the items.
+      judge this, so the rule is then skipped and `skipped` says why. That reader check is measured
+      on the batch's first `gold_calibration_items` candidates (all of a smaller batch), so an item's
+      label is final once its own attempts and the calibration items' are in, not the whole batch's.
+      Items are read back from their own defining statements, which a capable reader nearly always
+      manages; the embedded 135M model reads back about a third, and its failures say more about it
+      than about the items.
   ambiguous: `ambiguous_min_votes` wrong attempts agree on another answer that the knowledge graph
       also supports (the recipe supplies that check): the item has two right answers.
   trivial: more than half of the solvers that tried closed-book solve it at least half the time:
@@ -18,7 +21,7 @@ attempts pooled over the panel: easy >= `easy`, medium >= `medium`, hard > 0, un
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from pydantic import Field
 
@@ -58,6 +61,12 @@ class ConsensusConfig(FrozenConfig):
         le=1.0,
         description="Share of the batch the panel must solve from gold evidence before its failures count as "
         "unanswerable.",
+    )
+    gold_calibration_items: int = Field(
+        default=64,
+        ge=1,
+        description="The reader check (min_gold_solve_rate) is measured on this many first candidates, so a "
+        "streaming run labels an item without waiting for the whole batch.",
     )
     thresholds: Thresholds = Thresholds()
 
@@ -117,9 +126,11 @@ class ConsensusFilter(Filter):
         solvers: dict[str, str],
         supports: Callable[[Item, str], bool] | None = None,
         judge: str | None = None,
+        calibration: Collection[str] | None = None,
     ):
         """`solvers`: name -> model identity; `supports(item, answer)`: does the graph accept `answer`
-        too?; `judge`: the answer judge's model identity, recorded on labels."""
+        too?; `judge`: the answer judge's model identity, recorded on labels; `calibration`: the ids
+        of the items the reader check is measured on (None: every item with attempts)."""
         self.config = config
         self.judge = judge
         self.solvers = solvers
@@ -138,6 +149,7 @@ class ConsensusFilter(Filter):
             item_id: any(a.correct for a in item_attempts if a.condition == "gold_evidence")
             for item_id, item_attempts in answered.items()
             if any(a.condition == "gold_evidence" for a in item_attempts)
+            and (calibration is None or item_id in calibration)
         }
         self.gold_solve_rate = sum(gold.values()) / len(gold) if gold else None
         if config.drop_unanswerable and self.gold_solve_rate is None and self.attempts:
@@ -148,7 +160,8 @@ class ConsensusFilter(Filter):
             and self.gold_solve_rate < config.min_gold_solve_rate
         ):
             self.skipped["unanswerable_with_gold_evidence"] = (
-                f"the panel solved {sum(gold.values())}/{len(gold)} items from gold evidence, below "
+                f"the panel solved {sum(gold.values())}/{len(gold)} items from gold evidence (its calibration "
+                "items), below "
                 f"min_gold_solve_rate={config.min_gold_solve_rate}: too weak a reader to judge answerability"
             )
 

@@ -26,7 +26,7 @@ from synth.filters.checks import CheckScope, check_chain
 from synth.generators.guidance import Guidance
 from synth.pipelines.context import RunContext
 from synth.pipelines.distilling import add_distillation, distill_items
-from synth.pipelines.labeling import Labeled, attempt_items, build_panel, judge_items
+from synth.pipelines.labeling import Calibration, Labeled, attempt_items, build_panel, judge_items, judge_one
 from synth.pipelines.records import (
     Construction,
     DistillShard,
@@ -35,7 +35,7 @@ from synth.pipelines.records import (
     Round,
     StageRecord,
 )
-from synth.schemas import Document, FilterVerdict, FunnelStage, Item
+from synth.schemas import Document, FilterVerdict, FunnelStage, Item, SolverAttempt
 from synth.search.tools import SearchTools
 from synth.search.world import World
 from synth.settings import Settings
@@ -107,6 +107,16 @@ class Recipe(ABC, Generic[C]):
     def construct(self, rounds: list[Round]) -> Construction:
         """The candidates (from the rounds, if any); the checks run here (`check_chain`)."""
 
+    def streams_construction(self) -> bool:
+        """Whether `construct_stream` hands out candidates while it makes them (a streaming run
+        then starts each one's panel at once); otherwise construction runs first, as its own stage."""
+        return False
+
+    async def construct_stream(self, rounds: list[Round], emit: Callable[[Item], None]) -> Construction:
+        """`construct` on the run's event loop, calling `emit` with each candidate as soon as it is
+        final, in the order of the returned `Construction.items`."""
+        raise NotImplementedError(f"recipe {self.name} does not stream its construction")
+
     # the checks
     def leak_names(self) -> Callable[[str], str]:
         """Entity id -> name for the leakage check (identity: where an item's ids are its names)."""
@@ -137,13 +147,17 @@ class Recipe(ABC, Generic[C]):
         panel = self.config.panel  # type: ignore[attr-defined]
         return self.tools(panel.retriever, panel.retrieval_k).open_all(item.evidence_doc_ids)
 
-    async def attempt(self, items: list[Item]) -> PanelShard:
-        """The panel's attempts on one shard of the candidates."""
+    async def attempt(
+        self, items: list[Item], on_gold: Callable[[list[SolverAttempt]], None] | None = None
+    ) -> PanelShard:
+        """The panel's attempts on one shard of the candidates, each item on its own (a streaming run
+        passes them one at a time); `on_gold` receives the gold-evidence attempts as soon as they
+        are in."""
         config = self.config.panel  # type: ignore[attr-defined]
         panel, solvers = build_panel(
             config, self.context, self.tools(config.retriever, config.retrieval_k), self.evidence
         )
-        attempts, trajectories = await attempt_items(items, panel, self.context)
+        attempts, trajectories = await attempt_items(items, panel, self.context, on_gold)
         return PanelShard(attempts, trajectories, solvers, judge=panel.judge.model if panel.judge else None)
 
     def consensus(
@@ -160,6 +174,37 @@ class Recipe(ABC, Generic[C]):
             judge=shards[0].judge if shards else None,
             supports=supports,
         )
+
+    def labels_per_item(self) -> bool:
+        """Whether `label` publishes exactly the candidates `decide` keeps that `surely_chosen`
+        allows (true of the base's consensus and quota, which multihop and curate use): a streaming
+        run then distills each item as soon as its own verdict is in. Otherwise it waits for the
+        label stage, after every panel shard (a recipe with a label of its own says nothing here)."""
+        return False
+
+    def consensus_supports(self) -> Callable[[Item, str], bool] | None:
+        """`supports(item, answer)` for the ambiguity rule (None: nothing can tell)."""
+        return None
+
+    def decide(self, item: Item, attempts: list[SolverAttempt], calibration: "Calibration") -> Item | None:
+        """One item's consensus verdict as `label` will give it, from its own panel attempts and the
+        calibration items': the item with its difficulty, or None when consensus drops it."""
+        return judge_one(
+            item,
+            attempts,
+            calibration.attempts,
+            calibration.ids,
+            calibration.solvers,
+            self.config.consensus,  # type: ignore[attr-defined]
+            judge=calibration.judge,
+            supports=self.consensus_supports(),
+        )
+
+    def surely_chosen(self, candidates: list[Item], dropped: set[str], complete: bool) -> set[str]:
+        """Ids of the candidates `label` publishes whatever the undecided ones turn out to be, given
+        those consensus `dropped` so far (`complete`: construction made every candidate). A recipe
+        whose `label` applies a quota says which survive it; by default every candidate not dropped."""
+        return {item.id for item in candidates if item.id not in dropped}
 
     def select(self, items: list[Item], n: int) -> tuple[list[Item], list[Item]]:
         """The selection hook of `quota`: (chosen, surplus); by default the first `n`."""

@@ -190,6 +190,9 @@ class CurateRecipe(Recipe[Config]):
             **carried,
         )
 
+    def labels_per_item(self) -> bool:
+        return True  # consensus alone decides (no quota)
+
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         items, verdicts, funnel = construction.items, list(construction.verdicts), list(construction.funnel)
         statistics, models = dict(construction.statistics), dict(construction.models)

@@ -6,7 +6,7 @@ item by the consensus rules, and returns what to publish: labeled items, every a
 trajectory, the labels, and the verdicts with their funnel stage.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from synth.filters.base import FilterChain
@@ -62,10 +62,50 @@ def build_panel(
 
 
 async def attempt_items(
-    items: list[Item], panel: Panel, context: RunContext
+    items: list[Item],
+    panel: Panel,
+    context: RunContext,
+    on_gold: Callable[[list[SolverAttempt]], None] | None = None,
 ) -> tuple[list[SolverAttempt], list[Trajectory]]:
-    """Every solver's attempts on `items` (one shard of a run): the part that costs model calls."""
-    return await panel.attempt(items, progress=context.progress.log)
+    """Every solver's attempts on `items` (one shard of a run): the part that costs model calls.
+    `on_gold`: receives the gold-evidence attempts first (`Panel.attempt`)."""
+    return await panel.attempt(items, progress=context.progress.log, on_gold=on_gold)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What one item's consensus verdict needs beyond its own attempts: the calibration items'
+    attempts (the reader check) and the panel's identity."""
+
+    ids: set[str]
+    attempts: list[SolverAttempt]
+    solvers: dict[str, str]
+    judge: str | None
+
+
+def judge_one(
+    item: Item,
+    attempts: list[SolverAttempt],
+    calibration_attempts: list[SolverAttempt],
+    calibration: set[str],
+    models: dict[str, str],
+    consensus: ConsensusConfig,
+    judge: str | None = None,
+    supports: Callable[[Item, str], bool] | None = None,
+) -> Item | None:
+    """`judge_items` for one item: the same verdict, given the calibration items' attempts."""
+    others = [attempt for attempt in calibration_attempts if attempt.item_id != item.id]
+    consensus_filter = ConsensusFilter(
+        consensus, [*others, *attempts], models, supports, judge=judge, calibration=calibration
+    )
+    if consensus_filter.check(item) is not True:
+        return None
+    return item.model_copy(update={"difficulty": consensus_filter.labels[item.id].label})
+
+
+def calibration_ids(candidates: Sequence[Item], consensus: ConsensusConfig) -> set[str]:
+    """The candidates the reader check (`min_gold_solve_rate`) is measured on: the first ones."""
+    return {item.id for item in candidates[: consensus.gold_calibration_items]}
 
 
 def judge_items(
@@ -78,8 +118,11 @@ def judge_items(
     supports: Callable[[Item, str], bool] | None = None,
 ) -> Labeled:
     """Consensus over the whole batch's attempts (every shard's): verdicts and difficulty labels.
+    `items` in candidate order (the first `gold_calibration_items` calibrate the reader check);
     `judge`: the answer judge's model identity, if one rechecked answers."""
-    consensus_filter = ConsensusFilter(consensus, attempts, models, supports, judge=judge)
+    consensus_filter = ConsensusFilter(
+        consensus, attempts, models, supports, judge=judge, calibration=calibration_ids(items, consensus)
+    )
     chain = FilterChain([consensus_filter])
     kept = chain.run(items)
     labels = [consensus_filter.labels[item.id] for item in kept]

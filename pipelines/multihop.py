@@ -8,8 +8,9 @@ import asyncio
 import math
 import random
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -29,7 +30,7 @@ from synth.generators.base import Rejection
 from synth.generators.distill import DistillConfig
 from synth.generators.guidance import path_guidance
 from synth.generators.kg_walk import WalkConfig
-from synth.generators.llm_verbalizer import LLMVerbalizer
+from synth.generators.llm_verbalizer import LLMVerbalizer, VerbalizeReport
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
@@ -197,6 +198,15 @@ class MultihopRecipe(Recipe[Config]):
         ]
 
     def construct(self, rounds: list[Round]) -> Construction:
+        return asyncio.run(self.construct_stream(rounds, lambda item: None))
+
+    def streams_construction(self) -> bool:
+        return True
+
+    async def construct_stream(self, rounds: list[Round], emit: Callable[[Item], None]) -> Construction:
+        """Walks, reverse construction and the checks, one candidate at a time, yielding to the event
+        loop between candidates (the panel's requests go on meanwhile); each accepted candidate is
+        emitted at once (after its rephrasing, in acceptance order, with verbalizer=llm)."""
         config, context, kg = self.config, self.context, self.kg
         try:
             generator = MultihopGenerator(
@@ -214,15 +224,20 @@ class MultihopRecipe(Recipe[Config]):
         rejected: dict[str, Counter] = {}
         target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
         require_capacity(config.n, target, kg, config.hops)
-        accepted = {hops: [] for hops in config.hops}
+        accepted = {hops: 0 for hops in config.hops}
         quota = _quotas(target, config.hops)
         budget = config.n * config.max_attempts_per_item
         attempts = 0
+        statistics: dict = {"verbalizer": "template"}
+        models: dict[str, str] = {}
+        phrasing = self._phrasing(statistics, models) if config.verbalizer == "llm" else None
+        ordered = _InOrder(emit)
         with context.progress.task("multihop candidates", total=target) as advance:
-            while attempts < budget and any(len(accepted[hops]) < quota[hops] for hops in config.hops):
+            while attempts < budget and any(accepted[hops] < quota[hops] for hops in config.hops):
+                await asyncio.sleep(0)  # the rest of the run advances between candidates
                 hops = min(
-                    (hops for hops in config.hops if len(accepted[hops]) < quota[hops]),
-                    key=lambda h: (len(accepted[h]), h),
+                    (hops for hops in config.hops if accepted[hops] < quota[hops]),
+                    key=lambda h: (accepted[h], h),
                 )
                 attempts += 1
                 candidate = generator.attempt(hops)
@@ -231,35 +246,34 @@ class MultihopRecipe(Recipe[Config]):
                     continue
                 kept = chain.run([candidate])
                 if kept:
-                    accepted[hops].append(kept[0])
+                    accepted[hops] += 1
                     advance(1)
-        items = [item for hops in config.hops for item in accepted[hops]]
-        statistics = {"attempts": attempts, "verbalizer": "template"}
+                    ordered.add(phrasing.rephrase(kept[0]) if phrasing is not None else kept[0])
+        items = await ordered.finish()
+        statistics["attempts"] = attempts
+        if phrasing is not None:
+            phrasing.record(statistics)
         shortcut = find_check(config.checks, "shortcut")
         if (shortcut is not None and shortcut.enabled) or config.panel.enabled:
             statistics["retriever"] = self.world.lineage(config.world.retriever)
-        models = {}
-        if config.verbalizer == "llm" and items:
-            client = context.llm_session({"generator": config.generator_model}).client("generator")
-            judge = None
-            if config.rephrase_judge_model:
-                judge = RephraseJudge(
-                    context.llm_session({"rephrase_judge": config.rephrase_judge_model}).client("rephrase_judge")
-                )
-                models["rephrase_judge"] = judge.model
-            verbalizer = LLMVerbalizer(client, kg.name, all_names=kg.names, judge=judge)
-            context.progress.log(f"rephrasing {len(items)} questions with {client.model_id} ...")
-            items, report = asyncio.run(verbalizer.rephrase(items))
-            statistics.update(
-                verbalizer=verbalizer.name, llm_rephrased=report.rephrased, template_fallbacks=dict(report.fallbacks)
-            )
-            if judge is not None:
-                statistics["rephrasings_judged"] = report.judged
-            models["generator"] = client.model_id
         funnel = _funnel(attempts, rejected, chain)
         return Construction(
             items=items, verdicts=list(chain.verdicts), funnel=funnel, statistics=statistics, models=models
         )
+
+    def _phrasing(self, statistics: dict, models: dict) -> "_Phrasing":
+        """The generator model's rephrasing of each accepted candidate (verbalizer=llm)."""
+        config, context = self.config, self.context
+        client = context.llm_session({"generator": config.generator_model}).client("generator")
+        judge = None
+        if config.rephrase_judge_model:
+            judge = RephraseJudge(
+                context.llm_session({"rephrase_judge": config.rephrase_judge_model}).client("rephrase_judge")
+            )
+            models["rephrase_judge"] = judge.model
+        models["generator"] = client.model_id
+        context.progress.log(f"rephrasing each candidate with {client.model_id} ...")
+        return _Phrasing(LLMVerbalizer(client, self.kg.name, all_names=self.kg.names, judge=judge))
 
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         config = self.config
@@ -268,7 +282,7 @@ class MultihopRecipe(Recipe[Config]):
         statistics, models = dict(construction.statistics), dict(construction.models)
         tables: dict[str, list] = {}
         if shards:
-            labeled = self.consensus(items, shards, supports=_graph_supports(self.full))
+            labeled = self.consensus(items, shards, supports=self.consensus_supports())
             solvers = labeled.models
             quota = self.quota(labeled.items)
             items = quota.chosen
@@ -297,9 +311,102 @@ class MultihopRecipe(Recipe[Config]):
     def select(self, items: list[Item], n: int) -> tuple[list[Item], list[Item]]:
         return _balanced(items, n, self.config.hops)
 
+    @cached_property
+    def _supports(self):
+        return _graph_supports(self.full)
+
+    def consensus_supports(self):
+        return self._supports
+
+    def labels_per_item(self) -> bool:
+        return True
+
+    def surely_chosen(self, candidates: list[Item], dropped: set[str], complete: bool) -> set[str]:
+        """The quota keeps a balanced n (`_balanced`: round-robin over hop counts). Counted as if every
+        undecided candidate survives and, while construction goes on, every candidate still to come
+        does too (up to the hop's share of the target): more survivors only ever push an item out,
+        so the items chosen then are chosen whatever happens."""
+        config = self.config
+        survivors = {hops: [] for hops in config.hops}
+        for item in candidates:
+            if item.id not in dropped:
+                survivors[item.hops].append(item.id)
+        available = {hops: len(ids) for hops, ids in survivors.items()}
+        if not complete:
+            made = Counter(item.hops for item in candidates)
+            target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
+            for hops, share in _quotas(target, config.hops).items():
+                available[hops] += max(0, share - made[hops])
+        counts = _round_robin(available, config.n, config.hops)
+        return {item_id for hops, ids in survivors.items() for item_id in ids[: counts[hops]]}
+
     def guidance(self, item: Item):
         """A guided teacher sees the construction path."""
         return path_guidance(item, self.full.name)
+
+
+class _Phrasing:
+    """Rephrases candidates one at a time as they are accepted, and adds up the reports."""
+
+    def __init__(self, verbalizer: LLMVerbalizer):
+        self.verbalizer = verbalizer
+        self.report = VerbalizeReport()
+
+    async def rephrase(self, item: Item) -> Item:
+        [phrased], report = await self.verbalizer.rephrase([item])
+        self.report.rephrased += report.rephrased
+        self.report.judged += report.judged
+        self.report.fallbacks.update(report.fallbacks)
+        return phrased
+
+    def record(self, statistics: dict) -> None:
+        statistics.update(
+            verbalizer=self.verbalizer.name,
+            llm_rephrased=self.report.rephrased,
+            template_fallbacks=dict(self.report.fallbacks),
+        )
+        if self.verbalizer.judge is not None:
+            statistics["rephrasings_judged"] = self.report.judged
+
+
+class _InOrder:
+    """Candidates (or their pending rephrasings) in acceptance order: each is emitted once it and
+    every candidate before it are ready, so the order a run sees never depends on model latency."""
+
+    def __init__(self, emit: Callable[[Item], None]):
+        self.emit = emit
+        self.pending: list[asyncio.Task[Item] | Item] = []
+        self.items: list[Item] = []
+
+    def add(self, item: "Item | Coroutine[Any, Any, Item]") -> None:
+        if isinstance(item, Item):
+            self.pending.append(item)
+        else:
+            task = asyncio.ensure_future(item)
+            task.add_done_callback(lambda _: self._flush())
+            self.pending.append(task)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Emit the ready head of the line; stop at one still pending (or failed: `finish` raises it)."""
+        while self.pending:
+            head = self.pending[0]
+            if not isinstance(head, Item):
+                if not head.done() or head.cancelled() or head.exception() is not None:
+                    return
+                head = head.result()
+            self.pending.pop(0)
+            self.items.append(head)
+            self.emit(head)
+
+    async def finish(self) -> list[Item]:
+        """Every candidate, once each is ready and emitted (a failed rephrasing raises here)."""
+        while self.pending:
+            head = self.pending[0]
+            if not isinstance(head, Item):
+                await head  # raises its failure
+            self._flush()
+        return self.items
 
 
 def _graph_supports(kg):
@@ -329,6 +436,18 @@ def _balanced(items: list[Item], n: int, hops: list[int]) -> tuple[list[Item], l
                 chosen.append(by_hops[hop].pop(0))
     chosen_ids = {item.id for item in chosen}
     return chosen, [item for item in items if item.id not in chosen_ids]
+
+
+def _round_robin(available: dict[int, int], n: int, hops: list[int]) -> dict[int, int]:
+    """How many of each hop count `_balanced` chooses from `available` survivors per hop count."""
+    chosen = dict.fromkeys(hops, 0)
+    total = 0
+    while total < n and any(chosen[hop] < available[hop] for hop in hops):
+        for hop in hops:
+            if chosen[hop] < available[hop] and total < n:
+                chosen[hop] += 1
+                total += 1
+    return chosen
 
 
 def _panel_statistics(labeled) -> dict:

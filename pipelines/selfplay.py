@@ -281,6 +281,9 @@ class SelfplayRecipe(Recipe[Config]):
             kg_snapshot=self.world.snapshot,
         )
 
+    def labels_per_item(self) -> bool:
+        return True  # its label publishes the construction's items as they are
+
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         """The rounds already labeled and banded every item: construction is what is published."""
         tables = {

@@ -32,12 +32,14 @@ def generate(
     limits: RunLimits | None = None,
     config: dict[str, Any] | None = None,
     backends: dict[str, LLMBackend] | None = None,
+    staged: bool = False,
 ) -> GenerateResult:
     """Run recipe `recipe_name` and publish the result as `name` (default: the recipe's name). Its
     config: `config` (nested values, e.g. a flows.yaml entry's `params`) with each `key=value` of
     `params` set on top. An unfinished run of the same recipe, dataset, config and models is resumed.
     `limits`: budget and failure gate (default: those the run folder has, else the defaults).
-    `backends`: declared model name -> a backend to call instead (tests inject scripted ones)."""
+    `backends`: declared model name -> a backend to call instead (tests inject scripted ones);
+    `staged`: stage after stage instead of streaming items through them (`RunRequest.staged`)."""
     started = time.monotonic()
     request = RunRequest(
         recipe_name,
@@ -47,6 +49,7 @@ def generate(
         str(flows_file) if flows_file else None,
         DEFAULT_SHARD_SIZE if shard_size is None else shard_size,
         limits.model_dump(mode="json") if limits else None,
+        staged,
     )
     version = run_locally(settings, request, progress, backends=backends)
     return GenerateResult(version, time.monotonic() - started)

@@ -39,6 +39,50 @@ class Progress:
             task = bar.add_task(description, total=total)
             yield lambda n=1: bar.advance(task, n)
 
+    @contextmanager
+    def board(self, stages: list[str]) -> Iterator["Board"]:
+        """One bar per stage, all shown at once (a streaming run advances them together); each
+        stage's total may grow as work reaches it."""
+        if not self.enabled:
+            yield Board()
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import (
+            Progress as RichProgress,
+        )
+
+        with RichProgress(
+            TextColumn("{task.description:<9}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            transient=False,
+        ) as bar:
+            yield Board(bar, {stage: bar.add_task(stage, total=None) for stage in stages})
+
     def log(self, message: str) -> None:
         if self.enabled:
             print(message, file=sys.stderr)
+
+
+class Board:
+    """The bars of `Progress.board`; without a display every call does nothing."""
+
+    def __init__(self, bar=None, tasks: dict | None = None):
+        self._bar, self._tasks = bar, tasks or {}
+
+    def advance(self, stage: str, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._tasks[stage], n)
+
+    def total(self, stage: str, total: int) -> None:
+        """`stage` has `total` units of work in all (known so far)."""
+        if self._bar is not None:
+            self._bar.update(self._tasks[stage], total=total)

@@ -47,6 +47,7 @@ from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 from synth.store.workdir import RunDir, StageOutput
+from synth.streaming import stream_run
 
 DEFAULT_SHARD_SIZE = 64
 """Items per panel shard: the unit of resumption and of distribution over workers."""
@@ -120,6 +121,10 @@ class RunRequest:
     shard_size: int = DEFAULT_SHARD_SIZE
     limits: dict | None = None
     """RunLimits as JSON (budget, failure gate); None keeps what the run folder has, else the defaults."""
+    staged: bool = False
+    """Run stage after stage, each waiting for the whole batch (as the Prefect flows do), instead of
+    streaming items through them (`synth.streaming`). Either way the same stages are saved and the
+    same version is published."""
 
 
 def open_run(settings: Settings, request: RunRequest) -> RunDir:
@@ -275,6 +280,10 @@ class Run:
         """Rounds of a recipe that plays them (each depends on the one before)."""
         return self.recipe.rounds()
 
+    def rounds_done(self) -> list[Round]:
+        """Every round's saved record, in order."""
+        return [self._load(Round, round_stage(index)) for index in range(self.round_count())]
+
     def play_round(self, index: int) -> None:
         earlier = [self._load(Round, round_stage(before)) for before in range(index)]
         self._stage(round_stage(index), lambda: self.recipe.play_round(index, earlier))
@@ -311,14 +320,20 @@ class Run:
         """The construction stage's items (read once; only after that stage is saved)."""
         return cast(list[Item], self.dir.load(CONSTRUCT).tables["items"])
 
-    def shard_count(self) -> int:
-        if not self.recipe.runs_panel():
-            return 0
+    def part_count(self) -> int:
+        """Slices of `shard_size` candidates, in construction order: the panel's shards and the
+        distillation's (an item is distilled in the shard it was attempted in)."""
         return -(-len(self.candidates) // self.shard_size)
+
+    def shard_count(self) -> int:
+        return self.part_count() if self.recipe.runs_panel() else 0
+
+    def shard_items(self, index: int) -> list[Item]:
+        return self.candidates[index * self.shard_size : (index + 1) * self.shard_size]
 
     async def _attempt(self, index: int) -> None:
         async def work() -> PanelShard:
-            shard = self.candidates[index * self.shard_size : (index + 1) * self.shard_size]
+            shard = self.shard_items(index)
             self.context.progress.log(f"panel shard {index + 1}/{self.shard_count()}: {len(shard)} items")
             return await self.recipe.attempt(shard)
 
@@ -351,13 +366,16 @@ class Run:
         return cast(list[Item], self.dir.load(LABEL).tables["items"])
 
     def distill_count(self) -> int:
-        if not self.recipe.distills():
-            return 0
-        return -(-len(self.labeled) // self.shard_size)
+        return self.part_count() if self.recipe.distills() else 0
+
+    def distill_items(self, index: int) -> list[Item]:
+        """The labeled items of candidate shard `index`, in construction order."""
+        labeled = {item.id: item for item in self.labeled}
+        return [labeled[item.id] for item in self.shard_items(index) if item.id in labeled]
 
     async def _distill(self, index: int) -> None:
         async def work() -> DistillShard:
-            items = self.labeled[index * self.shard_size : (index + 1) * self.shard_size]
+            items = self.distill_items(index)
             self.context.progress.log(f"distill shard {index + 1}/{self.distill_count()}: {len(items)} items")
             return await self.recipe.distill(items)
 
@@ -370,6 +388,13 @@ class Run:
     def distill_all(self) -> None:
         """Every distillation shard in one event loop (see `attempt_all`)."""
         asyncio.run(_together([self._distill(index) for index in range(self.distill_count())]))
+
+    def stream(self) -> None:
+        """Every stage with no barrier between them: items flow from construction through the panel
+        and their labels to distillation (`synth.streaming`); rounds, if any, come first, in order."""
+        for index in range(self.round_count()):
+            self.play_round(index)
+        stream_run(self)
 
     def publish(
         self, flow_run_id: str | None = None, ui_url: str | None = None, resumed: list[str] | None = None
@@ -544,8 +569,11 @@ def run_locally(
         earlier = run.published_version()
         if earlier is not None:
             return earlier
-        for stage in STAGES:
-            run.run_stage(stage)
+        if request.staged:
+            for stage in STAGES:
+                run.run_stage(stage)
+        else:
+            run.stream()
         return run.publish()
     except BudgetExhausted as error:
         run.record(status="stopped", error=error)

@@ -31,6 +31,12 @@ from synth.cli.options import flows_file_option, json_option, load_settings
     help="Items per solver-panel shard, the unit a rerun resumes from (default 64).",
 )
 @click.option(
+    "--staged",
+    is_flag=True,
+    help="Run stage after stage (each waits for the whole batch, as the Prefect flows do) instead of streaming "
+    "each item through them; the same version is published either way.",
+)
+@click.option(
     "--max-tokens",
     type=click.IntRange(min=0),
     help="Stop (resumable, unpublished) before the run's model calls pass this many tokens.",
@@ -57,6 +63,7 @@ def generate(
     params,
     llm,
     shard_size,
+    staged,
     max_tokens,
     max_cost,
     max_failure_rate,
@@ -96,5 +103,6 @@ def generate(
         shard_size=shard_size,
         limits=limits,
         config=values,
+        staged=staged,
     )
     print_result(result, as_json)

@@ -4,7 +4,7 @@ a cost estimate from configured prices, and a budget that stops a run before it 
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import Context, ContextVar, copy_context
 from dataclasses import dataclass, field
 
 from pydantic import Field
@@ -91,6 +91,14 @@ class Ledger:
             yield own
         finally:
             _STAGE_LEDGER.reset(token)
+
+    def stage_context(self) -> tuple["Ledger", Context]:
+        """`stage` for work handed to asyncio tasks that other code starts: a stage's own ledger,
+        and a context to start its tasks in (`asyncio.create_task(..., context=...)`)."""
+        own = Ledger(prices=self.prices)
+        context = copy_context()
+        context.run(_STAGE_LEDGER.set, own)
+        return own, context
 
     def _add(self, request: ChatRequest, model: str, result: ChatResponse | LLMFailure) -> None:
         entry = self._entry(request.stage, model)

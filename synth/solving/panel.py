@@ -8,6 +8,8 @@ stored; search
 attempts keep their trajectory, which the distillation issue reuses.
 """
 
+import asyncio
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -126,26 +128,60 @@ class Panel:
         self.f1_threshold = f1_threshold
         self.judge = judge
 
-    async def attempt(self, items: list[Item], progress=None) -> tuple[list[SolverAttempt], list[Trajectory]]:
-        attempts: list[SolverAttempt] = []
-        trajectories: list[Trajectory] = []
-        for solver, k in self.solvers:
-            for condition in solver.conditions:
-                if progress is not None:
-                    progress(f"panel: {solver.name} x {len(items)} items, {condition}, k={k} ...")
-                for item, outcomes in zip(items, await solver.solve(items, condition, k)):
-                    for index, outcome in enumerate(outcomes):
-                        attempt, trajectory = self._record(item, solver, condition, index, outcome)
-                        attempts.append(attempt)
-                        if trajectory is not None:
-                            trajectories.append(trajectory)
+    async def attempt(
+        self,
+        items: list[Item],
+        progress=None,
+        on_gold: Callable[[list[SolverAttempt]], None] | None = None,
+    ) -> tuple[list[SolverAttempt], list[Trajectory]]:
+        """Every solver's k attempts under each of its conditions, all at once (an item's label waits
+        for the slowest of them, not for their sum); recorded item by item, then by solver,
+        condition and sample, so a batch's records are its items' records in order. `on_gold`
+        receives the gold-evidence attempts (judged) as soon as they are in, before the searches
+        end: what the reader check of a streaming run waits for."""
+        runs: list[tuple[Solver, int, Condition]] = [
+            (solver, k, condition) for solver, k in self.solvers for condition in solver.conditions
+        ]
+        if progress is not None:
+            for solver, k, condition in runs:
+                progress(f"panel: {solver.name} x {len(items)} items, {condition}, k={k} ...")
+        solving = [asyncio.ensure_future(solver.solve(items, condition, k)) for solver, k, condition in runs]
+        judged: dict[str, SolverAttempt] = {}
+        gold = [index for index, (_, _, condition) in enumerate(runs) if condition == "gold_evidence"]
+        if on_gold is not None and gold:
+            await asyncio.gather(*(solving[index] for index in gold))
+            records = self._records(items, [runs[index] for index in gold], [solving[index].result() for index in gold])
+            gold_attempts = await self._judged([attempt for attempt, _ in records], items)
+            judged = {attempt.id: attempt for attempt in gold_attempts}
+            on_gold(gold_attempts)
+        records = self._records(items, runs, list(await asyncio.gather(*solving)))
+        trajectories = [trajectory for _, trajectory in records if trajectory is not None]
+        pending = [attempt for attempt, _ in records if attempt.id not in judged]
+        if self.judge is not None and progress is not None:
+            progress(f"panel: {self.judge.model} judges the unmatched answers ...")
+        judged.update({attempt.id: attempt for attempt in await self._judged(pending, items)})
+        attempts = [judged[attempt.id] for attempt, _ in records]
         if self.judge is not None:
-            if progress is not None:
-                progress(f"panel: {self.judge.model} judges the unmatched answers ...")
-            attempts = await self.judge.rejudge({item.id: item for item in items}, attempts)
             verdicts = {attempt.trajectory_id: attempt.correct for attempt in attempts if attempt.trajectory_id}
             trajectories = [t.model_copy(update={"correct": verdicts.get(t.id, t.correct)}) for t in trajectories]
         return attempts, trajectories
+
+    def _records(
+        self, items: list[Item], runs: list[tuple[Solver, int, Condition]], outcomes: list[list[list[Outcome]]]
+    ) -> list[tuple[SolverAttempt, Trajectory | None]]:
+        """Attempts (and search trajectories) item by item, then in the order of `runs`, then by sample."""
+        return [
+            self._record(item, solver, condition, index, outcome)
+            for position, item in enumerate(items)
+            for (solver, _, condition), per_item in zip(runs, outcomes, strict=True)
+            for index, outcome in enumerate(per_item[position])
+        ]
+
+    async def _judged(self, attempts: list[SolverAttempt], items: list[Item]) -> list[SolverAttempt]:
+        """`attempts` with the answer judge's verdicts, if the panel has one."""
+        if self.judge is None or not attempts:
+            return attempts
+        return await self.judge.rejudge({item.id: item for item in items}, attempts)
 
     def _record(self, item: Item, solver: Solver, condition: Condition, index: int, outcome: Outcome):
         match, score = match_answer(outcome.answer, item.answers, self.f1_threshold)

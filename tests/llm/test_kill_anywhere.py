@@ -4,6 +4,7 @@ each distinct request exactly once (one request in flight at a time, so none is 
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,33 @@ def test_a_kill_anywhere_then_a_rerun_publishes_once_and_sends_nothing_twice(ser
     assert server.distinct and max(server.distinct.values()) == 1, "a request answered before the kill was sent again"
     code, out, _ = run_cli("runs", "list", "--json")
     assert [run["status"] for run in json.loads(out)] == ["published"]
+
+
+STREAMED = ["--param", "distill.enabled=true", "--param", "distill.n=1", "--shard-size", "2"]
+"""A run whose items go on to the teacher while others are still with the panel: 193 answers, and
+10 stages saved (construction, 4 panel slices, the label, 4 distillation slices)."""
+
+
+@pytest.mark.parametrize(
+    "point, count",
+    [("answer", count) for count in sorted(random.Random(40).sample(range(2, 190), 4))]
+    + [("stage", count) for count in sorted(random.Random(41).sample(range(1, 10), 3))],
+)
+def test_a_streaming_run_killed_at_random_points_resumes_sending_nothing_twice(served, run_cli, point, count):
+    server, flows = served
+    killed = subprocess.run(
+        [sys.executable, str(KILL), point, str(count), *_args(flows), *STREAMED],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == -9, killed.stderr
+    code, _, err = run_cli(*_args(flows), *STREAMED)
+    assert code == 0, err
+    code, out, _ = run_cli("datasets", "list", "--all", "--json")
+    published = [version for version in json.loads(out) if version["status"] == "published"]
+    assert len(published) == 1 and published[0]["row_counts"]["trajectories"] > 0
+    assert server.distinct and max(server.distinct.values()) == 1, "a request answered before the kill was sent again"
 
 
 def test_a_second_process_with_the_same_run_is_turned_away(served, run_cli):

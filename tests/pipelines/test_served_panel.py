@@ -39,10 +39,10 @@ def teach_items(monkeypatch):
     servers = []
     original = multihop.MultihopRecipe.attempt
 
-    async def attempt(self, items):
+    async def attempt(self, items, on_gold=None):
         for server in servers:
             server.learn(items)
-        return await original(self, items)
+        return await original(self, items, on_gold)
 
     monkeypatch.setattr(multihop.MultihopRecipe, "attempt", attempt)
     return servers

@@ -1,0 +1,157 @@
+"""`bench_rollouts.py --run`: a whole multihop run (construction, panel, labels, distillation) through
+`synth generate`, staged and streaming, against the long-tailed, capacity-limited loopback server.
+
+Each run is the CLI a user types, in its own process and data folder (a copy of one prepared with
+the graph's search index, so no run pays for building it), with `--llm bench` pointing every model
+role at the server. The server logs how long each request held one of its `capacity` slots:
+
+    ideal = all served seconds / capacity      (no schedule can finish sooner)
+    busy  = all served seconds / (capacity x the run's wall time)
+
+The run's wall time is the one its version records (`summary.seconds`: from the start of its first
+stage, world opening included, to the end of publishing).
+"""
+
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).with_name("bench_rollouts.py")
+
+
+def _prepare(home: Path) -> None:
+    """A data folder with the bundled graph's search index built (what every run then copies)."""
+    script = (
+        "from synth.settings import Settings\n"
+        "from synth.pipelines.multihop import MultihopRecipe, Config\n"
+        "from synth.pipelines.context import RunContext\n"
+        f"recipe = MultihopRecipe(Config(), RunContext(Settings(home={str(home)!r})))\n"
+        "world = recipe.config.world\n"
+        "recipe.world.tools(world.retriever, world.retrieval_k).search_many(['warm up'], 3)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _served_seconds(log: Path) -> tuple[float, int]:
+    held = [float(line.split()[2]) for line in log.read_text().splitlines() if line.strip()]
+    return sum(held), len(held)
+
+
+def _one_run(template: Path, folder: Path, url: str, items: int, staged: bool, log: Path, arguments) -> dict:
+    home = folder / ("staged" if staged else "streaming") / str(items)
+    shutil.copytree(template, home)
+    flows = home / "flows.yaml"
+    flows.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "bench": {
+                        "backend": "openai",
+                        "model": "bench",
+                        "endpoints": [url],
+                        "max_concurrency": arguments.max_concurrency or 2 * arguments.capacity,
+                        "timeout_s": 600,
+                    }
+                },
+                "flows": {},
+            }
+        )
+    )
+    log.write_text("")
+    command = [
+        sys.executable,
+        "-m",
+        "synth.cli.main",
+        "generate",
+        "--recipe",
+        "multihop",
+        "--n",
+        str(items),
+        "--seed",
+        str(arguments.seed),
+        "--llm",
+        "bench",
+        "--flows-file",
+        str(flows),
+        "--param",
+        "panel.agent.max_turns=48",
+        "--param",
+        "distill.enabled=true",
+        "--param",
+        f"distill.n={arguments.distill_n}",
+        "--param",
+        "distill.agent.max_turns=48",
+        "--json",
+        *(["--staged"] if staged else []),
+    ]
+    started, cpu = time.perf_counter(), _children_cpu()
+    done = subprocess.run(
+        command, capture_output=True, text=True, env={**__import__("os").environ, "SYNTH_HOME": str(home)}
+    )
+    process_seconds, cpu_seconds = time.perf_counter() - started, _children_cpu() - cpu
+    if done.returncode != 0:
+        raise SystemExit(f"the {'staged' if staged else 'streaming'} run failed:\n{done.stderr[-3000:]}")
+    version = json.loads(done.stdout)
+    served, requests = _served_seconds(log)
+    if arguments.timeline:
+        shutil.copy(log, Path(arguments.timeline) / f"{'staged' if staged else 'streaming'}-{items}.log")
+    wall = version["summary"]["seconds"]
+    ideal = served / arguments.capacity
+    shutil.rmtree(home)
+    return {
+        "wall": wall,
+        "process": process_seconds,
+        "cpu": cpu_seconds,
+        "ideal": ideal,
+        "ratio": wall / ideal,
+        "busy": served / (arguments.capacity * wall),
+        "requests": requests,
+        "stages": version["summary"]["stage_seconds"],
+        "published": version["row_counts"],
+    }
+
+
+def compare(arguments, start_server) -> None:
+    """Staged and streaming runs at each size; prints one line per run and the summary line."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        url, log, stop = start_server(folder)
+        try:
+            template = folder / "template"
+            _prepare(template)
+            results: dict[tuple[int, str], dict] = {}
+            for items in arguments.items:
+                for mode in ("staged", "streaming"):
+                    result = _one_run(template, folder, url, items, mode == "staged", log, arguments)
+                    results[items, mode] = result
+                    stages = ", ".join(f"{name} {times['wall']:.0f} s" for name, times in result["stages"].items())
+                    print(
+                        f"{items:5d} items {mode:9s}: wall {result['wall']:.1f} s (process {result['process']:.1f} s, "
+                        f"{result['cpu']:.0f} s of CPU), "
+                        f"ideal {result['ideal']:.1f} s -> {result['ratio']:.2f}x, server busy {result['busy']:.2f}; "
+                        f"{result['requests']} requests; stages: {stages}; published {result['published']}",
+                        flush=True,
+                    )
+        finally:
+            stop()
+    for items in arguments.items:
+        staged, streaming = results[items, "staged"], results[items, "streaming"]
+        print(
+            f"run_vs_ideal items={items} staged={staged['ratio']:.2f} streaming={streaming['ratio']:.2f} "
+            f"busy={streaming['busy']:.2f}"
+        )
+    last = arguments.items[-1]
+    print(
+        f"run_vs_ideal staged={results[last, 'staged']['ratio']:.2f} "
+        f"streaming={results[last, 'streaming']['ratio']:.2f} busy={results[last, 'streaming']['busy']:.2f}"
+    )

@@ -1,0 +1,127 @@
+"""Streaming runs (synth.streaming, what `synth generate` does): the version a staged run publishes,
+with each item's distillation started while other items are still with the panel."""
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from synth.generate import generate
+from synth.llm.fake import ScriptedBackend
+from synth.llm.types import ChatRequest
+from synth.pipelines import multihop
+from synth.settings import Settings
+from synth.store.reader import iter_records
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "llm"))
+from competent_server import CompetentServer  # noqa: E402
+from test_served_panel import flows_file  # noqa: E402
+
+PANEL = [
+    "panel.solvers=[{name: a, model: served-a, k: 2}, {name: b, model: served-b, k: 2}]",
+    "consensus.gold_calibration_items=5",
+    "distill.enabled=true",
+    "distill.teacher_model=served-a",
+    "distill.n=2",
+]
+
+
+def everything(settings: Settings, version) -> dict:
+    """What a version publishes, table by table, in a form two runs can be compared by."""
+    rows = {}
+    for table in ("items", "labels", "attempts", "trajectories", "verdicts"):
+        records = [record.model_dump(mode="json") for record in iter_records(settings, version, table)]
+        rows[table] = sorted(records, key=lambda record: str(sorted(record.items())))
+    return {
+        "rows": rows,
+        "funnel": [stage.model_dump(mode="json") for stage in version.funnel],
+        "difficulty": version.summary["difficulty"],
+        "distill": version.summary["distill"],
+    }
+
+
+@pytest.fixture
+def competent(monkeypatch):
+    """A competent served model that knows each item's answer once the panel is given it."""
+    server = CompetentServer("vllm", p={2: 0.9, 3: 0.5, 4: 0.2}, p_closed=0.15, p_gold=0.5).start_in_thread()
+    original = multihop.MultihopRecipe.attempt
+
+    async def attempt(self, items, on_gold=None):
+        server.learn(items)
+        return await original(self, items, on_gold)
+
+    monkeypatch.setattr(multihop.MultihopRecipe, "attempt", attempt)
+    yield server
+    server.stop()
+
+
+def test_a_streaming_run_publishes_what_the_staged_run_publishes(competent, tmp_path):
+    made = {}
+    for mode in ("staged", "streaming"):
+        settings = Settings(home=tmp_path / mode)
+        version = generate(
+            settings,
+            "multihop",
+            ["n=10", "seed=5", "hops=[2,3,4]", "oversample=2", *PANEL],
+            flows_file=flows_file(tmp_path, competent.url),
+            shard_size=3,
+            staged=mode == "staged",
+        ).version
+        made[mode] = everything(settings, version)
+    staged, streaming = made["staged"], made["streaming"]
+    dropped = {stage["stage"]: stage["dropped"] for stage in staged["funnel"]}
+    assert dropped["consensus"] and dropped["quota"]  # verdicts and the quota both decided something
+    assert streaming["rows"]["trajectories"] and streaming == staged
+
+
+class SlowItemBackend(ScriptedBackend):
+    """The dry-run model, slow on every search turn of one question; logs when each call ran."""
+
+    def __init__(self, delay_s: float):
+        super().__init__()
+        self.delay_s = delay_s
+        self.slow_question: str | None = None
+        self.calls: list[tuple[str, str, float, float]] = []
+        """(stage, the question asked, started, ended) per request."""
+
+    async def complete(self, requests):
+        started = time.monotonic()
+        questions = [_question(request) for request in requests]
+        if self.slow_question is None:
+            self.slow_question = next(
+                (question for request, question in zip(requests, questions) if request.stage == "solver_search"), None
+            )
+        if self.slow_question in questions and any(request.stage == "solver_search" for request in requests):
+            await asyncio.sleep(self.delay_s)
+        results = await super().complete(requests)
+        ended = time.monotonic()
+        self.calls += [(request.stage, question, started, ended) for request, question in zip(requests, questions)]
+        return results
+
+
+def _question(request: ChatRequest) -> str:
+    user = [message for message in request.messages if message.get("role") == "user"]
+    return str(user[-1].get("content") if user else "")[-200:]
+
+
+def test_an_items_distillation_starts_before_the_last_panel_attempt_of_the_run_ends(tmp_path):
+    backend = SlowItemBackend(delay_s=0.5)
+    settings = Settings(home=tmp_path)
+    generate(
+        settings,
+        "multihop",
+        ["n=4", "seed=2", "hops=[2]", "distill.enabled=true", "distill.n=1"],
+        llm="fake",
+        backends={"fake": backend},
+        shard_size=2,
+    )
+    panel_ends = max(end for stage, _, _, end in backend.calls if stage.startswith("solver"))
+    slow = [
+        end for stage, asked, _, end in backend.calls if stage.startswith("solver") and asked == backend.slow_question
+    ]
+    first_distill = min(start for stage, _, start, _ in backend.calls if stage == "distill")
+    assert max(slow) > panel_ends - 0.1  # the slow item's search is (about) the panel's last attempt
+    assert first_distill < panel_ends - 0.4  # and other items were distilled long before it ended
