@@ -24,8 +24,8 @@ before rollouts became independent) in a simulation of the same server, for comp
 same server, staged and streaming (benchmarks/_whole_run.py says how they are measured); its last
 line reads `run_vs_ideal staged=<x> streaming=<y> busy=<z>` at the largest size. A run's client
 does real work per request (cache, ledger, searches) and construction shares its process, so
-these runs default to a server whose turns take longer (300 ms base, 32 slots), as served models'
-do; the rollout workloads keep 20 ms.
+these runs default to a server whose turns take longer (150 ms base), as served models' do; the
+rollout workloads keep 20 ms.
 """
 
 import argparse
@@ -311,8 +311,8 @@ def start_server(folder: Path, arguments) -> tuple[str, Path, "Callable[[], None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rollouts", type=int, default=128)
-    parser.add_argument("--capacity", type=int, help="server slots (default 16; 32 with --run)")
-    parser.add_argument("--base-ms", type=float, help="per-request service time (default 20; 300 with --run)")
+    parser.add_argument("--capacity", type=int, help="server slots (default 16)")
+    parser.add_argument("--base-ms", type=float, help="per-request service time (default 20; 150 with --run)")
     parser.add_argument("--per-token-ms", type=float, help="per-token service time (default 0.5; 1 with --run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -334,7 +334,7 @@ def main() -> None:
     parser.add_argument("--timeline", help="--run: copy each run's server log (one line per request) here")
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
-    for name, default, run_default in (("capacity", 16, 32), ("base_ms", 20.0, 300.0), ("per_token_ms", 0.5, 1.0)):
+    for name, default, run_default in (("capacity", 16, 16), ("base_ms", 20.0, 150.0), ("per_token_ms", 0.5, 1.0)):
         if getattr(arguments, name) is None:
             setattr(arguments, name, run_default if arguments.run else default)
     base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000

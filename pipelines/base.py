@@ -12,6 +12,11 @@ frozen record (`synth.pipelines.records`).
 Panel and distillation shards are coroutines: the runner runs a stage's shards in one event loop,
 so they share each model's concurrency pool. A round is one synchronous stage (it runs its own
 event loops: the next round needs all of its results).
+
+A streaming run (`synth.streaming`) calls `attempt` and `distill` one item at a time, so they must
+treat items independently (they do whatever the shard); a recipe that can hand out candidates
+while it makes them says so (`streams_construction`), and one whose `label` is the base's consensus
+and quota says so too (`labels_per_item`), so each item's distillation starts with its own verdict.
 """
 
 from abc import ABC, abstractmethod

@@ -8,9 +8,9 @@ import asyncio
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -30,7 +30,7 @@ from synth.generators.base import Rejection
 from synth.generators.distill import DistillConfig
 from synth.generators.guidance import path_guidance
 from synth.generators.kg_walk import WalkConfig
-from synth.generators.llm_verbalizer import LLMVerbalizer, VerbalizeReport
+from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
@@ -44,6 +44,7 @@ from synth.pipelines.base import (
     RecipeResult,
     Round,
 )
+from synth.pipelines.candidate_line import CandidateLine, Rephrasing
 from synth.recipes import RECIPES
 from synth.schemas import Document, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
@@ -231,7 +232,7 @@ class MultihopRecipe(Recipe[Config]):
         statistics: dict = {"verbalizer": "template"}
         models: dict[str, str] = {}
         phrasing = self._phrasing(statistics, models) if config.verbalizer == "llm" else None
-        ordered = _InOrder(emit)
+        ordered = CandidateLine(emit)
         with context.progress.task("multihop candidates", total=target) as advance:
             while attempts < budget and any(accepted[hops] < quota[hops] for hops in config.hops):
                 await asyncio.sleep(0)  # the rest of the run advances between candidates
@@ -261,7 +262,7 @@ class MultihopRecipe(Recipe[Config]):
             items=items, verdicts=list(chain.verdicts), funnel=funnel, statistics=statistics, models=models
         )
 
-    def _phrasing(self, statistics: dict, models: dict) -> "_Phrasing":
+    def _phrasing(self, statistics: dict, models: dict) -> Rephrasing:
         """The generator model's rephrasing of each accepted candidate (verbalizer=llm)."""
         config, context = self.config, self.context
         client = context.llm_session({"generator": config.generator_model}).client("generator")
@@ -273,7 +274,7 @@ class MultihopRecipe(Recipe[Config]):
             models["rephrase_judge"] = judge.model
         models["generator"] = client.model_id
         context.progress.log(f"rephrasing each candidate with {client.model_id} ...")
-        return _Phrasing(LLMVerbalizer(client, self.kg.name, all_names=self.kg.names, judge=judge))
+        return Rephrasing(LLMVerbalizer(client, self.kg.name, all_names=self.kg.names, judge=judge))
 
     def label(self, construction: Construction, shards: list[PanelShard]) -> RecipeResult:
         config = self.config
@@ -343,70 +344,6 @@ class MultihopRecipe(Recipe[Config]):
     def guidance(self, item: Item):
         """A guided teacher sees the construction path."""
         return path_guidance(item, self.full.name)
-
-
-class _Phrasing:
-    """Rephrases candidates one at a time as they are accepted, and adds up the reports."""
-
-    def __init__(self, verbalizer: LLMVerbalizer):
-        self.verbalizer = verbalizer
-        self.report = VerbalizeReport()
-
-    async def rephrase(self, item: Item) -> Item:
-        [phrased], report = await self.verbalizer.rephrase([item])
-        self.report.rephrased += report.rephrased
-        self.report.judged += report.judged
-        self.report.fallbacks.update(report.fallbacks)
-        return phrased
-
-    def record(self, statistics: dict) -> None:
-        statistics.update(
-            verbalizer=self.verbalizer.name,
-            llm_rephrased=self.report.rephrased,
-            template_fallbacks=dict(self.report.fallbacks),
-        )
-        if self.verbalizer.judge is not None:
-            statistics["rephrasings_judged"] = self.report.judged
-
-
-class _InOrder:
-    """Candidates (or their pending rephrasings) in acceptance order: each is emitted once it and
-    every candidate before it are ready, so the order a run sees never depends on model latency."""
-
-    def __init__(self, emit: Callable[[Item], None]):
-        self.emit = emit
-        self.pending: list[asyncio.Task[Item] | Item] = []
-        self.items: list[Item] = []
-
-    def add(self, item: "Item | Coroutine[Any, Any, Item]") -> None:
-        if isinstance(item, Item):
-            self.pending.append(item)
-        else:
-            task = asyncio.ensure_future(item)
-            task.add_done_callback(lambda _: self._flush())
-            self.pending.append(task)
-        self._flush()
-
-    def _flush(self) -> None:
-        """Emit the ready head of the line; stop at one still pending (or failed: `finish` raises it)."""
-        while self.pending:
-            head = self.pending[0]
-            if not isinstance(head, Item):
-                if not head.done() or head.cancelled() or head.exception() is not None:
-                    return
-                head = head.result()
-            self.pending.pop(0)
-            self.items.append(head)
-            self.emit(head)
-
-    async def finish(self) -> list[Item]:
-        """Every candidate, once each is ready and emitted (a failed rephrasing raises here)."""
-        while self.pending:
-            head = self.pending[0]
-            if not isinstance(head, Item):
-                await head  # raises its failure
-            self._flush()
-        return self.items
 
 
 def _graph_supports(kg):

@@ -1,14 +1,15 @@
 """One run of a recipe as resumable stages: rounds (self-play recipes: one stage per round, in
-order), construct, attempt on each panel shard, label (consensus and quotas), distill each shard of
-the labeled items (optional), publish. The runner knows recipes only through `Recipe`
-(`synth.pipelines.base`).
+order), construct, attempt on each panel shard (a slice of `shard_size` candidates), label
+(consensus and quotas), distill each shard's labeled items (optional), publish. The runner knows
+recipes only through `Recipe` (`synth.pipelines.base`).
 
-`synth generate` drives the stages in order in one process, a stage's shards together in one event
-loop (they share each model's concurrency pool); the Prefect flows (`synth.pipelines.flows`) make
-each stage a task, so shards can run on other workers. Either way a stage is saved to the run's
-folder (`synth.store.workdir`) when it finishes, and a rerun after a crash skips the stages already
-saved: the model calls of finished shards are not made again, and those of the shard that was cut
-off come from the response cache.
+`synth generate` streams items through the stages in one process with no barrier between them
+(`Run.stream`, `synth.streaming`); `--staged` drives them in order, a stage's shards together in one
+event loop, as the Prefect flows (`synth.pipelines.flows`) do with a task per stage or shard, so
+shards can run on other workers. Every way saves the same stages to the run's folder
+(`synth.store.workdir`) as they finish, and a rerun after a crash skips the stages already saved:
+the model calls of finished shards are not made again, and those of the shards that were cut off
+come from the response cache.
 """
 
 import asyncio
@@ -44,6 +45,7 @@ from synth.recipes import get_recipe
 from synth.redact import redact, redact_value
 from synth.schemas import DatasetVersion, Item, RunRecord, RunStatus
 from synth.settings import Settings
+from synth.stage_names import CONSTRUCT, LABEL, distill_stage, round_stage, shard_stage
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 from synth.store.workdir import RunDir, StageOutput
@@ -51,21 +53,7 @@ from synth.streaming import stream_run
 
 DEFAULT_SHARD_SIZE = 64
 """Items per panel shard: the unit of resumption and of distribution over workers."""
-CONSTRUCT = "construct"
-LABEL = "label"
 S = TypeVar("S", bound=StageRecord)
-
-
-def shard_stage(index: int) -> str:
-    return f"attempt-{index:05d}"
-
-
-def round_stage(index: int) -> str:
-    return f"round-{index:05d}"
-
-
-def distill_stage(index: int) -> str:
-    return f"distill-{index:05d}"
 
 
 @dataclass(frozen=True)

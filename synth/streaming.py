@@ -26,6 +26,7 @@ from synth.pipelines.labeling import Calibration
 from synth.pipelines.records import Construction, DistillShard, PanelShard
 from synth.progress import Progress
 from synth.schemas import Item, SolverAttempt
+from synth.stage_names import CONSTRUCT, distill_stage, shard_stage
 
 if TYPE_CHECKING:
     from synth.runner import Run
@@ -105,7 +106,7 @@ class Stream:
     # driving
     async def go(self) -> None:
         run = self.run
-        if run.dir.done("construct"):
+        if run.dir.done(CONSTRUCT):
             self._resume_saved()
         else:
             self._spawn(self._construct(), self.run.context.ledger.stage_context()[1])
@@ -138,7 +139,7 @@ class Stream:
         with run.context.ledger.stage() as calls:
             rounds = run.rounds_done()
             construction = await self.recipe.construct_stream(rounds, self._emit)
-        run._save("construct", construction, calls, self.started)
+        run._save(CONSTRUCT, construction, calls, self.started)
         self._constructed(construction)
 
     def _resume_saved(self) -> None:
@@ -146,7 +147,7 @@ class Stream:
         run = self.run
         for item in run.candidates:
             self._emit(item)
-        self._constructed(run._load(Construction, "construct"))
+        self._constructed(run._load(Construction, CONSTRUCT))
 
     def _constructed(self, construction: Construction) -> None:
         if [item.id for item in construction.items] != [item.id for item in self.candidates]:
@@ -169,12 +170,12 @@ class Stream:
         if position % self.size == 0:
             index = position // self.size
             part = _Slice(index)
-            part.panel_saved = run.dir.done(f"attempt-{index:05d}")
-            part.distill_saved = run.dir.done(f"distill-{index:05d}")
+            part.panel_saved = run.dir.done(shard_stage(index))
+            part.distill_saved = run.dir.done(distill_stage(index))
             if part.panel_saved:
                 self._load_panel(index)
             if part.distill_saved:
-                for trajectory in run._load(DistillShard, f"distill-{index:05d}").trajectories:
+                for trajectory in run._load(DistillShard, distill_stage(index)).trajectories:
                     self.released.add(trajectory.item_id)
             self.slices.append(part)
         part = self.slices[-1]
@@ -201,7 +202,7 @@ class Stream:
         return scope
 
     def _load_panel(self, index: int) -> None:
-        shard = self.run._load(PanelShard, f"attempt-{index:05d}")
+        shard = self.run._load(PanelShard, shard_stage(index))
         for attempt in shard.attempts:
             self.attempts.setdefault(attempt.item_id, []).append(attempt)
         self.solvers = (shard.solvers, shard.judge)
@@ -300,7 +301,7 @@ class Stream:
                 judge=shards[0].judge,
             )
             ledger, _, started = self._scope(part, "panel")
-            self.run._save(f"attempt-{part.index:05d}", merged, ledger, started)
+            self.run._save(shard_stage(part.index), merged, ledger, started)
             part.panel_saved = True
             for item in part.items:
                 del self.panel[item.id]
@@ -360,7 +361,7 @@ class Stream:
                     items=sum(shard.items for shard in shards),
                 )
                 ledger, _, started = self._scope(part, "distill")
-                self.run._save(f"distill-{part.index:05d}", merged, ledger, started)
+                self.run._save(distill_stage(part.index), merged, ledger, started)
                 part.distill_saved = True
             else:  # nothing of the slice is published: its stage is the teacher on no item, as staged
                 part.distill_pending = True
@@ -369,7 +370,7 @@ class Stream:
     async def _empty_distill(self, part: _Slice) -> None:
         shard = await self.recipe.distill([])
         ledger, _, started = self._scope(part, "distill")
-        self.run._save(f"distill-{part.index:05d}", shard, ledger, started)
+        self.run._save(distill_stage(part.index), shard, ledger, started)
         part.distill_saved, part.distill_pending = True, False
         self.dirty.add(part.index)
         self._schedule_check()
@@ -411,7 +412,7 @@ class Stream:
 def stream_run(run: "Run") -> None:
     """The run's stages with no barrier between them (see the module docstring); rounds are done."""
     shown, started = run.context.progress, time.monotonic()
-    if not run.recipe.streams_construction() and not run.dir.done("construct"):
+    if not run.recipe.streams_construction() and not run.dir.done(CONSTRUCT):
         run.construct()  # made at once (the recipe cannot hand out candidates early), then streamed on
     if hasattr(run.recipe.config, "world") and (run.recipe.runs_panel() or run.recipe.distills()):
         run.recipe.world  # noqa: B018 - opened (and its index built) before the item logs are muted

@@ -125,3 +125,51 @@ def test_an_items_distillation_starts_before_the_last_panel_attempt_of_the_run_e
     first_distill = min(start for stage, _, start, _ in backend.calls if stage == "distill")
     assert max(slow) > panel_ends - 0.1  # the slow item's search is (about) the panel's last attempt
     assert first_distill < panel_ends - 0.4  # and other items were distilled long before it ended
+
+
+@pytest.mark.parametrize("oversample, hops", [(1.0, [2, 3, 4]), (1.5, [2, 3]), (3.0, [2, 3, 4])])
+def test_an_item_the_quota_releases_early_is_always_among_those_it_publishes(tmp_path, oversample, hops):
+    """`surely_chosen` at every point of a run (candidates still to come, verdicts still to give) is a
+    subset of what `select` chooses from the final survivors, over random hop mixes and verdicts."""
+    import random
+
+    from synth.pipelines.context import RunContext
+    from synth.pipelines.multihop import Config, MultihopRecipe, _quotas
+    from synth.schemas import Item, Provenance
+
+    n = 12
+    recipe = MultihopRecipe(Config(n=n, oversample=oversample, hops=hops), RunContext(Settings(home=tmp_path)))
+    released_any = False
+    for trial in range(40):
+        rng = random.Random(trial)
+        shares = _quotas(-(-int(n * oversample * 100) // 100), hops)
+        made = [hop for hop, share in shares.items() for _ in range(share)]
+        rng.shuffle(made)
+        made = made[: rng.randint(len(made) // 2, len(made))]  # construction may end early
+        items = [
+            Item(
+                id=f"i{index}",
+                question="q?",
+                answer="a",
+                recipe="multihop",
+                hops=hop,
+                provenance=Provenance(generator="t"),
+            )
+            for index, hop in enumerate(made)
+        ]
+        final_dropped = {item.id for item in items if rng.random() < 0.3}
+        final = {item.id for item in recipe.select([item for item in items if item.id not in final_dropped], n)[0]}
+        decided: set[str] = set()
+        for constructed in range(1, len(items) + 1):
+            known = items[:constructed]
+            for item in rng.sample(known, k=len(known)):
+                if rng.random() < 0.5:
+                    decided.add(item.id)
+            dropped = decided & final_dropped
+            sure = recipe.surely_chosen(known, dropped, complete=constructed == len(items))
+            kept = {item.id for item in known if item.id in decided and item.id not in final_dropped}
+            assert sure & kept <= final, (trial, constructed)
+            released_any |= bool(sure & kept)
+        everything = recipe.surely_chosen(items, final_dropped, complete=True)
+        assert everything == final  # once every verdict is in, exactly the quota's choice
+    assert released_any
