@@ -79,10 +79,10 @@ class Board:
         self._bar, self._tasks = bar, tasks or {}
 
     def advance(self, stage: str, n: int = 1) -> None:
-        if self._bar is not None:
+        if self._bar is not None and stage in self._tasks:
             self._bar.advance(self._tasks[stage], n)
 
     def total(self, stage: str, total: int) -> None:
-        """`stage` has `total` units of work in all (known so far)."""
-        if self._bar is not None:
+        """`stage` has `total` units of work in all (known so far); a stage without a bar is ignored."""
+        if self._bar is not None and stage in self._tasks:
             self._bar.update(self._tasks[stage], total=total)

@@ -31,8 +31,6 @@ from synth.stage_names import CONSTRUCT, distill_stage, shard_stage
 if TYPE_CHECKING:
     from synth.runner import Run
 
-STAGE_BARS = ["construct", "panel", "label", "distill"]
-
 
 @dataclass
 class _Slice:
@@ -418,7 +416,9 @@ def stream_run(run: "Run") -> None:
         run.recipe.world  # noqa: B018 - opened (and its index built) before the item logs are muted
     run.context.progress = Progress(enabled=False)  # per-item logs would drown the bars
     try:
-        with shown.board(STAGE_BARS) as board:
+        recipe = run.recipe
+        bars = ["construct", *(["panel"] if recipe.runs_panel() else []), "label"]
+        with shown.board(bars + (["distill"] if recipe.distills() else [])) as board:
             asyncio.run(Stream(run, board, started).go())
     finally:
         run.context.progress = shown

@@ -1,0 +1,98 @@
+"""`synth browse`: a local, read-only web app over the store (Starlette, Jinja2 templates).
+
+Every page is rendered on the server from `StoreView` reads; templates escape every value
+(questions, answers and trajectories are untrusted text), and nothing is fetched from a CDN: the
+one stylesheet ships in this package. The app has no route that writes.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
+from synth.errors import NotFoundError
+from synth.settings import Settings
+
+HERE = Path(__file__).resolve().parent
+
+
+def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
+    """The app over `settings`' data root; `page_size`: rows per page of the items table."""
+    store = StoreView(settings)
+    templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html templates
+
+    def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
+        return templates.TemplateResponse(request, template, context, status_code=status)
+
+    def missing(request: Request, what: str) -> Response:
+        return page(request, "missing.html", status=404, what=what)
+
+    async def index(request: Request) -> Response:
+        versions = store.versions()
+        datasets: dict[str, list] = {}
+        for version in versions:
+            datasets.setdefault(version.name, []).append(version)
+        return page(request, "index.html", datasets=datasets)
+
+    async def version(request: Request) -> Response:
+        ref = request.path_params["ref"]
+        try:
+            found = store.version(ref)
+        except NotFoundError:
+            return missing(request, f"version {ref}")
+        return page(request, "version.html", version=found)
+
+    async def items(request: Request) -> Response:
+        ref = request.path_params["ref"]
+        try:
+            found = store.version(ref)
+        except NotFoundError:
+            return missing(request, f"version {ref}")
+        query = request.query_params
+        hops = query.get("hops", "")
+        where = ItemFilter(
+            text=query.get("q", "")[:200],
+            hops=int(hops) if hops.isdigit() else None,
+            difficulty=query.get("difficulty", "")[:40],
+        )
+        number = query.get("page", "1")
+        listing = store.items(found, where, int(number) if number.isdigit() else 1, page_size)
+        return page(request, "items.html", version=found, page=listing, where=where)
+
+    async def item(request: Request) -> Response:
+        ref, item_id = request.path_params["ref"], request.path_params["item_id"]
+        try:
+            found = store.version(ref)
+        except NotFoundError:
+            return missing(request, f"version {ref}")
+        record = store.item(found, item_id)
+        if record is None:
+            return missing(request, f"item {item_id} in {found.ref}")
+        return page(
+            request,
+            "item.html",
+            version=found,
+            item=record,
+            attempts=store.attempts(found, item_id),
+            verdicts=store.verdicts(found, item_id),
+        )
+
+    async def not_found(request: Request, error: Exception) -> Response:
+        return HTMLResponse("not found", status_code=404)
+
+    return Starlette(
+        routes=[
+            Route("/", index),
+            Route("/v/{ref}", version),
+            Route("/v/{ref}/items", items),
+            Route("/v/{ref}/items/{item_id}", item),
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ],
+        exception_handlers={404: not_found},
+    )
