@@ -58,6 +58,8 @@ SLOW_MODULES = {
     "pipelines/test_flows_server.py": "a Prefect server and workers",
     "pipelines/test_flow_kill.py": "a killed Prefect flow run",
     "pipelines/test_new_recipe.py": "a recipe run as a Prefect flow",
+    # a real browser
+    "browse/test_browser.py": "a headless Chromium on the browse pages",
     # whole runs, many of them
     "pipelines/test_config_keys_read.py": "every recipe end to end in several configurations",
 }

@@ -5,6 +5,7 @@ Every page is rendered on the server from `StoreView` reads; templates escape ev
 one stylesheet ships in this package. The app has no route that writes.
 """
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,24 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
-from synth.errors import NotFoundError
+from synth.errors import NotFoundError, SynthError
 from synth.settings import Settings
+from synth.store.query import run_query
 
 HERE = Path(__file__).resolve().parent
+SQL_ROWS = 500
+"""Rows the console shows at most (the total is counted and said)."""
+SQL_TIMEOUT_S = 20.0
+
+
+def _arguments(raw: object) -> str:
+    """A tool call's arguments, pretty-printed when they are JSON (they are a model's text: shown as is otherwise)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return json.dumps(raw, indent=2, ensure_ascii=False)
 
 
 def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
@@ -81,7 +96,30 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             item=record,
             attempts=store.attempts(found, item_id),
             verdicts=store.verdicts(found, item_id),
+            trajectories=store.trajectories_of(found, item_id),
         )
+
+    async def trajectory(request: Request) -> Response:
+        ref, trajectory_id = request.path_params["ref"], request.path_params["trajectory_id"]
+        try:
+            found = store.version(ref)
+        except NotFoundError:
+            return missing(request, f"version {ref}")
+        record = store.trajectory(found, trajectory_id)
+        if record is None:
+            return missing(request, f"trajectory {trajectory_id} in {found.ref}")
+        return page(request, "trajectory.html", version=found, trajectory=record, arguments=_arguments)
+
+    async def sql(request: Request) -> Response:
+        """The read-only console: `synth sql`'s sandbox and rules, a bounded result."""
+        text = request.query_params.get("q", "").strip()[:10_000]
+        result, error = None, None
+        if text:
+            try:
+                result = run_query(settings, text, limit=SQL_ROWS, timeout_s=SQL_TIMEOUT_S)
+            except SynthError as refused:
+                error = str(refused)
+        return page(request, "sql.html", text=text, result=result, error=error, shown=SQL_ROWS)
 
     async def not_found(request: Request, error: Exception) -> Response:
         return HTMLResponse("not found", status_code=404)
@@ -89,9 +127,11 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
     return Starlette(
         routes=[
             Route("/", index),
+            Route("/sql", sql),
             Route("/v/{ref}", version),
             Route("/v/{ref}/items", items),
             Route("/v/{ref}/items/{item_id}", item),
+            Route("/v/{ref}/trajectories/{trajectory_id}", trajectory),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
         exception_handlers={404: not_found},

@@ -9,8 +9,9 @@ the datasets folder only, no network), with values bound as parameters, never pa
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth.schemas import DatasetVersion
+from synth.schemas import DatasetVersion, Trajectory
 from synth.settings import Settings
+from synth.store.arrow_schema import from_row
 from synth.store.catalog import Catalog
 from synth.store.query import sandbox
 from synth.store.reader import shard_glob
@@ -124,6 +125,21 @@ class StoreView:
             "attempts",
             "select solver, model, condition, sample_index, answer, correct, match, num_tool_calls, failure, "
             "trajectory_id from {parts} where item_id = ? order by solver, condition, sample_index",
+            [item_id],
+        )
+
+    def trajectory(self, version: DatasetVersion, trajectory_id: str) -> Trajectory | None:
+        """One stored trajectory, validated (its messages as records, arguments and all)."""
+        rows = self._query(version, "trajectories", "select * from {parts} where id = ?", [trajectory_id])
+        return from_row(Trajectory, rows[0]) if rows else None
+
+    def trajectories_of(self, version: DatasetVersion, item_id: str) -> list[dict[str, Any]]:
+        """The item's trajectories in brief: who made them, how they ended."""
+        return self._query(
+            version,
+            "trajectories",
+            "select id, role, model, sample_index, final_answer, correct, num_tool_calls, finish_reason from {parts} "
+            "where item_id = ? order by role, model, sample_index",
             [item_id],
         )
 

@@ -1,0 +1,66 @@
+"""Screenshots of the `synth browse` pages for the docs, taken by the same headless Chromium the
+tests drive, over a small dry-run dataset made in a temporary data root.
+
+    python scripts/browse_screenshots.py   # writes docs/images/browse-*.png
+"""
+
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+from playwright.sync_api import sync_playwright
+
+from synth.browse.app import make_app
+from synth.generate import generate
+from synth.settings import Settings
+from synth.store.reader import iter_records
+
+OUT = Path(__file__).resolve().parent.parent / "docs" / "images"
+FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+
+
+def main() -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise SystemExit("needs chromium on the PATH (apt-get install chromium)")
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(home=Path(folder))
+        version = generate(
+            settings, "multihop", ["n=12", "seed=4", "distill.enabled=true", "distill.n=1"], llm="fake"
+        ).version
+        item = next(iter_records(settings, version, "items"))
+        trajectory = next(t for t in iter_records(settings, version, "trajectories") if t.item_id == item.id)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(make_app(settings), host="127.0.0.1", port=port, log_level="error"))
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.05)
+        url, ref = f"http://127.0.0.1:{port}", version.ref.replace("@", "%40")
+        pages = {
+            "datasets": "/",
+            "version": f"/v/{ref}",
+            "items": f"/v/{ref}/items?hops=3",
+            "item": f"/v/{ref}/items/{item.id}",
+            "trajectory": f"/v/{ref}/trajectories/{trajectory.id}",
+            "sql": "/sql?q=select+hops,+difficulty,+count(*)+as+items+from+items+group+by+all+order+by+1",
+        }
+        OUT.mkdir(parents=True, exist_ok=True)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=FLAGS)
+            page = browser.new_page(viewport={"width": 1200, "height": 800})
+            for name, path in pages.items():
+                page.goto(url + path)
+                page.screenshot(path=str(OUT / f"browse-{name}.png"))
+                print(f"wrote {OUT / f'browse-{name}.png'}")
+            browser.close()
+        server.should_exit = True
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The browse pages in a real headless browser (Debian's Chromium, driven by Playwright): they
+render, filters and pagination work by clicking, a trajectory shows its calls and reasoning, and a
+question holding a <script> shows as text and runs nothing.
+
+Needs `chromium` on the PATH (`apt-get install chromium`; `.ci/run` installs it and sets
+SYNTH_BROWSER_TESTS=required, so CI fails rather than skips without it)."""
+
+import os
+import shutil
+
+import pytest
+from browse_store import SCRIPT_QUESTION
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None and os.environ.get("SYNTH_BROWSER_TESTS") != "required":
+    pytest.skip("no chromium on the PATH (apt-get install chromium)", allow_module_level=True)
+
+FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+"""Root in a container needs --no-sandbox; the rest keep the browser off the network."""
+
+
+@pytest.fixture
+def browser_page(served):
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM is not None, "chromium is required here (SYNTH_BROWSER_TESTS=required)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        page = browser.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.dialogs = dialogs  # type: ignore[attr-defined]
+        yield page, served
+        browser.close()
+
+
+def test_every_page_renders_and_the_links_lead_through_the_store(browser_page):
+    page, url = browser_page
+    page.goto(url)
+    assert page.locator("h1").inner_text() == "Datasets"
+    page.get_by_role("link", name="films@1").click()
+    assert page.locator("h1").inner_text() == "films@1"
+    assert "ambiguous: 12" in page.locator("body").inner_text()
+    page.get_by_role("link", name="Items (8)").click()
+    assert page.locator("#count").inner_text().startswith("8 matching items")
+    page.get_by_role("link", name="Which film number 1 was made?").click()
+    assert page.locator("h1").inner_text() == "Which film number 1 was made?"
+    assert "Person 1 — directed → Film 1" in page.locator(".chain").inner_text()
+
+
+def test_filters_and_pagination_work_by_clicking(browser_page):
+    page, url = browser_page
+    page.goto(f"{url}/v/films@1/items")
+    assert page.locator("#items tr").count() == 4  # a header and a page of 3
+    page.get_by_role("link", name="next").click()
+    assert "page 2 of 3" in page.locator("#count").inner_text()
+    page.get_by_role("link", name="next").click()
+    assert page.locator("#items tr").count() == 3 and page.get_by_role("link", name="next").count() == 0
+    page.select_option("select[name=difficulty]", "medium")
+    page.get_by_role("button", name="Filter").click()
+    assert page.locator("#count").inner_text().startswith("4 matching items")
+    page.fill("input[name=q]", "number 5")
+    page.get_by_role("button", name="Filter").click()
+    assert page.locator("#count").inner_text().startswith("1 matching items")
+    assert page.locator("#items").inner_text().count("Film 5") == 1
+
+
+def test_a_trajectory_shows_its_calls_observations_and_reasoning(browser_page):
+    page, url = browser_page
+    page.goto(f"{url}/v/films@1/items/item-1")
+    page.get_by_role("link", name="solver").click()
+    call = page.locator(".call")
+    assert "search" in call.inner_text() and '"query": "film number 1"' in call.inner_text()
+    assert "Film 1 was made in 1999." in page.locator(".turn.tool").inner_text()
+    reasoning = page.locator("details.reasoning")
+    assert not reasoning.locator("pre").is_visible()  # collapsed until asked for
+    reasoning.locator("summary").click()
+    assert reasoning.locator("pre").inner_text() == "I should search for the director first."
+
+
+def test_a_question_holding_a_script_shows_as_text_and_runs_nothing(browser_page):
+    page, url = browser_page
+    page.goto(f"{url}/v/films@1/items/item-7")
+    assert page.locator("h1").inner_text() == SCRIPT_QUESTION
+    page.goto(f"{url}/v/films@1/items?page=3")
+    assert SCRIPT_QUESTION in page.locator("#items").inner_text()
+    assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_the_sql_console_refuses_a_write(browser_page):
+    page, url = browser_page
+    page.goto(url)
+    page.get_by_role("link", name="SQL").click()
+    page.fill("textarea[name=q]", "select count(*) as n from items")
+    page.get_by_role("button", name="Run").click()
+    assert page.locator("#result").inner_text().split() == ["n", "8"]
+    page.fill("textarea[name=q]", "delete from items")
+    page.get_by_role("button", name="Run").click()
+    assert "refused" in page.locator("#error").inner_text() or "read-only" in page.locator("#error").inner_text()
+    page.goto(f"{url}/sql?q=select+count(*)+as+n+from+items")
+    assert page.locator("#result").inner_text().split() == ["n", "8"]  # nothing was deleted
