@@ -11,13 +11,14 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
 from synth.errors import NotFoundError, SynthError
+from synth.schemas import DatasetVersion
 from synth.settings import Settings
 from synth.store.query import run_query
 
@@ -25,6 +26,14 @@ HERE = Path(__file__).resolve().parent
 SQL_ROWS = 500
 """Rows the console shows at most (the total is counted and said)."""
 SQL_TIMEOUT_S = 20.0
+
+
+class Missing(Exception):
+    """A version, item or trajectory the store does not have: the page says which, with a 404."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
 
 
 def _arguments(raw: object) -> str:
@@ -45,50 +54,39 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
         return templates.TemplateResponse(request, template, context, status_code=status)
 
-    def missing(request: Request, what: str) -> Response:
-        return page(request, "missing.html", status=404, what=what)
+    def version_of(request: Request) -> DatasetVersion:
+        """The version the path names, or a 404 page (`Missing`)."""
+        ref = request.path_params["ref"]
+        try:
+            return store.version(ref)
+        except NotFoundError:
+            raise Missing(f"version {ref}") from None
 
     async def index(request: Request) -> Response:
-        versions = store.versions()
         datasets: dict[str, list] = {}
-        for version in versions:
+        for version in store.versions():
             datasets.setdefault(version.name, []).append(version)
         return page(request, "index.html", datasets=datasets)
 
     async def version(request: Request) -> Response:
-        ref = request.path_params["ref"]
-        try:
-            found = store.version(ref)
-        except NotFoundError:
-            return missing(request, f"version {ref}")
-        return page(request, "version.html", version=found)
+        return page(request, "version.html", version=version_of(request))
 
     async def items(request: Request) -> Response:
-        ref = request.path_params["ref"]
-        try:
-            found = store.version(ref)
-        except NotFoundError:
-            return missing(request, f"version {ref}")
-        query = request.query_params
-        hops = query.get("hops", "")
+        found, query = version_of(request), request.query_params
+        hops, number = query.get("hops", ""), query.get("page", "1")
         where = ItemFilter(
             text=query.get("q", "")[:200],
             hops=int(hops) if hops.isdigit() else None,
             difficulty=query.get("difficulty", "")[:40],
         )
-        number = query.get("page", "1")
         listing = store.items(found, where, int(number) if number.isdigit() else 1, page_size)
         return page(request, "items.html", version=found, page=listing, where=where)
 
     async def item(request: Request) -> Response:
-        ref, item_id = request.path_params["ref"], request.path_params["item_id"]
-        try:
-            found = store.version(ref)
-        except NotFoundError:
-            return missing(request, f"version {ref}")
+        found, item_id = version_of(request), request.path_params["item_id"]
         record = store.item(found, item_id)
         if record is None:
-            return missing(request, f"item {item_id} in {found.ref}")
+            raise Missing(f"item {item_id} in {found.ref}")
         return page(
             request,
             "item.html",
@@ -100,14 +98,10 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         )
 
     async def trajectory(request: Request) -> Response:
-        ref, trajectory_id = request.path_params["ref"], request.path_params["trajectory_id"]
-        try:
-            found = store.version(ref)
-        except NotFoundError:
-            return missing(request, f"version {ref}")
+        found, trajectory_id = version_of(request), request.path_params["trajectory_id"]
         record = store.trajectory(found, trajectory_id)
         if record is None:
-            return missing(request, f"trajectory {trajectory_id} in {found.ref}")
+            raise Missing(f"trajectory {trajectory_id} in {found.ref}")
         return page(request, "trajectory.html", version=found, trajectory=record, arguments=_arguments)
 
     async def sql(request: Request) -> Response:
@@ -122,7 +116,8 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         return page(request, "sql.html", text=text, result=result, error=error, shown=SQL_ROWS)
 
     async def not_found(request: Request, error: Exception) -> Response:
-        return HTMLResponse("not found", status_code=404)
+        what = error.what if isinstance(error, Missing) else "such page"
+        return page(request, "missing.html", status=404, what=what)
 
     return Starlette(
         routes=[
@@ -134,5 +129,5 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             Route("/v/{ref}/trajectories/{trajectory_id}", trajectory),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
-        exception_handlers={404: not_found},
+        exception_handlers={404: not_found, Missing: not_found},
     )
