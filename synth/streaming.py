@@ -407,11 +407,28 @@ class Stream:
         return not self.distill_on or all(part.distill_saved for part in self.slices)
 
 
+IN_PROCESS_BACKENDS = ("embedded", "vllm")
+"""Backends whose engine runs in this process (`synth.llm.models.ModelSpec.backend`)."""
+
+
+def _serves_in_process(run: "Run") -> bool:
+    """Whether a model the panel or the teacher calls runs in this process. Its engine thread then
+    shares the CPU (and the GIL) with construction: measured with the embedded model on 2 cores,
+    streaming construction into it took 234 s for what 111 s does when construction comes first
+    (construction starved, the engine fed one item at a time). Such a run constructs first and
+    streams from the panel on, where the engine gets every candidate at once."""
+    context, recipe = run.context, run.recipe
+    names = {context.llm or name for name in [*recipe.stage_models("attempt"), *recipe.stage_models("distill")]}
+    specs = [context.models.get(name) for name in names if name not in context.backends]  # injected: not ours
+    return any(spec is not None and spec.backend in IN_PROCESS_BACKENDS for spec in specs)
+
+
 def stream_run(run: "Run") -> None:
     """The run's stages with no barrier between them (see the module docstring); rounds are done."""
     shown, started = run.context.progress, time.monotonic()
-    if not run.recipe.streams_construction() and not run.dir.done(CONSTRUCT):
-        run.construct()  # made at once (the recipe cannot hand out candidates early), then streamed on
+    streams = run.recipe.streams_construction() and not _serves_in_process(run)
+    if not streams and not run.dir.done(CONSTRUCT):
+        run.construct()  # made at once, then streamed on (see `_serves_in_process`)
     if hasattr(run.recipe.config, "world") and (run.recipe.runs_panel() or run.recipe.distills()):
         run.recipe.world  # noqa: B018 - opened (and its index built) before the item logs are muted
     run.context.progress = Progress(enabled=False)  # per-item logs would drown the bars

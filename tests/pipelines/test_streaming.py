@@ -173,3 +173,22 @@ def test_an_item_the_quota_releases_early_is_always_among_those_it_publishes(tmp
         everything = recipe.surely_chosen(items, final_dropped, complete=True)
         assert everything == final  # once every verdict is in, exactly the quota's choice
     assert released_any
+
+
+@pytest.mark.parametrize(
+    "llm, injected, in_process",
+    [("embedded", False, True), ("fake", False, False), ("embedded", True, False)],
+)
+def test_construction_comes_first_when_a_model_runs_in_this_process(tmp_path, llm, injected, in_process):
+    """An in-process engine shares the CPU with construction: such a run constructs first."""
+    from synth.runner import Run, RunRequest, prepare_run
+    from synth.streaming import _serves_in_process
+
+    settings = Settings(home=tmp_path)
+    run_dir, config = prepare_run(settings, RunRequest("multihop", {"n": 2}, llm=llm))
+    backends = {"embedded": ScriptedBackend()} if injected else None
+    run = Run(settings, run_dir, backends=backends, config=config)
+    try:
+        assert _serves_in_process(run) is in_process
+    finally:
+        run.dir.release()
