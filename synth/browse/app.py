@@ -26,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 SQL_ROWS = 500
 """Rows the console shows at most (the total is counted and said)."""
 SQL_TIMEOUT_S = 20.0
+LABELS = ["trivial", "easy", "medium", "hard", "unsolved", "unlabeled"]
+"""Difficulty labels in the order the label-by-hops chart stacks them."""
 
 
 class Missing(Exception):
@@ -69,7 +71,8 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         return page(request, "index.html", datasets=datasets)
 
     async def version(request: Request) -> Response:
-        return page(request, "version.html", version=version_of(request))
+        found = version_of(request)
+        return page(request, "version.html", version=found, mix=store.labels_by_hops(found), labels=LABELS)
 
     async def items(request: Request) -> Response:
         found, query = version_of(request), request.query_params
@@ -95,6 +98,7 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             attempts=store.attempts(found, item_id),
             verdicts=store.verdicts(found, item_id),
             trajectories=store.trajectories_of(found, item_id),
+            graph=store.graph(found),
         )
 
     async def trajectory(request: Request) -> Response:

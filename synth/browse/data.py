@@ -9,6 +9,9 @@ the datasets folder only, no network), with values bound as parameters, never pa
 from dataclasses import dataclass, field
 from typing import Any
 
+from synth.errors import SynthError
+from synth.kg.graph import KnowledgeGraph
+from synth.kg.snapshot import load_kg
 from synth.schemas import DatasetVersion, Trajectory
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
@@ -65,6 +68,23 @@ class StoreView:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        self._graphs: dict[tuple[str | None, str], KnowledgeGraph | None] = {}
+
+    def graph(self, version: DatasetVersion) -> KnowledgeGraph | None:
+        """The knowledge graph the version was built from, for entity names (loaded once; None when
+        the version has none, or the graph its config names is no longer that snapshot)."""
+        if version.kg_snapshot is None:
+            return None
+        config = version.config
+        reference = (config.get("world") or {}).get("kg", config.get("kg"))
+        key = (reference, version.kg_snapshot)
+        if key not in self._graphs:
+            try:
+                graph = load_kg(reference, self.settings.kg_path)
+            except SynthError:
+                graph = None
+            self._graphs[key] = graph if graph is not None and graph.snapshot == version.kg_snapshot else None
+        return self._graphs[key]
 
     def versions(self, name: str | None = None) -> list[DatasetVersion]:
         with Catalog.open(self.settings, read_only=True) as catalog:
@@ -114,6 +134,16 @@ class StoreView:
             for column in ("hops", "difficulty")
         }
         return Page(rows, total, number, size, facets)
+
+    def labels_by_hops(self, version: DatasetVersion) -> dict[int, dict[str, int]]:
+        """Hop count -> difficulty label -> items: the mix a version's chart draws."""
+        mix: dict[int, dict[str, int]] = {}
+        rows = self._query(
+            version, "items", "select hops, difficulty, count(*) as n from {parts} group by all order by all", []
+        )
+        for row in rows:
+            mix.setdefault(row["hops"], {})[row["difficulty"]] = row["n"]
+        return mix
 
     def item(self, version: DatasetVersion, item_id: str) -> dict[str, Any] | None:
         rows = self._query(version, "items", "select * from {parts} where id = ?", [item_id])

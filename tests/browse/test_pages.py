@@ -5,6 +5,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from synth.browse.app import make_app
+from synth.settings import Settings
 
 
 @pytest.fixture
@@ -18,6 +19,7 @@ def test_the_datasets_page_lists_versions_and_a_version_page_its_lineage_and_fun
     version = client.get("/v/films@1")
     assert version.status_code == 200
     assert "ambiguous: 12" in version.text and "served:test" in version.text
+    assert 'title="unsolved: 4"' in version.text and 'title="medium: 4"' in version.text  # 1 and 2 hops
 
 
 def test_items_are_filtered_and_paged_by_the_store(client):
@@ -67,3 +69,15 @@ def test_the_sql_console_reads_and_refuses_to_write(client):
         refused = client.get("/sql", params={"q": write})
         assert refused.status_code == 200 and 'id="error"' in refused.text, write
     assert client.get("/sql").status_code == 200  # the empty console
+
+
+def test_a_multihop_items_chain_is_drawn_with_the_names_of_its_graph(tmp_path):
+    from synth.generate import generate
+    from synth.store.reader import iter_records
+
+    settings = Settings(home=tmp_path)
+    version = generate(settings, "multihop", ["n=2", "seed=1", "panel.enabled=false"], llm="fake").version
+    item = next(iter_records(settings, version, "items"))
+    page = TestClient(make_app(settings)).get(f"/v/{version.ref}/items/{item.id}")
+    assert page.status_code == 200
+    assert f'title="{item.path[0].head}"' in page.text and f">{item.answer}</span>" in page.text  # a name, not an id
