@@ -81,3 +81,4 @@ def test_a_multihop_items_chain_is_drawn_with_the_names_of_its_graph(tmp_path):
     page = TestClient(make_app(settings)).get(f"/v/{version.ref}/items/{item.id}")
     assert page.status_code == 200
     assert f'title="{item.path[0].head}"' in page.text and f">{item.answer}</span>" in page.text  # a name, not an id
+    assert item.cues and "(admits " in page.text  # each cue with how many entities it admits
