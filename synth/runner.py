@@ -227,10 +227,14 @@ class Run:
             record = await work()
         self._save(name, record, calls, started)
 
-    def _save(self, name: str, record: StageRecord, calls: Ledger, started: float) -> None:
+    def _save(self, name: str, record: StageRecord, calls: Ledger, started: float, own_budget: bool = False) -> None:
+        """Save a finished stage, unless the budget or the failure gate stops the run. `own_budget`:
+        only a call of this stage refused by the budget stops it (a stage that finished while others
+        spent the budget, e.g. a streaming run's construction, is kept)."""
         rows = calls.export()
         ledger = self.context.ledger
-        if ledger.exhausted:
+        refused = any(row["failures"].get("budget_exceeded") for row in rows)
+        if refused if own_budget else ledger.exhausted:
             raise BudgetExhausted(self._budget_message(name))
         check_stage(name, rows, ledger, self.limits.failures)
         output = record.to_output()

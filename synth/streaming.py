@@ -87,6 +87,7 @@ class Stream:
         """A verdict was given (or construction ended) since `surely_chosen` was last asked."""
         self.dirty: set[int] = set()
         """Slices whose stages may now be ready to save."""
+        self.constructing: asyncio.Task | None = None
         self.solvers: tuple[dict[str, str], str | None] = ({}, None)
         """The panel's solver name -> model identity, and its answer judge."""
         self.position: dict[str, int] = {}
@@ -107,19 +108,23 @@ class Stream:
         if run.dir.done(CONSTRUCT):
             self._resume_saved()
         else:
-            self._spawn(self._construct(), self.run.context.ledger.stage_context()[1])
+            self.constructing = self._spawn(self._construct(), self.run.context.ledger.stage_context()[1])
         self._check()
         await self.finished.wait()
         if self.failure is not None:
+            # stop between items: the model work is cancelled (answers already in stay cached), but
+            # construction, which calls no model unless it rephrases, finishes and is kept
             for task in list(self.tasks):
-                task.cancel()
+                if task is not self.constructing:
+                    task.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
             raise self.failure
 
-    def _spawn(self, work: Coroutine[Any, Any, None], context: Context) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None], context: Context) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(self._guarded(work), context=context)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        return task
 
     async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
         try:
@@ -137,7 +142,7 @@ class Stream:
         with run.context.ledger.stage() as calls:
             rounds = run.rounds_done()
             construction = await self.recipe.construct_stream(rounds, self._emit)
-        run._save(CONSTRUCT, construction, calls, self.started)
+        run._save(CONSTRUCT, construction, calls, self.started, own_budget=True)
         self._constructed(construction)
 
     def _resume_saved(self) -> None:
@@ -180,6 +185,8 @@ class Stream:
         part.items.append(item)
         part.full = len(part.items) == self.size
         self.dirty.add(part.index)
+        if self.failure is not None:
+            return  # the run is stopping: construction goes on to be saved, no new item starts
         if not self.panel_on:
             if self.per_item:
                 self.kept[item.id] = item

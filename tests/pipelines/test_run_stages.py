@@ -26,6 +26,8 @@ def items_of(settings, version):
 
 @pytest.mark.slow  # crashes and resumes a whole run
 def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
+    """Staged (`--staged`): a shard per call of `attempt`. A streaming run's resumption is tested by
+    killing it (tests/llm/test_kill_anywhere.py)."""
     reference = generate(Settings(home=tmp_path / "clean"), "multihop", ARGS, llm="fake", shard_size=2)
     settings = Settings(home=tmp_path / "crashy")
     original = multihop.MultihopRecipe.attempt
@@ -39,7 +41,7 @@ def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatc
 
     monkeypatch.setattr(multihop.MultihopRecipe, "attempt", crash_on_third_shard)
     with pytest.raises(Crash):
-        generate(settings, "multihop", ARGS, llm="fake", shard_size=2)
+        generate(settings, "multihop", ARGS, llm="fake", shard_size=2, staged=True)
     run_dir = open_run(settings, RunRequest("multihop", apply_params({}, ARGS), llm="fake", shard_size=2))
     assert run_dir.stages() == ["attempt-00000", "attempt-00001", "construct"]
     run_dir.release()  # this test holds the run only to look at it
@@ -47,7 +49,7 @@ def test_a_crashed_run_resumes_from_its_last_finished_shard(tmp_path, monkeypatc
         failed = catalog.runs()[0]
     assert failed.status == "failed" and "killed mid-run" in failed.error
 
-    resumed = generate(settings, "multihop", ARGS, llm="fake", shard_size=2)
+    resumed = generate(settings, "multihop", ARGS, llm="fake", shard_size=2, staged=True)
     assert len(shards_attempted) == 4  # only the third shard ran again
     assert shards_attempted[3] == shards_attempted[2]
     assert items_of(settings, resumed.version) == items_of(Settings(home=tmp_path / "clean"), reference.version)
@@ -77,6 +79,7 @@ def test_a_published_run_is_returned_not_made_again(tmp_path):
 
 @pytest.mark.slow  # crashes and resumes a whole run
 def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, monkeypatch):
+    """Staged, as above: a distillation shard per call of `distill`."""
     args = [*ARGS, "distill.enabled=true", "distill.n=2", "distill.max_turns=2"]
     settings = Settings(home=tmp_path)
     original = multihop.MultihopRecipe.distill
@@ -90,11 +93,11 @@ def test_a_crashed_distillation_resumes_from_its_last_finished_shard(tmp_path, m
 
     monkeypatch.setattr(multihop.MultihopRecipe, "distill", crash_on_second_shard)
     with pytest.raises(Crash):
-        generate(settings, "multihop", args, llm="fake", shard_size=4)
+        generate(settings, "multihop", args, llm="fake", shard_size=4, staged=True)
     run_dir = open_run(settings, RunRequest("multihop", apply_params({}, args), llm="fake", shard_size=4))
     assert run_dir.stages() == ["attempt-00000", "attempt-00001", "construct", "distill-00000", "label"]
     run_dir.release()
-    resumed = generate(settings, "multihop", args, llm="fake", shard_size=4)
+    resumed = generate(settings, "multihop", args, llm="fake", shard_size=4, staged=True)
     assert len(distilled) == 3 and distilled[2] == distilled[1]  # only the unfinished shard ran again
     trajectories = list(iter_records(settings, resumed.version, "trajectories", "role = 'teacher'"))
     assert len(trajectories) == 6 * 2 and {t.item_id for t in trajectories} == {
