@@ -78,24 +78,36 @@ def test_a_streaming_run_publishes_what_the_staged_run_publishes(competent, tmp_
 
 
 class SlowItemBackend(ScriptedBackend):
-    """The dry-run model, slow on every search turn of one question; logs when each call ran."""
+    """The dry-run model that holds every search turn of one question until a teacher request
+    arrives (or `patience_s` passes), and logs when each call ran: a run that distills an item
+    while another is still with the panel releases it at once; one that waits for the whole panel
+    waits out the patience."""
 
-    def __init__(self, delay_s: float):
+    def __init__(self, patience_s: float):
         super().__init__()
-        self.delay_s = delay_s
+        self.patience_s = patience_s
         self.slow_question: str | None = None
+        self.waited_out = False
+        self._distilling: asyncio.Event | None = None
         self.calls: list[tuple[str, str, float, float]] = []
         """(stage, the question asked, started, ended) per request."""
 
     async def complete(self, requests):
         started = time.monotonic()
+        if self._distilling is None:
+            self._distilling = asyncio.Event()
+        if any(request.stage == "distill" for request in requests):
+            self._distilling.set()
         questions = [_question(request) for request in requests]
         if self.slow_question is None:
             self.slow_question = next(
                 (question for request, question in zip(requests, questions) if request.stage == "solver_search"), None
             )
         if self.slow_question in questions and any(request.stage == "solver_search" for request in requests):
-            await asyncio.sleep(self.delay_s)
+            try:
+                await asyncio.wait_for(self._distilling.wait(), self.patience_s)
+            except TimeoutError:
+                self.waited_out = True
         results = await super().complete(requests)
         ended = time.monotonic()
         self.calls += [(request.stage, question, started, ended) for request, question in zip(requests, questions)]
@@ -108,7 +120,7 @@ def _question(request: ChatRequest) -> str:
 
 
 def test_an_items_distillation_starts_before_the_last_panel_attempt_of_the_run_ends(tmp_path):
-    backend = SlowItemBackend(delay_s=0.5)
+    backend = SlowItemBackend(patience_s=20.0)
     settings = Settings(home=tmp_path)
     generate(
         settings,
@@ -118,13 +130,12 @@ def test_an_items_distillation_starts_before_the_last_panel_attempt_of_the_run_e
         backends={"fake": backend},
         shard_size=2,
     )
-    panel_ends = max(end for stage, _, _, end in backend.calls if stage.startswith("solver"))
     slow = [
         end for stage, asked, _, end in backend.calls if stage.startswith("solver") and asked == backend.slow_question
     ]
     first_distill = min(start for stage, _, start, _ in backend.calls if stage == "distill")
-    assert max(slow) > panel_ends - 0.1  # the slow item's search is (about) the panel's last attempt
-    assert first_distill < panel_ends - 0.4  # and other items were distilled long before it ended
+    assert not backend.waited_out  # a teacher request came while the slow item was still with the panel
+    assert first_distill < max(slow)  # so another item was being distilled before the panel's last attempt ended
 
 
 @pytest.mark.parametrize("oversample, hops", [(1.0, [2, 3, 4]), (1.5, [2, 3]), (3.0, [2, 3, 4])])
