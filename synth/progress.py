@@ -17,25 +17,7 @@ class Progress:
         if not self.enabled:
             yield lambda n=1: None
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.progress import (
-            Progress as RichProgress,
-        )
-
-        columns = [
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-        ]
-        with RichProgress(*columns, transient=False) as bar:
+        with _bars("{task.description}") as bar:
             task = bar.add_task(description, total=total)
             yield lambda n=1: bar.advance(task, n)
 
@@ -46,30 +28,21 @@ class Progress:
         if not self.enabled:
             yield Board()
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.progress import (
-            Progress as RichProgress,
-        )
-
-        with RichProgress(
-            TextColumn("{task.description:<9}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            transient=False,
-        ) as bar:
+        with _bars("{task.description:<9}") as bar:
             yield Board(bar, {stage: bar.add_task(stage, total=None) for stage in stages})
 
     def log(self, message: str) -> None:
         if self.enabled:
             print(message, file=sys.stderr)
+
+
+def _bars(description: str):
+    """A rich display of bars: description, bar, done/total, elapsed, ETA (rich loads only when shown)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import Progress as RichProgress
+
+    columns = (TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    return RichProgress(*columns, transient=False)
 
 
 class Board:
