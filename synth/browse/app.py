@@ -11,15 +11,21 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from synth.browse.construction import draw
 from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
+from synth.browse.diff import diff_versions
+from synth.browse.evals import eval_attempt, side_by_side
 from synth.errors import NotFoundError, SynthError
-from synth.schemas import DatasetVersion
+from synth.evaluation.comparison import comparison
+from synth.schemas import DatasetVersion, EvalRun, Item
 from synth.settings import Settings
+from synth.store.arrow_schema import from_row
+from synth.store.evals import list_runs, load_run
 from synth.store.query import run_query
 
 HERE = Path(__file__).resolve().parent
@@ -48,6 +54,21 @@ def _arguments(raw: object) -> str:
     return json.dumps(raw, indent=2, ensure_ascii=False)
 
 
+def _resolve(store: StoreView, ref: str) -> DatasetVersion:
+    """The version `ref` names, or `Missing` (a 404 page)."""
+    try:
+        return store.version(ref)
+    except NotFoundError:
+        raise Missing(f"version {ref}") from None
+
+
+def _eval_run(settings: Settings, eval_id: str) -> EvalRun:
+    try:
+        return load_run(settings, eval_id)
+    except NotFoundError:
+        raise Missing(f"eval {eval_id}") from None
+
+
 def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
     """The app over `settings`' data root; `page_size`: rows per page of the items table."""
     store = StoreView(settings)
@@ -58,11 +79,7 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
 
     def version_of(request: Request) -> DatasetVersion:
         """The version the path names, or a 404 page (`Missing`)."""
-        ref = request.path_params["ref"]
-        try:
-            return store.version(ref)
-        except NotFoundError:
-            raise Missing(f"version {ref}") from None
+        return _resolve(store, request.path_params["ref"])
 
     async def index(request: Request) -> Response:
         datasets: dict[str, list] = {}
@@ -72,7 +89,14 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
 
     async def version(request: Request) -> Response:
         found = version_of(request)
-        return page(request, "version.html", version=found, mix=store.labels_by_hops(found), labels=LABELS)
+        return page(
+            request,
+            "version.html",
+            version=found,
+            mix=store.labels_by_hops(found),
+            labels=LABELS,
+            previous=store.previous(found),
+        )
 
     async def items(request: Request) -> Response:
         found, query = version_of(request), request.query_params
@@ -90,11 +114,14 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         record = store.item(found, item_id)
         if record is None:
             raise Missing(f"item {item_id} in {found.ref}")
+        parsed = from_row(Item, record)
         return page(
             request,
             "item.html",
             version=found,
             item=record,
+            drawing=draw(parsed, store.entity_name(found), store.relation_phrase(found)),
+            passages=store.passages(found, parsed.evidence_doc_ids),
             attempts=store.attempts(found, item_id),
             verdicts=store.verdicts(found, item_id),
             trajectories=store.trajectories_of(found, item_id),
@@ -107,6 +134,35 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         if record is None:
             raise Missing(f"trajectory {trajectory_id} in {found.ref}")
         return page(request, "trajectory.html", version=found, trajectory=record, arguments=_arguments)
+
+    async def diff(request: Request) -> Response:
+        """Two versions' items compared (added, removed, relabeled); without both, a form to pick them."""
+        old_ref, new_ref = request.query_params.get("old", ""), request.query_params.get("new", "")
+        if not (old_ref and new_ref):
+            return page(request, "diff_pick.html", versions=store.versions(), old=old_ref, new=new_ref)
+        old, new = (_resolve(store, ref) for ref in (old_ref, new_ref))
+        return page(request, "diff.html", diff=diff_versions(settings, old, new), labels=LABELS)
+
+    async def evals(request: Request) -> Response:
+        return page(request, "evals.html", runs=list_runs(settings))
+
+    async def evals_compare(request: Request) -> Response:
+        wanted = request.query_params.getlist("id")
+        if not wanted:
+            return RedirectResponse("/evals", status_code=303)
+        runs = [_eval_run(settings, eval_id) for eval_id in wanted[:8]]
+        columns, rows = comparison(runs)
+        return page(
+            request, "eval_compare.html", runs=runs, columns=columns, rows=rows, side=side_by_side(settings, runs)
+        )
+
+    async def eval_attempt_page(request: Request) -> Response:
+        run = _eval_run(settings, request.path_params["eval_id"])
+        item_id, sample = request.path_params["item_id"], request.path_params["sample"]
+        attempt = eval_attempt(settings, run, item_id, sample)
+        if attempt is None:
+            raise Missing(f"attempt {sample} on {item_id} in eval {run.id}")
+        return page(request, "eval_attempt.html", run=run, attempt=attempt, arguments=_arguments)
 
     async def sql(request: Request) -> Response:
         """The read-only console: `synth sql`'s sandbox and rules, a bounded result."""
@@ -123,6 +179,10 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         what = error.what if isinstance(error, Missing) else "such page"
         return page(request, "missing.html", status=404, what=what)
 
+    async def unreadable(request: Request, error: Exception) -> Response:
+        """A damaged version (or another store error) is said on the page; the rest of the store still browses."""
+        return page(request, "unreadable.html", status=500, message=str(error))
+
     return Starlette(
         routes=[
             Route("/", index),
@@ -131,7 +191,11 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             Route("/v/{ref}/items", items),
             Route("/v/{ref}/items/{item_id}", item),
             Route("/v/{ref}/trajectories/{trajectory_id}", trajectory),
+            Route("/diff", diff),
+            Route("/evals", evals),
+            Route("/evals/compare", evals_compare),
+            Route("/evals/{eval_id}/attempts/{item_id}/{sample:int}", eval_attempt_page),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
-        exception_handlers={404: not_found, Missing: not_found},
+        exception_handlers={404: not_found, Missing: not_found, SynthError: unreadable},
     )

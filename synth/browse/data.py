@@ -6,13 +6,18 @@ Every query runs on a fresh in-memory DuckDB connection under `synth sql`'s sand
 the datasets folder only, no network), with values bound as parameters, never pasted into SQL.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from synth.errors import SynthError
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.snapshot import load_kg
-from synth.schemas import DatasetVersion, Trajectory
+from synth.schemas import DatasetVersion, Document, Trajectory
+from synth.search.corpus import KGCorpus
+from synth.search.corpus_store import PassageTable, read_meta
+from synth.search.world import corpus_store
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
 from synth.store.catalog import Catalog
@@ -63,12 +68,29 @@ class Page:
         return max(1, -(-self.total // self.size))
 
 
+def query_files(settings: Settings, sql: str, parameters: list[Any], **files: Path) -> list[dict[str, Any]]:
+    """Rows of `sql`, in which `{name}` stands for the Parquet files `files[name]` (a path or a glob),
+    on a fresh DuckDB connection under `synth sql`'s sandbox."""
+    import duckdb
+
+    sources = {name: "read_parquet('" + str(path).replace("'", "''") + "')" for name, path in files.items()}
+    connection = duckdb.connect(":memory:")
+    try:
+        sandbox(connection, settings.datasets_dir)
+        cursor = connection.execute(sql.format(**sources), parameters)
+        names = [column[0] for column in cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        connection.close()
+
+
 class StoreView:
     """Read-only access to one data root for the pages."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self._graphs: dict[tuple[str | None, str], KnowledgeGraph | None] = {}
+        self._corpora: dict[str, PassageTable | None] = {}
 
     def graph(self, version: DatasetVersion) -> KnowledgeGraph | None:
         """The knowledge graph the version was built from, for entity names (loaded once; None when
@@ -86,6 +108,51 @@ class StoreView:
             self._graphs[key] = graph if graph is not None and graph.snapshot == version.kg_snapshot else None
         return self._graphs[key]
 
+    def entity_name(self, version: DatasetVersion) -> Callable[[str], str]:
+        """An entity id's name in the version's graph (the id itself without the graph)."""
+        graph = self.graph(version)
+        return graph.name if graph is not None else str
+
+    def relation_phrase(self, version: DatasetVersion) -> Callable[[str], str]:
+        """How the graph words a relation ("was born in"), or its id's last part without the graph."""
+        graph = self.graph(version)
+
+        def phrase(relation: str) -> str:
+            known = graph.relations.get(relation) if graph is not None else None
+            return known.forward if known is not None else relation.rstrip("/").rsplit("/", 1)[-1].replace("_", " ")
+
+        return phrase
+
+    def passages(self, version: DatasetVersion, doc_ids: list[str]) -> list[tuple[str, Document | None]]:
+        """Each evidence id with its passage: from the corpus store the version's agents searched
+        (matched by fingerprint), else from the version's graph; None when neither is here."""
+        table = self._corpus(version)
+        graph = self.graph(version)
+        found = []
+        for doc_id in doc_ids:
+            position = table.position(doc_id) if table is not None else None
+            passage = table.passage(position) if table is not None and position is not None else None
+            if passage is None and graph is not None:
+                passage = KGCorpus(graph).document(doc_id)
+            found.append((doc_id, passage))
+        return found
+
+    def _corpus(self, version: DatasetVersion) -> PassageTable | None:
+        """The stored corpus whose fingerprint the version's summary records, opened read-only (once)."""
+        fingerprint = (version.summary.get("retriever") or {}).get("corpus_fingerprint")
+        if not fingerprint:
+            return None
+        if fingerprint not in self._corpora:
+            self._corpora[fingerprint] = None
+            for folder in sorted(corpus_store(self.settings).glob("*/corpus.json")):
+                try:
+                    if read_meta(folder.parent).get("fingerprint") == fingerprint:
+                        self._corpora[fingerprint] = PassageTable.open(folder.parent)
+                        break
+                except (OSError, ValueError):
+                    continue  # a damaged store is another run's to rebuild; the graph can still answer
+        return self._corpora[fingerprint]
+
     def versions(self, name: str | None = None) -> list[DatasetVersion]:
         with Catalog.open(self.settings, read_only=True) as catalog:
             return catalog.versions(name)
@@ -95,19 +162,19 @@ class StoreView:
         with Catalog.open(self.settings, read_only=True) as catalog:
             return catalog.resolve(ref)
 
+    def previous(self, version: DatasetVersion) -> DatasetVersion | None:
+        """What a diff compares the version with: its parent, else the dataset's version before it."""
+        if version.parent:
+            try:
+                return self.version(version.parent)
+            except SynthError:
+                pass
+        earlier = [other for other in self.versions(version.name) if other.version < version.version]
+        return max(earlier, key=lambda other: other.version) if earlier else None
+
     def _query(self, version: DatasetVersion, table: str, sql: str, parameters: list[Any]) -> list[dict[str, Any]]:
         """`sql` with `{parts}` standing for the version's parts of `table`."""
-        import duckdb
-
-        parts = str(shard_glob(self.settings, version, table)).replace("'", "''")
-        connection = duckdb.connect(":memory:")
-        try:
-            sandbox(connection, self.settings.datasets_dir)
-            cursor = connection.execute(sql.format(parts=f"read_parquet('{parts}')"), parameters)
-            names = [column[0] for column in cursor.description or []]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        finally:
-            connection.close()
+        return query_files(self.settings, sql, parameters, parts=shard_glob(self.settings, version, table))
 
     def items(self, version: DatasetVersion, where: ItemFilter, number: int, size: int = PAGE_SIZE) -> Page:
         """Page `number` (from 1) of the version's items that match `where`, in stored order."""

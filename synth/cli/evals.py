@@ -166,8 +166,8 @@ def show_eval(eval_id: str, as_json: bool) -> None:
 @json_option
 def compare_evals(eval_ids: tuple[str, ...], as_json: bool) -> None:
     """Several evals side by side (models or checkpoints on the same items), one column each."""
-    from synth.cli.eval_render import comparison
     from synth.cli.render import print_json, print_table
+    from synth.evaluation.comparison import comparison
     from synth.store.evals import load_run
 
     settings = load_settings()

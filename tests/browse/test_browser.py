@@ -91,11 +91,41 @@ def test_the_sql_console_refuses_a_write(browser_page):
     page, url = browser_page
     page.goto(url)
     page.get_by_role("link", name="SQL").click()
-    page.fill("textarea[name=q]", "select count(*) as n from items")
+    page.fill("textarea[name=q]", "select count(*) as n from items where version = 1")
     page.get_by_role("button", name="Run").click()
     assert page.locator("#result").inner_text().split() == ["n", "8"]
     page.fill("textarea[name=q]", "delete from items")
     page.get_by_role("button", name="Run").click()
     assert "refused" in page.locator("#error").inner_text() or "read-only" in page.locator("#error").inner_text()
-    page.goto(f"{url}/sql?q=select+count(*)+as+n+from+items")
+    page.goto(f"{url}/sql?q=select+count(*)+as+n+from+items+where+version+%3D+1")
     assert page.locator("#result").inner_text().split() == ["n", "8"]  # nothing was deleted
+
+
+def test_the_item_graph_shows_the_chain_and_the_cues(browser_page):
+    page, url = browser_page
+    page.goto(f"{url}/v/films@1/items/item-1")
+    graph = page.locator("svg#construction")
+    assert graph.is_visible() and graph.bounding_box()["width"] > 600  # type: ignore[index]
+    names = graph.locator(".node text").all_text_contents()
+    assert {"Person 1", "Film 1", "Studio 1", "Festival 9"} <= set(names)
+    assert graph.locator(".node.hidden").count() == 1 and graph.locator(".node.answer").count() == 1
+    assert [text.split(" · ")[1] for text in graph.locator(".badge text").all_text_contents()] == ["4", "7", "2"]
+    assert graph.locator(".edge line").count() == 4  # the chain's two edges, the fact's, the second lane's
+    assert page.locator("ol.cues li").count() == 3
+
+
+def test_a_diff_and_eval_runs_side_by_side_are_reached_by_clicking(browser_page):
+    page, url = browser_page
+    page.goto(url)
+    page.get_by_role("link", name="Diff").click()
+    page.select_option("select[name=old]", "films@1")
+    page.select_option("select[name=new]", "films@2")
+    page.get_by_role("button", name="Compare").click()
+    assert page.locator("#diff-counts").inner_text().startswith("1 added · 1 removed · 2 relabeled")
+    page.get_by_role("link", name="Evals").click()
+    for eval_id in ("eval-model-a", "eval-model-b"):
+        page.get_by_label(f"compare {eval_id}").check()
+    page.get_by_role("button", name="Compare the ticked runs").click()
+    assert "1 the runs disagree on" in page.locator("#side-counts").inner_text()
+    page.locator("#side").get_by_role("link", name="Film 2", exact=True).click()
+    assert "model-b says so" in page.locator(".chat").inner_text()

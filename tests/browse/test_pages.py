@@ -5,6 +5,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from synth.browse.app import make_app
+from synth.schemas import DatasetVersion
 from synth.settings import Settings
 
 
@@ -82,3 +83,81 @@ def test_a_multihop_items_chain_is_drawn_with_the_names_of_its_graph(tmp_path):
     assert page.status_code == 200
     assert f'title="{item.path[0].head}"' in page.text and f">{item.answer}</span>" in page.text  # a name, not an id
     assert item.cues and "(admits " in page.text  # each cue with how many entities it admits
+    assert page.text.count('class="badge"') == len(item.cues) and '<svg id="construction"' in page.text
+    evidence = page.text.split("<h2>Evidence</h2>")[1].split("<h2>")[0]
+    assert item.evidence_doc_ids and all(doc_id in evidence for doc_id in item.evidence_doc_ids)
+    assert "not in this data root" not in evidence and evidence.count('class="title"') == len(item.evidence_doc_ids)
+
+
+def test_evidence_comes_from_the_corpus_the_agents_searched_when_the_graph_cannot_give_it(tmp_path):
+    """A Search-R1 corpus file (no graph behind it): its stored passages, found by the fingerprint
+    the version records."""
+    from synth.browse.data import StoreView
+    from synth.search.world import World
+
+    settings = Settings(home=tmp_path)
+    corpus_file = tmp_path / "corpus.jsonl"
+    corpus_file.write_text('{"id": "d1", "contents": "\\"Alpha\\"\\nAlpha is a test passage."}\n')
+    world = World(settings, corpus_file=corpus_file, log=lambda _: None)
+    version = DatasetVersion.model_construct(
+        summary={"retriever": {"corpus_fingerprint": world.corpus.fingerprint}}, kg_snapshot=None, config={}
+    )
+    (doc_id, passage), (missing, nothing) = StoreView(settings).passages(version, [world.corpus.documents[0].id, "d9"])
+    assert passage is not None and passage.text == "Alpha is a test passage." and passage.title == "Alpha"
+    assert (missing, nothing) == ("d9", None)
+
+
+def test_an_items_construction_is_drawn_with_its_cues_and_its_evidence_is_listed(client):
+    page = client.get("/v/films@1/items/item-1").text
+    assert '<svg id="construction"' in page
+    for node in ('class="node anchor" data-key="Person 1"', 'class="node hidden" data-key="Film 1"'):
+        assert node in page
+    assert 'class="node answer" data-key="1999"' in page and 'class="node anchor" data-key="Studio 1"' in page
+    assert page.count('class="badge"') == 3 and "cue 2 · 7" in page
+    assert "Person 1#0: the corpus it came from is not in this data root." in page  # no graph, no corpus here
+
+
+def test_a_diff_counts_and_lists_what_changed_between_two_versions(client, store):
+    from synth.browse.diff import diff_versions
+    from synth.store.catalog import Catalog
+    from synth.store.query import run_query
+
+    assert 'href="/diff?old=films%401&amp;new=films%402"' in client.get("/v/films@2").text  # from its parent
+    page = client.get("/diff", params={"old": "films@1", "new": "films@2"}).text
+    assert "1 added · 1 removed · 2 relabeled · 5 unchanged labels" in page
+    assert "Which film number 8 was made?" in page.split('id="added"')[1].split("</table>")[0]
+    assert "Which film number 0 was made?" in page.split('id="removed"')[1].split("</table>")[0]
+    assert "<td>unsolved</td><td>hard</td>" in page and "<td>medium</td><td>easy</td>" in page
+    assert "<select" not in page and "<select" in client.get("/diff").text  # no versions given: a form
+    assert client.get("/diff", params={"old": "films@1", "new": "films@9"}).status_code == 404
+    with Catalog.open(store, read_only=True) as catalog:
+        old, new = catalog.resolve("films@1"), catalog.resolve("films@2")
+    shortened = diff_versions(store, old, new, shown=0)
+    assert shortened.added == [] and shortened.counts["relabeled"] == 2
+    for kind, expected in (("added", {"item-8"}), ("removed", {"item-0"}), ("relabeled", {"item-2", "item-3"})):
+        rows = run_query(store, shortened.sql(kind)).rows
+        assert {row[0] for row in rows} == expected, kind  # the console link lists them all
+
+
+def test_eval_runs_are_listed_and_compared_item_by_item_with_their_transcripts(client):
+    listing = client.get("/evals").text
+    assert "eval-model-a" in listing and "model-b" in listing and 'type="checkbox"' in listing
+    page = client.get("/evals/compare", params={"id": ["eval-model-a", "eval-model-b"]}).text
+    assert "0.500" in page and "0.750" in page  # pass@1 of each, side by side
+    assert "4 items · 1 the runs disagree on" in page
+    side = page.split('id="side"')[1]
+    assert side.index("Which film number 2") < side.index("Which film number 0")  # disagreements first
+    attempt = client.get("/evals/eval-model-b/attempts/item-2/0")
+    assert attempt.status_code == 200 and "model-b says so" in attempt.text and "reward" in attempt.text
+    assert client.get("/evals/compare", follow_redirects=False).status_code == 303
+    assert client.get("/evals/compare", params={"id": "nope"}).status_code == 404
+    assert client.get("/evals/eval-model-a/attempts/item-2/5").status_code == 404
+
+
+def test_a_damaged_version_is_said_on_its_pages_and_the_rest_still_browses(client, store):
+    parts = sorted((store.datasets_dir / "films").glob("v2/**/*.parquet"))
+    assert parts, "films@2 has parts"
+    parts[0].write_bytes(b"not parquet")
+    damaged = client.get("/v/films@2/items")
+    assert damaged.status_code == 500 and "films@2 is damaged" in damaged.text and "synth datasets verify" in damaged.text
+    assert client.get("/v/films@1/items").status_code == 200 and client.get("/").status_code == 200
