@@ -27,8 +27,9 @@ from synth.store.query import run_query  # noqa: E402
 from synth.store.tables import table_schema  # noqa: E402
 
 
-def make_items(rows: int):
-    for index in range(rows):
+def make_items(rows: int, labels: tuple[str, ...] = ("unlabeled",), start: int = 0):
+    """`rows` items numbered from `start`, labeled round-robin from `labels`."""
+    for index in range(start, start + rows):
         yield Item(
             id=f"item-{index:08d}",
             question=f"Which film was directed by a person who was born in the town number {index} of the county?",
@@ -63,6 +64,7 @@ def make_items(rows: int):
             ],
             cues=[Cue(text="was directed by a person who was born in the town", constraint=0, candidates=3)],
             evidence_doc_ids=[f"/m/p{index}#0"],
+            difficulty=labels[index % len(labels)],
             provenance=Provenance(generator="bench", seed=0, kg_snapshot="bench"),
             metadata={"anchor": f"/m/t{index}"},
         )

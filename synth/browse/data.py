@@ -91,6 +91,8 @@ class StoreView:
         self.settings = settings
         self._graphs: dict[tuple[str | None, str], KnowledgeGraph | None] = {}
         self._corpora: dict[str, PassageTable | None] = {}
+        self._whole: dict[tuple, Any] = {}
+        """Figures over a whole version (facets, labels by hops): a published version never changes."""
 
     def graph(self, version: DatasetVersion) -> KnowledgeGraph | None:
         """The knowledge graph the version was built from, for entity names (loaded once; None when
@@ -188,22 +190,26 @@ class StoreView:
             f"select {columns} from {{parts}}{clause} limit ? offset ?",
             [*parameters, size, (number - 1) * size],
         )
-        facets = {
-            column: [
-                (row["value"], row["n"])
-                for row in self._query(
-                    version,
-                    "items",
-                    f"select {column} as value, count(*) as n from {{parts}} group by 1 order by 1",
-                    [],
-                )
-            ]
-            for column in ("hops", "difficulty")
-        }
+        facets = {column: self._facet(version, column) for column in ("hops", "difficulty")}
         return Page(rows, total, number, size, facets)
+
+    def _facet(self, version: DatasetVersion, column: str) -> list[tuple[Any, int]]:
+        key = (version.name, version.version, version.created_at, column)
+        if key not in self._whole:
+            rows = self._query(
+                version, "items", f"select {column} as value, count(*) as n from {{parts}} group by 1 order by 1", []
+            )
+            self._whole[key] = [(row["value"], row["n"]) for row in rows]
+        return self._whole[key]
 
     def labels_by_hops(self, version: DatasetVersion) -> dict[int, dict[str, int]]:
         """Hop count -> difficulty label -> items: the mix a version's chart draws."""
+        key = (version.name, version.version, version.created_at, "labels_by_hops")
+        if key not in self._whole:
+            self._whole[key] = self._labels_by_hops(version)
+        return self._whole[key]
+
+    def _labels_by_hops(self, version: DatasetVersion) -> dict[int, dict[str, int]]:
         mix: dict[int, dict[str, int]] = {}
         rows = self._query(
             version, "items", "select hops, difficulty, count(*) as n from {parts} group by all order by all", []
