@@ -1,11 +1,16 @@
 """Screenshots of the `synth browse` pages for the docs, taken by the same headless Chromium the
-tests drive, over a small dry-run dataset made in a temporary data root.
+tests drive, over small dry-run data made in a temporary data root with the CLI a user runs: a
+multihop version, a curated child of it (for the diff) and a dry-run eval of each (side by side).
 
     python scripts/browse_screenshots.py   # writes docs/images/browse-*.png
 """
 
+import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -17,6 +22,7 @@ from playwright.sync_api import sync_playwright
 from synth.browse.app import make_app
 from synth.generate import generate
 from synth.settings import Settings
+from synth.store.evals import list_runs
 from synth.store.reader import iter_records
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "images"
@@ -32,7 +38,21 @@ def main() -> None:
         version = generate(
             settings, "multihop", ["n=12", "seed=4", "distill.enabled=true", "distill.n=1"], llm="fake"
         ).version
-        item = next(iter_records(settings, version, "items"))
+        held_out = Path(folder) / "held_out.jsonl"  # three of the questions, for curate to drop as contaminated
+        items = list(iter_records(settings, version, "items"))
+        held_out.write_text(
+            "".join(json.dumps({"question": it.question, "answer": it.answer}) + "\n" for it in items[-3:])
+        )
+        synth = [sys.executable, "-m", "synth.cli.main"]
+        environment = {**os.environ, "SYNTH_HOME": folder}
+        for command in (
+            ["curate", version.ref, "--panel", "--llm", "fake", "--name", version.name, "--benchmark", str(held_out)],
+            ["eval", "fake", version.ref, "--split", "all"],
+            ["eval", "fake", f"{version.name}@2", "--split", "all"],
+        ):
+            subprocess.run([*synth, *command], env=environment, check=True, capture_output=True)
+        eval_ids = [run.id for run in list_runs(settings)]
+        item = items[0]
         trajectory = next(t for t in iter_records(settings, version, "trajectories") if t.item_id == item.id)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -48,6 +68,8 @@ def main() -> None:
             "items": f"/v/{ref}/items?hops=3",
             "item": f"/v/{ref}/items/{item.id}",
             "trajectory": f"/v/{ref}/trajectories/{trajectory.id}",
+            "diff": f"/diff?old={ref}&new={version.name}%402",
+            "evals": "/evals/compare?" + "&".join(f"id={eval_id}" for eval_id in eval_ids),
             "sql": "/sql?q=select+hops,+difficulty,+count(*)+as+items+from+items+group+by+all+order+by+1",
         }
         OUT.mkdir(parents=True, exist_ok=True)

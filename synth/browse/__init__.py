@@ -1,1 +1,2 @@
-"""`synth browse`: a local, read-only web page over the store (app.py: routes; data.py: reads)."""
+"""`synth browse`: a local, read-only web page over the store (app.py: routes; data.py: reads;
+construction.py: an item's drawing; diff.py: two versions compared; evals.py: eval runs side by side)."""

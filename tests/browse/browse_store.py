@@ -12,13 +12,13 @@ from synth.schemas import (
     EvalAttempt,
     EvalRun,
     Fact,
-    Step,
     FilterVerdict,
     FunnelStage,
     Hop,
     Item,
     Provenance,
     SolverAttempt,
+    Step,
     Trajectory,
 )
 from synth.settings import Settings
