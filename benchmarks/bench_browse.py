@@ -5,8 +5,9 @@
 Publishes a version of `--rows` items (labels round-robin) and a second one derived from it (every
 tenth item relabeled, a thousand removed and a thousand added), then serves `synth browse` on a
 loopback port and times each page as a browser would fetch it: the first items page of a fresh
-server (nothing cached), the same page again, the version page, a far page, a text search and a
-label filter (both scan the version), one item, and the diff of the two versions. With `--home`,
+server (nothing cached), the same page again, the version page, a far page, a text search, a
+label filter and a relation family filter (they scan the version), one item, and the diff of the
+two versions. With `--home`,
 the data root is kept and reused by the next run (publishing a million items takes minutes).
 The issue's target: the first items page of a 1M-item version under a second on this machine.
 """
@@ -113,6 +114,7 @@ def main() -> None:
             ("items, page 10000", "/v/big%401/items?page=10000"),
             ("items, text search", "/v/big%401/items?q=town+number+424242+of"),
             ("items, label filter", "/v/big%401/items?difficulty=hard&page=3"),
+            ("items, relation family filter", "/v/big%401/items?family=film&page=3"),
             ("one item", f"/v/big%401/items/{middle}"),
             ("diff of the two versions", "/diff?old=big%401&new=big%402"),
             ("datasets", "/"),

@@ -105,6 +105,8 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             text=query.get("q", "")[:200],
             hops=int(hops) if hops.isdigit() else None,
             difficulty=query.get("difficulty", "")[:40],
+            style=query.get("style", "")[:80],
+            family=query.get("family", "")[:200],
         )
         listing = store.items(found, where, int(number) if number.isdigit() else 1, page_size)
         return page(request, "items.html", version=found, page=listing, where=where)

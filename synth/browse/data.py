@@ -25,7 +25,15 @@ from synth.store.query import sandbox
 from synth.store.reader import shard_glob
 
 PAGE_SIZE = 50
-ITEM_COLUMNS = ["id", "question", "answer", "hops", "difficulty", "recipe"]
+ITEM_COLUMNS = ["id", "question", "answer", "hops", "difficulty", "recipe", "style", "family"]
+DERIVED = (
+    "json_extract_string(metadata, '$.style') as style, "
+    "case when starts_with(path[-1].relation, '/') then split_part(trim(path[-1].relation, '/'), '/', 1) "
+    "else path[-1].relation end as family"
+)
+"""Columns the items table derives: the question's style (from its metadata) and its relation family (the
+domain of the relation that reaches the answer, as `synth eval` groups them). Computed for the rows a
+page reads; filtering on them scans the version, like a text search."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,8 @@ class ItemFilter:
     """Case-insensitive substring of the question or the answer."""
     hops: int | None = None
     difficulty: str = ""
+    style: str = ""
+    family: str = ""
 
     def sql(self) -> tuple[str, list[Any]]:
         """A where clause and its parameters."""
@@ -47,9 +57,10 @@ class ItemFilter:
         if self.hops is not None:
             clauses.append("hops = ?")
             parameters.append(self.hops)
-        if self.difficulty:
-            clauses.append("difficulty = ?")
-            parameters.append(self.difficulty)
+        for column in ("difficulty", "style", "family"):
+            if getattr(self, column):
+                clauses.append(f"{column} = ?")
+                parameters.append(getattr(self, column))
         return (" where " + " and ".join(clauses)) if clauses else "", parameters
 
 
@@ -181,13 +192,14 @@ class StoreView:
     def items(self, version: DatasetVersion, where: ItemFilter, number: int, size: int = PAGE_SIZE) -> Page:
         """Page `number` (from 1) of the version's items that match `where`, in stored order."""
         clause, parameters = where.sql()
-        total = self._query(version, "items", "select count(*) as n from {parts}" + clause, parameters)[0]["n"]
+        rows_of = "(select *, " + DERIVED + " from {parts})"
+        total = self._query(version, "items", f"select count(*) as n from {rows_of}{clause}", parameters)[0]["n"]
         number = max(1, min(number, max(1, -(-total // size))))
         columns = ", ".join(ITEM_COLUMNS)
         rows = self._query(
             version,
             "items",
-            f"select {columns} from {{parts}}{clause} limit ? offset ?",
+            f"select {columns} from {rows_of}{clause} limit ? offset ?",
             [*parameters, size, (number - 1) * size],
         )
         facets = {column: self._facet(version, column) for column in ("hops", "difficulty")}

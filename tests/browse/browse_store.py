@@ -42,6 +42,7 @@ def _item(index: int, hops: int, question: str | None = None) -> Item:
         path=path,
         difficulty="medium" if index % 2 else "unsolved",
         provenance=Provenance(generator="test"),
+        metadata={"style": "riddle" if index % 3 == 0 else "plain"},
     )
 
 

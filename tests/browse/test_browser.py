@@ -59,6 +59,10 @@ def test_filters_and_pagination_work_by_clicking(browser_page):
     page.select_option("select[name=difficulty]", "medium")
     page.get_by_role("button", name="Filter").click()
     assert page.locator("#count").inner_text().startswith("4 matching items")
+    page.locator("#items").get_by_role("link", name="released in").first.click()  # a family cell narrows to it
+    assert page.locator("#count").inner_text().startswith("4 matching items")  # medium = the two-hop items
+    assert page.input_value("input[name=family]") == "released in"
+    page.fill("input[name=family]", "")
     page.fill("input[name=q]", "number 5")
     page.get_by_role("button", name="Filter").click()
     assert page.locator("#count").inner_text().startswith("1 matching items")

@@ -36,6 +36,14 @@ def test_items_are_filtered_and_paged_by_the_store(client):
     text = client.get("/v/films@1/items", params={"q": "number 5"})
     assert "1 matching items" in text.text and "Film 5" in text.text
     assert "0 matching items" in client.get("/v/films@1/items", params={"q": "100%"}).text  # % is literal
+    riddles = client.get("/v/films@1/items", params={"style": "riddle"}).text  # items 0, 3, 6
+    assert (
+        "3 matching items" in riddles and 'href="?q=&amp;hops=&amp;difficulty=&amp;family=&amp;style=riddle"' in riddles
+    )
+    released = client.get("/v/films@1/items", params={"family": "released in"}).text  # two hops: 1, 3, 5, 7
+    assert "4 matching items" in released and "&amp;style=&amp;family=released%20in&amp;page=2" in released
+    plain = client.get("/v/films@1/items", params={"family": "released in", "style": "plain"})
+    assert "3 matching items" in plain.text  # not item 3
 
 
 def test_an_item_page_shows_its_facts_and_untrusted_text_is_escaped(client):
