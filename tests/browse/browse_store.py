@@ -125,7 +125,7 @@ def make_store(settings: Settings) -> None:
         seed=0,
         parent=None,
         funnel=[FunnelStage(stage="walk", input=20, kept=8, dropped={"ambiguous": 12})],
-        summary={},
+        summary={"seconds": 12.5, "items_per_hops": {"1": 4, "2": 4}},
     )
     publish_version(
         settings, spec, {"items": items, "attempts": attempts, "trajectories": [trajectory], "verdicts": verdicts}

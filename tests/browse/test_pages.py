@@ -21,6 +21,8 @@ def test_the_datasets_page_lists_versions_and_a_version_page_its_lineage_and_fun
     assert version.status_code == 200
     assert "ambiguous: 12" in version.text and "served:test" in version.text
     assert 'title="unsolved: 4"' in version.text and 'title="medium: 4"' in version.text  # 1 and 2 hops
+    summary = version.text.split('id="summary"')[1].split("</table>")[0]
+    assert "<th>seconds</th><td>12.5</td>" in summary and '<code>{"1": 4, "2": 4}</code>' in summary
 
 
 def test_items_are_filtered_and_paged_by_the_store(client):
