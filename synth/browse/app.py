@@ -2,7 +2,9 @@
 
 Every page is rendered on the server from `StoreView` reads; templates escape every value
 (questions, answers and trajectories are untrusted text), and nothing is fetched from a CDN: the
-one stylesheet ships in this package. The app has no route that writes.
+one stylesheet ships in this package. The app has no route that writes. Pages are plain functions,
+which Starlette runs in its thread pool, so one slow query (a console query may take 20 s) does not
+hold up the other pages.
 """
 
 import json
@@ -81,13 +83,13 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         """The version the path names, or a 404 page (`Missing`)."""
         return _resolve(store, request.path_params["ref"])
 
-    async def index(request: Request) -> Response:
+    def index(request: Request) -> Response:
         datasets: dict[str, list] = {}
         for version in store.versions():
             datasets.setdefault(version.name, []).append(version)
         return page(request, "index.html", datasets=datasets)
 
-    async def version(request: Request) -> Response:
+    def version(request: Request) -> Response:
         found = version_of(request)
         return page(
             request,
@@ -98,7 +100,7 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             previous=store.previous(found),
         )
 
-    async def items(request: Request) -> Response:
+    def items(request: Request) -> Response:
         found, query = version_of(request), request.query_params
         hops, number = query.get("hops", ""), query.get("page", "1")
         where = ItemFilter(
@@ -111,7 +113,7 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         listing = store.items(found, where, int(number) if number.isdigit() else 1, page_size)
         return page(request, "items.html", version=found, page=listing, where=where)
 
-    async def item(request: Request) -> Response:
+    def item(request: Request) -> Response:
         found, item_id = version_of(request), request.path_params["item_id"]
         record = store.item(found, item_id)
         if record is None:
@@ -130,14 +132,14 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             graph=store.graph(found),
         )
 
-    async def trajectory(request: Request) -> Response:
+    def trajectory(request: Request) -> Response:
         found, trajectory_id = version_of(request), request.path_params["trajectory_id"]
         record = store.trajectory(found, trajectory_id)
         if record is None:
             raise Missing(f"trajectory {trajectory_id} in {found.ref}")
         return page(request, "trajectory.html", version=found, trajectory=record, arguments=_arguments)
 
-    async def diff(request: Request) -> Response:
+    def diff(request: Request) -> Response:
         """Two versions' items compared (added, removed, relabeled); without both, a form to pick them."""
         old_ref, new_ref = request.query_params.get("old", ""), request.query_params.get("new", "")
         if not (old_ref and new_ref):
@@ -145,10 +147,10 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
         old, new = (_resolve(store, ref) for ref in (old_ref, new_ref))
         return page(request, "diff.html", diff=diff_versions(settings, old, new), labels=LABELS)
 
-    async def evals(request: Request) -> Response:
+    def evals(request: Request) -> Response:
         return page(request, "evals.html", runs=list_runs(settings))
 
-    async def evals_compare(request: Request) -> Response:
+    def evals_compare(request: Request) -> Response:
         wanted = request.query_params.getlist("id")
         if not wanted:
             return RedirectResponse("/evals", status_code=303)
@@ -158,7 +160,7 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             request, "eval_compare.html", runs=runs, columns=columns, rows=rows, side=side_by_side(settings, runs)
         )
 
-    async def eval_attempt_page(request: Request) -> Response:
+    def eval_attempt_page(request: Request) -> Response:
         run = _eval_run(settings, request.path_params["eval_id"])
         item_id, sample = request.path_params["item_id"], request.path_params["sample"]
         attempt = eval_attempt(settings, run, item_id, sample)
@@ -166,7 +168,7 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             raise Missing(f"attempt {sample} on {item_id} in eval {run.id}")
         return page(request, "eval_attempt.html", run=run, attempt=attempt, arguments=_arguments)
 
-    async def sql(request: Request) -> Response:
+    def sql(request: Request) -> Response:
         """The read-only console: `synth sql`'s sandbox and rules, a bounded result."""
         text = request.query_params.get("q", "").strip()[:10_000]
         result, error = None, None
