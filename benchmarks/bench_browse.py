@@ -13,10 +13,8 @@ The issue's target: the first items page of a 1M-item version under a second on 
 """
 
 import argparse
-import socket
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -26,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import peak_rss_mib, timed  # noqa: E402
 from bench_store import make_items  # noqa: E402
 
+from synth.browse.background import serving  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.catalog import Catalog  # noqa: E402
 from synth.store.publish import VersionSpec, publish_version  # noqa: E402
@@ -59,21 +58,6 @@ def publish(settings: Settings, rows: int) -> None:
         print(f"published {version.ref}: {version.row_counts['items']} items in {time.perf_counter() - started:.0f} s")
 
 
-def serve(settings: Settings) -> str:
-    import uvicorn
-
-    from synth.browse.app import make_app
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(make_app(settings), host="127.0.0.1", port=port, log_level="error"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
-    return f"http://127.0.0.1:{port}"
-
-
 def fetch(url: str) -> int:
     with urllib.request.urlopen(url, timeout=120) as response:
         body = response.read()
@@ -105,7 +89,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(home=arguments.home or Path(scratch))
         publish(settings, rows)
-        url = serve(settings)
         middle = f"item-{rows // 2:08d}"
         pages = [
             ("items, first page, fresh server", "/v/big%401/items"),
@@ -123,9 +106,10 @@ def main() -> None:
         with timed(results, "raw"):
             raw_first_page(settings)
         sizes = {}
-        for title, path in pages:
-            with timed(results, title):
-                sizes[title] = fetch(url + path)
+        with serving(settings) as url:
+            for title, path in pages:
+                with timed(results, title):
+                    sizes[title] = fetch(url + path)
     print(f"rows per version          {rows}")
     for title, _ in pages:
         print(f"{title:<40} {results[title] * 1000:>8.0f} ms  ({sizes[title] / 1024:.0f} KiB)")

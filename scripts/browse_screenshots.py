@@ -8,18 +8,14 @@ multihop version, a curated child of it (for the diff) and a dry-run eval of eac
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-import uvicorn
 from playwright.sync_api import sync_playwright
 
-from synth.browse.app import make_app
+from synth.browse.background import serving
 from synth.generate import generate
 from synth.settings import Settings
 from synth.store.evals import list_runs
@@ -54,14 +50,7 @@ def main() -> None:
         eval_ids = [run.id for run in list_runs(settings)]
         item = items[0]
         trajectory = next(t for t in iter_records(settings, version, "trajectories") if t.item_id == item.id)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(make_app(settings), host="127.0.0.1", port=port, log_level="error"))
-        threading.Thread(target=server.run, daemon=True).start()
-        while not server.started:
-            time.sleep(0.05)
-        url, ref = f"http://127.0.0.1:{port}", version.ref.replace("@", "%40")
+        ref = version.ref.replace("@", "%40")
         pages = {
             "datasets": "/",
             "version": f"/v/{ref}",
@@ -73,7 +62,7 @@ def main() -> None:
             "sql": "/sql?q=select+hops,+difficulty,+count(*)+as+items+from+items+group+by+all+order+by+1",
         }
         OUT.mkdir(parents=True, exist_ok=True)
-        with sync_playwright() as playwright:
+        with serving(settings) as url, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=FLAGS)
             page = browser.new_page(viewport={"width": 1200, "height": 800})
             for name, path in pages.items():
@@ -81,7 +70,6 @@ def main() -> None:
                 page.screenshot(path=str(OUT / f"browse-{name}.png"))
                 print(f"wrote {OUT / f'browse-{name}.png'}")
             browser.close()
-        server.should_exit = True
 
 
 if __name__ == "__main__":

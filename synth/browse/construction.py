@@ -157,7 +157,7 @@ def draw(item: Item, name: Callable[[str], str], relation: Callable[[str], str])
         "answer",
     )
     placed = {answer_key: answer}
-    cues_of = _cues_by_place(item)
+    cues_of = _cues_by_place(item, len(lanes))
     for number, (lane, y) in enumerate(zip(lanes, lane_tops)):
         walk = _walk(item.path) if _on_path(lane, item.path) else None
         first_column = columns - len(lane.steps)
@@ -213,13 +213,13 @@ def draw(item: Item, name: Callable[[str], str], relation: Callable[[str], str])
     return drawing
 
 
-def _cues_by_place(item: Item) -> dict[tuple[int, int | None], list]:
-    """(lane, step or None for the whole lane) -> the numbered cues about it. A cue without a
-    constraint is about the single lane of a path-only item, when there is one."""
+def _cues_by_place(item: Item, lanes: int) -> dict[tuple[int, int | None], list]:
+    """(lane, step or None for the whole lane) -> the numbered cues about it, of `lanes` lanes. A cue
+    without a constraint is about the single lane of a path-only item, when there is one."""
     places: dict[tuple[int, int | None], list] = {}
     for number, cue in enumerate(item.cues, start=1):
-        lane = cue.constraint if cue.constraint is not None else (0 if len(_lanes(item)) == 1 else None)
-        if lane is not None and lane < len(_lanes(item)):
+        lane = cue.constraint if cue.constraint is not None else (0 if lanes == 1 else None)
+        if lane is not None and lane < lanes:
             places.setdefault((lane, cue.step), []).append((number, cue))
     return places
 

@@ -141,12 +141,13 @@ class StoreView:
         (matched by fingerprint), else from the version's graph; None when neither is here."""
         table = self._corpus(version)
         graph = self.graph(version)
+        from_graph = KGCorpus(graph) if graph is not None else None
         found = []
         for doc_id in doc_ids:
             position = table.position(doc_id) if table is not None else None
             passage = table.passage(position) if table is not None and position is not None else None
-            if passage is None and graph is not None:
-                passage = KGCorpus(graph).document(doc_id)
+            if passage is None and from_graph is not None:
+                passage = from_graph.document(doc_id)
             found.append((doc_id, passage))
         return found
 
@@ -205,21 +206,23 @@ class StoreView:
         facets = {column: self._facet(version, column) for column in ("hops", "difficulty")}
         return Page(rows, total, number, size, facets)
 
-    def _facet(self, version: DatasetVersion, column: str) -> list[tuple[Any, int]]:
-        key = (version.name, version.version, version.created_at, column)
+    def _once(self, version: DatasetVersion, what: str, compute: Callable[[], Any]) -> Any:
+        """`compute()` the first time `what` is asked of this version, kept after that."""
+        key = (version.name, version.version, version.created_at, what)
         if key not in self._whole:
-            rows = self._query(
-                version, "items", f"select {column} as value, count(*) as n from {{parts}} group by 1 order by 1", []
-            )
-            self._whole[key] = [(row["value"], row["n"]) for row in rows]
+            self._whole[key] = compute()
         return self._whole[key]
+
+    def _facet(self, version: DatasetVersion, column: str) -> list[tuple[Any, int]]:
+        def count() -> list[tuple[Any, int]]:
+            sql = f"select {column} as value, count(*) as n from {{parts}} group by 1 order by 1"
+            return [(row["value"], row["n"]) for row in self._query(version, "items", sql, [])]
+
+        return self._once(version, column, count)
 
     def labels_by_hops(self, version: DatasetVersion) -> dict[int, dict[str, int]]:
         """Hop count -> difficulty label -> items: the mix a version's chart draws."""
-        key = (version.name, version.version, version.created_at, "labels_by_hops")
-        if key not in self._whole:
-            self._whole[key] = self._labels_by_hops(version)
-        return self._whole[key]
+        return self._once(version, "labels_by_hops", lambda: self._labels_by_hops(version))
 
     def _labels_by_hops(self, version: DatasetVersion) -> dict[int, dict[str, int]]:
         mix: dict[int, dict[str, int]] = {}
