@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from synth.browse.app import make_app
 from synth.browse.data import PAGE_SIZE
 from synth.settings import Settings
 
@@ -16,8 +17,6 @@ from synth.settings import Settings
 def serving(settings: Settings, page_size: int = PAGE_SIZE, start_timeout_s: float = 20.0) -> Iterator[str]:
     """Serve the app over `settings`' data root; yields its URL, stops the server on exit."""
     import uvicorn
-
-    from synth.browse.app import make_app
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
