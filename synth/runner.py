@@ -513,6 +513,7 @@ class Run:
             else ({"llm": self.context.ledger.summary()} if self.context.ledger.totals else {}),
             error=redact(f"{type(error).__name__}: {error}")[:500] if error is not None else None,
         )
+        self.dir.write_record(run)  # first: the catalog is an index a reindex rebuilds from the run folders
         with Catalog.open(self.settings) as catalog:
             catalog.record_run(run)
 

@@ -4,16 +4,21 @@ Every page is rendered on the server from `StoreView` reads; templates escape ev
 (questions, answers and trajectories are untrusted text), and nothing is fetched from a CDN: the
 one stylesheet ships in this package. The app has no route that writes. Pages are plain functions,
 which Starlette runs in its thread pool, so one slow query (a console query may take 20 s) does not
-hold up the other pages.
+hold up the other pages; each query runs in a private database (synth.store.sandbox), so none can
+touch another's connection or the catalog file. Who may use the page at all: synth.browse.guard.
 """
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -22,6 +27,7 @@ from synth.browse.construction import draw
 from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
 from synth.browse.diff import diff_versions
 from synth.browse.evals import eval_attempt, side_by_side
+from synth.browse.guard import LOOPBACK_NAMES, BadRequest, SecurityHeaders, cross_site, form_field, whole_number
 from synth.errors import NotFoundError, SynthError
 from synth.evaluation.comparison import comparison
 from synth.schemas import DatasetVersion, EvalRun, Item
@@ -29,11 +35,14 @@ from synth.settings import Settings
 from synth.store.arrow_schema import from_row
 from synth.store.evals import list_runs, load_run
 from synth.store.query import run_query
+from synth.store.sandbox import WEB_BOUNDS
 
 HERE = Path(__file__).resolve().parent
 SQL_ROWS = 500
 """Rows the console shows at most (the total is counted and said)."""
 SQL_TIMEOUT_S = 20.0
+SQL_CELL_CHARS = 2_000
+"""Characters of one value the console shows (the rest is said to be cut)."""
 LABELS = ["trivial", "easy", "medium", "hard", "unsolved", "unlabeled"]
 """Difficulty labels in the order the label-by-hops chart stacks them."""
 
@@ -71,8 +80,12 @@ def _eval_run(settings: Settings, eval_id: str) -> EvalRun:
         raise Missing(f"eval {eval_id}") from None
 
 
-def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
-    """The app over `settings`' data root; `page_size`: rows per page of the items table."""
+def make_app(
+    settings: Settings, page_size: int = PAGE_SIZE, allowed_hosts: Iterable[str] = LOOPBACK_NAMES
+) -> Starlette:
+    """The app over `settings`' data root; `page_size`: rows per page of the items table;
+    `allowed_hosts`: the names a request's Host header may give (loopback only by default, so a page
+    on another site that rebinds its DNS name to 127.0.0.1 gets a 400, not the data)."""
     store = StoreView(settings)
     templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html templates
 
@@ -102,15 +115,14 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
 
     def items(request: Request) -> Response:
         found, query = version_of(request), request.query_params
-        hops, number = query.get("hops", ""), query.get("page", "1")
         where = ItemFilter(
             text=query.get("q", "")[:200],
-            hops=int(hops) if hops.isdigit() else None,
+            hops=whole_number(query, "hops"),
             difficulty=query.get("difficulty", "")[:40],
             style=query.get("style", "")[:80],
             family=query.get("family", "")[:200],
         )
-        listing = store.items(found, where, int(number) if number.isdigit() else 1, page_size)
+        listing = store.items(found, where, whole_number(query, "page") or 1, page_size)
         return page(request, "items.html", version=found, page=listing, where=where)
 
     def item(request: Request) -> Response:
@@ -168,20 +180,34 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             raise Missing(f"attempt {sample} on {item_id} in eval {run.id}")
         return page(request, "eval_attempt.html", run=run, attempt=attempt, arguments=_arguments)
 
-    def sql(request: Request) -> Response:
-        """The read-only console: `synth sql`'s sandbox and rules, a bounded result."""
-        text = request.query_params.get("q", "").strip()[:10_000]
+    def sql_form(request: Request) -> Response:
+        """The console's form; `?q=` fills it (a link from another page) but runs nothing: a query
+        runs only when the form is posted from this site."""
+        text = request.query_params.get("q", "")[: WEB_BOUNDS.text_chars]
+        return page(request, "sql.html", text=text, result=None, error=None, shown=SQL_ROWS, cell=SQL_CELL_CHARS)
+
+    async def sql_run(request: Request) -> Response:
+        """The read-only console: `synth sql`'s sandbox, rules and the web's bounds, posted same-origin."""
+        refusal = cross_site(request)
+        if refusal:
+            return PlainTextResponse(refusal, status_code=403)
+        text = (await form_field(request, "q", WEB_BOUNDS.text_chars)).strip()
         result, error = None, None
         if text:
             try:
-                result = run_query(settings, text, limit=SQL_ROWS, timeout_s=SQL_TIMEOUT_S)
+                result = await run_in_threadpool(
+                    run_query, settings, text, limit=SQL_ROWS, timeout_s=SQL_TIMEOUT_S, bounds=WEB_BOUNDS
+                )
             except SynthError as refused:
                 error = str(refused)
-        return page(request, "sql.html", text=text, result=result, error=error, shown=SQL_ROWS)
+        return page(request, "sql.html", text=text, result=result, error=error, shown=SQL_ROWS, cell=SQL_CELL_CHARS)
 
     async def not_found(request: Request, error: Exception) -> Response:
         what = error.what if isinstance(error, Missing) else "such page"
         return page(request, "missing.html", status=404, what=what)
+
+    async def bad_request(request: Request, error: Exception) -> Response:
+        return PlainTextResponse(f"bad request: {error}", status_code=400)
 
     async def unreadable(request: Request, error: Exception) -> Response:
         """A damaged version (or another store error) is said on the page; the rest of the store still browses."""
@@ -190,7 +216,8 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
     return Starlette(
         routes=[
             Route("/", index),
-            Route("/sql", sql),
+            Route("/sql", sql_form, methods=["GET"]),
+            Route("/sql", sql_run, methods=["POST"]),
             Route("/v/{ref}", version),
             Route("/v/{ref}/items", items),
             Route("/v/{ref}/items/{item_id}", item),
@@ -201,5 +228,9 @@ def make_app(settings: Settings, page_size: int = PAGE_SIZE) -> Starlette:
             Route("/evals/{eval_id}/attempts/{item_id}/{sample:int}", eval_attempt_page),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
-        exception_handlers={404: not_found, Missing: not_found, SynthError: unreadable},
+        exception_handlers={404: not_found, Missing: not_found, SynthError: unreadable, BadRequest: bad_request},
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False),
+            Middleware(SecurityHeaders),
+        ],
     )

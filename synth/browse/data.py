@@ -2,8 +2,9 @@
 and a version's own Parquet parts through DuckDB for its rows, with filters, counts and pages
 pushed down to DuckDB (a page of a large version reads one page, not the version).
 
-Every query runs on a fresh in-memory DuckDB connection under `synth sql`'s sandbox (files under
-the datasets folder only, no network), with values bound as parameters, never pasted into SQL.
+Every query runs on a private in-memory DuckDB under `synth sql`'s sandbox (files under the datasets
+folder only, no network, the web console's bounds), with values bound as parameters, never pasted
+into SQL.
 """
 
 from collections.abc import Callable
@@ -21,8 +22,8 @@ from synth.search.world import corpus_store
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
 from synth.store.catalog import Catalog
-from synth.store.query import sandbox
 from synth.store.reader import shard_glob
+from synth.store.sandbox import WEB_BOUNDS, private_database
 
 PAGE_SIZE = 50
 ITEM_COLUMNS = ["id", "question", "answer", "hops", "difficulty", "recipe", "style", "family"]
@@ -82,17 +83,11 @@ class Page:
 def query_files(settings: Settings, sql: str, parameters: list[Any], **files: Path) -> list[dict[str, Any]]:
     """Rows of `sql`, in which `{name}` stands for the Parquet files `files[name]` (a path or a glob),
     on a fresh DuckDB connection under `synth sql`'s sandbox."""
-    import duckdb
-
     sources = {name: "read_parquet('" + str(path).replace("'", "''") + "')" for name, path in files.items()}
-    connection = duckdb.connect(":memory:")
-    try:
-        sandbox(connection, settings.datasets_dir)
+    with private_database(settings, WEB_BOUNDS) as connection:
         cursor = connection.execute(sql.format(**sources), parameters)
         names = [column[0] for column in cursor.description or []]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    finally:
-        connection.close()
 
 
 class StoreView:

@@ -21,12 +21,17 @@ def list_versions(include_all: bool, as_json: bool) -> None:
     """List dataset versions with their lineage."""
     from synth.cli.render import print_json, print_table
     from synth.store.catalog import Catalog
+    from synth.store.health import healthy
 
     settings = load_settings()
     with Catalog.open(settings, read_only=True) as catalog:
         versions = catalog.versions(include_unpublished=include_all)
+    # checked with the catalog closed; each damaged version is named once on stderr
+    published = [version for version in versions if version.status == "published"]
+    whole = {version.ref for version in healthy(settings.home.absolute(), published)}
+    damaged = {version.ref for version in published} - whole
     if as_json:
-        print_json([version.model_dump(mode="json") for version in versions])
+        print_json([{**version.model_dump(mode="json"), "damaged": version.ref in damaged} for version in versions])
         return
     if not versions:
         click.echo(
@@ -36,7 +41,7 @@ def list_versions(include_all: bool, as_json: bool) -> None:
     rows = [
         (
             version.ref,
-            version.status,
+            "damaged" if version.ref in damaged else version.status,
             version.created_at.strftime("%Y-%m-%d %H:%M"),
             version.recipe,
             version.row_counts.get("items", ""),
@@ -134,7 +139,8 @@ def reindex_command(as_json: bool) -> None:
     click.echo(
         f"registered {len(found)} version(s)"
         + (f": {', '.join(found)}" if found else "")
-        + f"; runs restored: {report.runs_kept} from the old catalog, {report.runs_rebuilt} from run folders"
+        + f"; runs restored: {report.runs_restored} from their folders, {report.runs_kept} from the old catalog, "
+        f"{report.runs_rebuilt} from older run folders (status only)"
     )
     for problem in report.unreadable:
         click.echo(f"left out: {problem}")

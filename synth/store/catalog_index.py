@@ -7,6 +7,7 @@ other process open a file (even read-only) while a writer holds it.
 
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -19,14 +20,11 @@ from synth import duckdb_files
 from synth.errors import CatalogError, NotFoundError
 from synth.schemas import DatasetVersion, RunRecord
 from synth.settings import Settings
-from synth.store.evals import EVAL_TABLES, eval_files, eval_schema_shard
-from synth.store.health import healthy
-from synth.store.shards import schema_shard
-from synth.store.tables import TABLES
+from synth.store.views import create_views, view_files
 
 SCHEMA_VERSION = 1
 
-_DDL = """
+CATALOG_DDL = """
 create table if not exists catalog_meta (key varchar primary key, value varchar);
 create table if not exists versions (
     name varchar not null,
@@ -68,6 +66,9 @@ create table if not exists runs (
 );
 """
 
+CATALOG_TABLES = ("catalog_meta", "versions", "runs")
+"""The catalog's own tables (the rest are views over the Parquet parts)."""
+
 _RUN_JSON_COLUMNS = ("stages", "resumed_stages", "funnel", "summary")
 
 _JSON_COLUMNS = ("config", "models", "row_counts", "funnel", "summary")
@@ -91,38 +92,62 @@ def writer_identity() -> str:
 
 
 def _connect(path: Path, read_only: bool, timeout_s: float, ours: bool = False):
+    """A connection to the catalog file, waiting up to `timeout_s` while another process writes it.
+    DamagedCatalogError only when the error shows the file itself damaged (`shows_damage`): a lock,
+    a busy writer or a configuration clash is never damage, and never moves the file."""
     import duckdb
 
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             return duckdb_files.connect(path, read_only=read_only)
-        except duckdb.IOException as error:
-            message = str(error)
-            if "lock" not in message.lower() and _is_duckdb_file(path, ours):
-                raise DamagedCatalogError(message.splitlines()[0]) from None
-            if "lock" not in message.lower():
-                raise CatalogError(
-                    f"cannot open catalog {path}: {message.splitlines()[0]}; "
-                    "if the file is damaged, move it aside and run `synth datasets reindex`"
-                ) from None
+        except duckdb.Error as error:
+            message = str(error).splitlines()[0]
+            if shows_damage(error, path, ours):
+                raise DamagedCatalogError(message) from None
+            if not is_lock_error(error):
+                raise CatalogError(f"cannot open catalog {path}: {message}; nothing was changed, retry") from None
             if time.monotonic() >= deadline:
                 raise CatalogError(
                     f"catalog {path} is busy (another synth process is writing it); "
                     "retry when it finishes, or raise SYNTH_LOCK_TIMEOUT_S"
                 ) from None
             time.sleep(0.2)
-        except duckdb.Error as error:
-            if _is_duckdb_file(path, ours):
-                raise DamagedCatalogError(str(error).splitlines()[0]) from None
-            raise CatalogError(
-                f"cannot open catalog {path}: {str(error).splitlines()[0]}; "
-                "if the file is damaged, move it aside and run `synth datasets reindex`"
-            ) from None
 
 
 class DamagedCatalogError(CatalogError):
-    """The catalog is a DuckDB file that cannot be read: rebuilt from the manifests on open."""
+    """The catalog file itself is damaged: rebuilt from the manifests on open."""
+
+
+def is_lock_error(error: Exception) -> bool:
+    """Another process holds the file (DuckDB's `Could not set lock on file`)."""
+    return "could not set lock" in str(error).lower() or "conflicting lock" in str(error).lower()
+
+
+_DAMAGE = (
+    "not a valid duckdb database file",
+    "corrupt database file",
+    "does not match stored checksum",
+    "could not read enough bytes",
+)
+"""What DuckDB says of a damaged database file (a bad header, a block whose checksum fails, a file
+cut short), measured on DuckDB 2.0 by damaging a catalog each way."""
+
+
+def shows_damage(error: Exception, path: Path, ours: bool = False) -> bool:
+    """Whether `error`, raised opening or reading the catalog at `path`, shows that file damaged:
+    one of DuckDB's corruption errors, naming this file where the error names one (a damaged Parquet
+    part read through a view is the part's problem, not the catalog's), on a file synth may rebuild
+    (`_is_duckdb_file`). Configuration clashes, locks, interrupts and full disks are not damage."""
+    import duckdb
+
+    message = str(error).lower()
+    if not any(sign in message for sign in _DAMAGE) and not isinstance(error, duckdb.SerializationException):
+        return False
+    named = re.findall(r'file "([^"]+)"', str(error))
+    if named and not any(Path(name).absolute() == path.absolute() for name in named):
+        return False
+    return _is_duckdb_file(path, ours)
 
 
 def _is_duckdb_file(path: Path, ours: bool = False) -> bool:
@@ -178,12 +203,18 @@ class CatalogIndex:
 
     @classmethod
     def _connected(cls, settings: Settings, read_only: bool) -> Self:
-        """An open catalog with its schema checked and its views current; DamagedCatalogError if
-        the file cannot be read."""
+        """An open catalog with its schema checked; DamagedCatalogError if the file is damaged.
+
+        Opening reads only the catalog's own tables: a read-only open builds no views and checks
+        no parts, so it holds the file for milliseconds and never blocks a publish for long (a
+        query builds its views apart, see `synth.store.query`); the stored views are rebuilt when
+        a version is published or the catalog reindexed.
+        """
         import duckdb
 
         path = settings.catalog_path
-        connection = _connect(path, read_only, settings.lock_timeout_s, ours=settings.catalog is None)
+        ours = settings.catalog is None
+        connection = _connect(path, read_only, settings.lock_timeout_s, ours=ours)
         catalog = cls(settings, connection, read_only)
         try:
             home = str(settings.home.absolute()).replace("'", "''")
@@ -192,25 +223,26 @@ class CatalogIndex:
                 catalog._ensure_schema()
             else:
                 catalog._check_schema()
-            # Views are rebuilt on every open from the current data root, so a moved root still
-            # resolves; read-only connections shadow the stored views with temporary ones.
-            catalog._refresh_views(temporary=read_only)
         except duckdb.Error as error:
             connection.close()
-            if isinstance(error, duckdb.CatalogException):
-                raise
-            raise DamagedCatalogError(str(error).splitlines()[0]) from None
+            if shows_damage(error, path, ours):
+                raise DamagedCatalogError(str(error).splitlines()[0]) from None
+            raise CatalogError(
+                f"cannot read catalog {path}: {str(error).splitlines()[0]}; nothing was changed, retry"
+            ) from None
         except BaseException:
             connection.close()
             raise
         return catalog
 
     def _ensure_schema(self) -> None:
-        self.connection.execute(_DDL)
+        self.connection.execute(CATALOG_DDL)
         self.connection.execute(
             "insert or ignore into catalog_meta values ('schema_version', ?)", [str(SCHEMA_VERSION)]
         )
         self._check_schema()
+        if not self.connection.execute("select count(*) from duckdb_views() where view_name = 'items'").fetchone()[0]:
+            self._refresh_views()  # a new catalog: plain DuckDB finds the (empty) views from the start
 
     def _check_schema(self) -> None:
         import duckdb
@@ -398,33 +430,12 @@ class CatalogIndex:
     # ---- views ----------------------------------------------------------------------------------
 
     def refresh_views(self) -> None:
+        """Rebuild the stored views (see synth.store.views) over the versions published now. They name
+        files relative to the data root (each connection sets DuckDB's file_search_path to it), so
+        a moved or copied root works, for plain DuckDB too when run from the root."""
         self._require_writable()
         self._refresh_views()
 
-    def _refresh_views(self, temporary: bool = False) -> None:
-        """One view per table over the part files of every whole published version.
-
-        Stored views name files relative to the data root (each connection sets DuckDB's
-        file_search_path to it), so a moved or copied root works, for plain DuckDB too when run
-        from the root. Read-only connections shadow them with temporary views on absolute paths.
-        A damaged version (see synth.store.health) is left out with a one-line warning. A
-        schema-only shard per table is always included, so the views exist, with every column,
-        before the first version is published and when old versions lack newer columns.
-        """
+    def _refresh_views(self) -> None:
         home = self.settings.home.absolute()
-        whole = healthy(home, self.versions())
-        for table in TABLES:
-            files = [schema_shard(self.settings, table)]
-            files += [part for version in whole for part in sorted((home / version.path / table).glob("*.parquet"))]
-            self._view(table, files, temporary)
-        for table in EVAL_TABLES:  # `synth eval` runs (synth.store.evals), in the same way
-            self._view(table, [eval_schema_shard(self.settings, table), *eval_files(self.settings, table)], temporary)
-
-    def _view(self, table: str, files: list[Path], temporary: bool) -> None:
-        home = self.settings.home.absolute()
-        names = [str(file) if temporary else str(file.relative_to(home)) for file in files]
-        file_list = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
-        self.connection.execute(
-            f"create or replace {'temporary ' if temporary else ''}view {table} as "
-            f"select * from read_parquet([{file_list}], union_by_name = true)"
-        )
+        create_views(self.connection, view_files(self.settings, self.versions()), relative_to=home)

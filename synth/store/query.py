@@ -8,24 +8,31 @@ A sandbox by construction, in layers, each an allow-list:
 - in that statement, only the table functions in `TABLE_FUNCTIONS` (read DuckDB's own parse tree,
   `json_serialize_sql`, so what is checked is what runs): no `query('copy ...')`, no `read_text`,
   no `glob`, no `duckdb_settings()`;
-- DuckDB's sandbox on the connection, locked before the query runs: files under the datasets
-  folder only, no network, no extension installed or loaded, a memory cap;
-- bounds on what it costs and shows: at most `limit` rows returned (the total counted by streaming
-  the rest), a time limit after which the query is interrupted, Ctrl-C as one line, and the data
-  root's absolute path shown as $SYNTH_HOME.
+- a private in-memory database (`synth.store.sandbox`) with copies of the catalog's tables and views
+  over the parts, never the catalog file, under DuckDB's sandbox locked before the query runs:
+  files under the datasets folder only, no network, no extension installed or loaded, memory and
+  spill caps, spill into a private temporary folder;
+- bounds on what it costs and shows: the query's length, at most `limit` rows and `result_bytes`
+  returned (the total counted by streaming the rest), a time limit after which the query is
+  interrupted, Ctrl-C as one line, and the data root's absolute path shown as $SYNTH_HOME.
 """
 
 import json
 import re
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from synth.errors import CatalogError
 from synth.redact import map_strings
+from synth.schemas import DatasetVersion
 from synth.settings import Settings
-from synth.store.catalog import Catalog
+from synth.store.health import problems, quarantine
+from synth.store.sandbox import CLI_BOUNDS, Bounds, query_database
 
 EXPLAIN_ANALYZE = re.compile(r"\banaly[sz]e\b", re.IGNORECASE)
 """In an EXPLAIN statement, anywhere (comments could hide it from a prefix match): it would run the statement."""
@@ -71,7 +78,10 @@ TABLE_FUNCTIONS = {
 """Table functions a query may use: generators, the store's Parquet, and the catalog's own description."""
 DEFAULT_LIMIT = 1_000
 DEFAULT_TIMEOUT_S = 60.0
-MEMORY_LIMIT = "2GB"
+SET_OPERATIONS = 1_000
+"""Unions (intersects, excepts) a query may have: 1,000 parse in about 0.2 GB."""
+BATCH_ROWS = 1_024
+"""Rows per Arrow batch read back: one batch is the most a result holds beyond what it keeps."""
 _PRAGMA_NAME = re.compile(r"^\s*(?:--[^\n]*\n|/\*.*?\*/|\s)*pragma\s+([a-z_][a-z0-9_]*)", re.IGNORECASE | re.DOTALL)
 
 
@@ -156,28 +166,63 @@ def table_functions(sql: str) -> list[str]:
 
 
 def run_query(
-    settings: Settings, sql: str, limit: int = DEFAULT_LIMIT, timeout_s: float = DEFAULT_TIMEOUT_S
+    settings: Settings,
+    sql: str,
+    limit: int = DEFAULT_LIMIT,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    bounds: Bounds = CLI_BOUNDS,
 ) -> QueryResult:
-    """Run one read-only statement: at most `limit` rows back (and the total), within `timeout_s`."""
+    """Run one read-only statement on a private database (`synth.store.sandbox`): at most `limit` rows
+    back (and the total), within `timeout_s` and `bounds`. A version whose part fails to read is
+    checked in full: if damaged, it is quarantined and the query runs again without it."""
+    check_text(sql, bounds)
+    check_read_only(sql)
+    excluded: frozenset[str] = frozenset()
+    while True:
+        try:
+            return _run(settings, sql, limit, timeout_s, bounds, excluded)
+        except DamagedPart as damaged:
+            excluded |= {damaged.ref}
+
+
+class DamagedPart(Exception):
+    """A part of version `ref` failed to read and a full check found the version damaged."""
+
+    def __init__(self, ref: str):
+        self.ref = ref
+
+
+def check_text(sql: str, bounds: Bounds) -> None:
+    """Refuse, before DuckDB parses it, a query whose parse alone would cost gigabytes: one longer than
+    `bounds` allows, or with more than `SET_OPERATIONS` unions (parsing them grows faster than their
+    count: 5,000 took 0.86 GB, 20,000 10 GB). DuckDB's tokenizer is linear and cheap."""
     import duckdb
 
-    check_read_only(sql)
+    if len(sql) > bounds.text_chars:
+        raise CatalogError(
+            f"the query is {len(sql):,} characters, over the {bounds.text_chars:,} a query may have; shorten it "
+            "(a long union is a where clause or a join)"
+        )
+    keywords = (sql[start : start + 9].lower() for start, kind in duckdb.tokenize(sql) if kind.name == "keyword")
+    unions = sum(1 for word in keywords if word.startswith(("union", "intersect", "except")))
+    if unions > SET_OPERATIONS:
+        raise CatalogError(
+            f"the query has {unions:,} unions, over the {SET_OPERATIONS:,} a query may have; "
+            "select the rows with one where clause (where x in (...)) or a join instead"
+        )
+
+
+def _run(
+    settings: Settings, sql: str, limit: int, timeout_s: float, bounds: Bounds, excluded: frozenset[str]
+) -> QueryResult:
+    import duckdb
+
     home = Paths(settings.home)
-    with Catalog.open(settings, read_only=True) as catalog:
-        connection = catalog.connection
-        sandbox(connection, settings.datasets_dir)
+    with query_database(settings, bounds, excluded) as (connection, versions):
         timer = threading.Timer(timeout_s, connection.interrupt)
         timer.start()
         try:
-            cursor = connection.execute(sql)
-            columns = [home.mask(column[0]) for column in cursor.description or []]
-            rows, total = [], 0
-            while cursor.description:
-                batch = cursor.fetchmany(10_000)
-                if not batch:
-                    break
-                total += len(batch)
-                rows += batch[: max(0, limit - len(rows))]
+            columns, rows, total = _fetch(connection, sql, limit, bounds)
         except duckdb.PermissionException as error:
             raise CatalogError(
                 f"refused: {home.mask(_first_line(error)).removeprefix('Permission Error: ')}; synth sql reads the "
@@ -189,11 +234,83 @@ def run_query(
         except KeyboardInterrupt:
             connection.interrupt()
             raise CatalogError("the query was interrupted (Ctrl-C); nothing was changed") from None
+        except duckdb.OutOfMemoryException as error:
+            raise CatalogError(
+                f"the query needs more than synth sql allows ({bounds.memory} of memory, {bounds.spill} spilled to "
+                f"disk): {home.mask(_first_line(error))}; narrow it (fewer columns, a where clause, a limit)"
+            ) from None
         except duckdb.Error as error:
+            damaged = _damaged_version(settings, versions, str(error))
+            if damaged is not None:
+                raise DamagedPart(damaged.ref) from None
             raise CatalogError(f"SQL error: {home.mask(_first_line(error))}") from None
         finally:
             timer.cancel()
-    return QueryResult(columns, [tuple(home.mask_value(value) for value in row) for row in rows], total)
+    masked = [tuple(home.mask_value(value) for value in row) for row in rows]
+    return QueryResult([home.mask(column) for column in columns], masked, total)
+
+
+def _fetch(connection, sql: str, limit: int, bounds: Bounds) -> tuple[list[str], list[tuple], int]:
+    """Columns, the first `limit` rows and the row total of `sql`. Rows come as Arrow batches and
+    become Python values only once their bytes are known to fit `bounds.result_bytes` (a single
+    300 MB cell is refused, never copied into strings); rows past the limit are only counted."""
+    relation = connection.sql(sql)
+    if relation is None:  # a statement with no result
+        return [], [], 0
+    columns = list(relation.columns)
+    convert = [_PYTHON_VALUE.get(kind.id) for kind in relation.types]
+    reader = relation.to_arrow_reader(BATCH_ROWS)
+    rows: list[tuple] = []
+    total = kept_bytes = 0
+    for batch in reader:
+        total += batch.num_rows
+        wanted = min(batch.num_rows, limit - len(rows))
+        if wanted <= 0:
+            continue
+        kept = batch.slice(0, wanted)
+        kept_bytes += kept.nbytes
+        if kept_bytes > bounds.result_bytes:
+            raise CatalogError(
+                f"the result is over {bounds.result_bytes >> 20} MB in its first {len(rows) + wanted:,} rows; select "
+                "fewer or shorter columns (left(question, 200)), or fewer rows (--limit, a where clause)"
+            )
+        values = [column.to_pylist() for column in kept.columns]
+        for index, how in enumerate(convert):
+            if how is not None:
+                values[index] = [None if value is None else how(value) for value in values[index]]
+        rows += zip(*values, strict=True)
+    return columns, rows, total
+
+
+_PYTHON_VALUE: dict[str, Callable[[Any], Any]] = {
+    "hugeint": int,  # Arrow carries it as a decimal (sum() of integers is one)
+    "uhugeint": int,
+    "interval": lambda value: timedelta(
+        days=30 * value.months + value.days, microseconds=value.nanoseconds // 1_000
+    ),  # as DuckDB's own Python values (a month is 30 days)
+    "map": dict,  # Arrow gives a map as its (key, value) pairs
+}
+"""Top-level column types whose Arrow values differ from the values DuckDB's Python API gives."""
+
+
+def _damaged_version(settings: Settings, versions: list[DatasetVersion], message: str) -> DatasetVersion | None:
+    """The version whose part `message` names, if a full check (every part hashed) finds it damaged;
+    it is then quarantined (`synth datasets verify` lifts that once the files are restored)."""
+    home = settings.home.absolute()
+    for version in versions:
+        if f"{home / version.path}/" not in message and f"{version.path}/" not in message:
+            continue
+        found = problems(home, version, deep=True)
+        if not found:
+            return None
+        quarantine(home, version, found)
+        print(
+            f"warning: {version.ref} is damaged: {found[0]}; it is left out of queries and exports "
+            f"(`synth datasets verify {version.ref}`)",
+            file=sys.stderr,
+        )
+        return version
+    return None
 
 
 class Paths:
@@ -209,21 +326,6 @@ class Paths:
 
     def mask_value(self, value: Any) -> Any:
         return map_strings(value, self.mask)
-
-
-def sandbox(connection, readable: Path) -> None:
-    """Limit `connection` to reading files under `readable`, offline, with a memory cap, its settings locked."""
-    folder = str(readable.absolute()).replace("'", "''")
-    for statement in (
-        f"set allowed_directories = ['{folder}/']",
-        "set enable_external_access = false",
-        "set autoinstall_known_extensions = false",
-        "set autoload_known_extensions = false",
-        "set allow_community_extensions = false",
-        f"set memory_limit = '{MEMORY_LIMIT}'",
-        "set lock_configuration = true",
-    ):
-        connection.execute(statement)
 
 
 def _first_line(error: Exception) -> str:

@@ -1,8 +1,9 @@
 """Rebuild the catalog index from the version folders, after the catalog file was lost or damaged.
 
-The manifests are the source of truth for versions; the run history lives only in the catalog,
-so a rebuild keeps what the damaged file still yields and fills the rest in from the run folders
-(`runs/*/run.json`: id, dataset, recipe, status, version; their funnels and summaries are lost).
+The manifests are the source of truth for versions and the run folders for runs: each run keeps its
+catalog row, funnel and summary included, in `runs/<id>/record.json`. A rebuild reads those back;
+a run folder from before record.json existed gives what its `run.json` holds (id, dataset, recipe,
+status, version), and a damaged catalog file is read for what it still yields first.
 """
 
 import json
@@ -17,6 +18,7 @@ from synth.settings import Settings
 from synth.store.catalog_index import CatalogIndex, DamagedCatalogError
 from synth.store.locks import acquire
 from synth.store.manifest import MANIFEST, read_manifest
+from synth.store.workdir import RECORD_FILE, RUN_FILE
 
 
 @dataclass
@@ -26,8 +28,11 @@ class ReindexReport:
     unreadable: list[str] = field(default_factory=list)
     """Manifests that could not be read (their versions stay out of the catalog)."""
     runs_kept: int = 0
+    """Runs read back from the damaged catalog file."""
+    runs_restored: int = 0
+    """Runs read back whole from their run folders (`record.json`)."""
     runs_rebuilt: int = 0
-    """Runs restored from their run folders (status and version only)."""
+    """Runs restored from older run folders (status and version only: no record.json)."""
 
 
 def reindex(settings: Settings, salvaged_runs: list[RunRecord] | None = None) -> ReindexReport:
@@ -60,36 +65,49 @@ def _reindex(settings: Settings, salvaged_runs: list[RunRecord] | None) -> Reind
                     "manifest from a copy to list it again)"
                 )
         recorded = {run.run_id for run in catalog.runs(limit=10_000_000)}
-        for run in salvaged_runs or []:
-            if run.run_id not in recorded:
-                catalog.record_run(run)
-                recorded.add(run.run_id)
+        folders = _runs_from_folders(settings.home.absolute() / "runs")
+        whole = {run.run_id: run for run, complete in folders if complete}
+        for run in [*whole.values(), *(salvaged_runs or []), *(run for run, complete in folders if not complete)]:
+            if run.run_id in recorded:
+                continue
+            catalog.record_run(run)
+            recorded.add(run.run_id)
+            if run.run_id in whole:
+                report.runs_restored += 1
+            elif run in (salvaged_runs or []):
                 report.runs_kept += 1
-        for run in _runs_from_folders(settings.home.absolute() / "runs"):
-            if run.run_id not in recorded:
-                catalog.record_run(run)
+            else:
                 report.runs_rebuilt += 1
         catalog.refresh_views()
     return report
 
 
-def _runs_from_folders(runs: Path) -> list[RunRecord]:
+def _runs_from_folders(runs: Path) -> list[tuple[RunRecord, bool]]:
+    """Each run folder's run, and whether it came back whole (from its record.json)."""
     found = []
-    for run_file in sorted(runs.glob("*/run.json")):
+    for run_file in sorted(runs.glob(f"*/{RUN_FILE}")):
+        try:
+            found.append((RunRecord.model_validate_json((run_file.parent / RECORD_FILE).read_text()), True))
+            continue
+        except (OSError, ValueError):
+            pass  # an older run folder (or a damaged record): what run.json says
         try:
             info = json.loads(run_file.read_text())
             status = info.get("status", "running")
             found.append(
-                RunRecord(
-                    run_id=info["run_id"],
-                    dataset=info["dataset"],
-                    recipe=info["recipe"],
-                    status=status if status in ("running", "published", "failed", "stopped") else "failed",
-                    started_at=datetime.fromisoformat(info["started_at"]),
-                    version=info.get("version"),
-                    runner="local",
-                    stages=sorted(path.parent.name for path in run_file.parent.glob("*/stage.json")),
-                    error=None if status == "published" else "history rebuilt from the run folder by reindex",
+                (
+                    RunRecord(
+                        run_id=info["run_id"],
+                        dataset=info["dataset"],
+                        recipe=info["recipe"],
+                        status=status if status in ("running", "published", "failed", "stopped") else "failed",
+                        started_at=datetime.fromisoformat(info["started_at"]),
+                        version=info.get("version"),
+                        runner="local",
+                        stages=sorted(path.parent.name for path in run_file.parent.glob("*/stage.json")),
+                        error=None if status == "published" else "history rebuilt from the run folder by reindex",
+                    ),
+                    False,
                 )
             )
         except (OSError, ValueError, KeyError):
@@ -115,7 +133,7 @@ def recover_catalog(settings: Settings, reason: str) -> ReindexReport:
     path = settings.catalog_path
     lock = acquire(path.with_name(f".{path.name}.recover.lock"), timeout_s=600)
     try:
-        if not path.exists():  # another process recovered it while we waited
+        if not path.exists() or not _still_damaged(settings):  # another process recovered it while we waited
             return _reindex(settings, None)
         aside = path.with_name(f"{path.name}.damaged-{datetime.now(UTC):%Y%m%dT%H%M%S}")
         os.replace(path, aside)
@@ -127,10 +145,21 @@ def recover_catalog(settings: Settings, reason: str) -> ReindexReport:
     finally:
         if lock is not None:
             lock.release()
+    lost = f", {report.runs_rebuilt} from older run folders (status only)" if report.runs_rebuilt else ""
     print(
         f"warning: the catalog {path} was damaged ({reason}); moved it to {aside.name} and rebuilt it from "
-        f"{len(report.found)} version manifests; run history: {report.runs_kept} runs kept, "
-        f"{report.runs_rebuilt} rebuilt from run folders (their funnels and summaries are lost)",
+        f"{len(report.found)} version manifests; run history: {report.runs_restored} runs restored from their "
+        f"folders, {report.runs_kept} read from the damaged file{lost}",
         file=sys.stderr,
     )
     return report
+
+
+def _still_damaged(settings: Settings) -> bool:
+    """Whether the catalog file is damaged now, checked again under the recovery lock: another
+    process may have rebuilt it meanwhile. Any other failure to open it is raised, never repaired."""
+    try:
+        with CatalogIndex.open(settings, read_only=True):
+            return False
+    except DamagedCatalogError:
+        return True

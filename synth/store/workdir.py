@@ -1,9 +1,10 @@
 """A run's working folder: each finished stage (construction, each panel shard) saved as Parquet
 parts plus a `stage.json` written last, so a killed run resumes where it stopped.
 
-`$SYNTH_HOME/runs/<run_id>/` holds `run.json` (recipe, dataset, config, status) and one folder per
-stage. A rerun with the same recipe, dataset, config and models picks up the newest unfinished run
-and skips every stage whose `stage.json` exists. The same run once published is not made again:
+`$SYNTH_HOME/runs/<run_id>/` holds `run.json` (recipe, dataset, config, status), `record.json` (the
+run's catalog row: funnel, summary) and one folder per stage. A rerun with the same recipe,
+dataset, config and models picks up the newest unfinished run and skips every stage whose
+`stage.json` exists. The same run once published is not made again:
 rerunning the same command returns the version it published (change the seed or a parameter
 for new items).
 """
@@ -29,6 +30,9 @@ from synth.store.tables import TABLES
 
 RUN_FILE = "run.json"
 STAGE_FILE = "stage.json"
+RECORD_FILE = "record.json"
+"""The run's catalog row (funnel, summary, timing) as last recorded: the catalog is an index, so a
+rebuilt one reads every run's history back from here."""
 
 
 @dataclass
@@ -122,6 +126,10 @@ class RunDir:
 
     def update(self, **fields: Any) -> None:
         _write_json(self.root / RUN_FILE, {**self.info, **fields})
+
+    def write_record(self, record: Record) -> None:
+        """Keep the run's catalog row beside its stages (see RECORD_FILE)."""
+        _write_json(self.root / RECORD_FILE, record.model_dump(mode="json"))
 
     def done(self, stage: str) -> bool:
         return (self.root / stage / STAGE_FILE).is_file()

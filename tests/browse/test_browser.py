@@ -30,8 +30,11 @@ def browser_page(served):
         dialogs: list[str] = []
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         page.dialogs = dialogs  # type: ignore[attr-defined]
+        blocked: list[str] = []  # what the page's Content-Security-Policy stopped: the pages must need none of it
+        page.on("console", lambda message: "Content Security Policy" in message.text and blocked.append(message.text))
         yield page, served
         browser.close()
+        assert blocked == []
 
 
 def test_every_page_renders_and_the_links_lead_through_the_store(browser_page):
@@ -101,7 +104,9 @@ def test_the_sql_console_refuses_a_write(browser_page):
     page.fill("textarea[name=q]", "delete from items")
     page.get_by_role("button", name="Run").click()
     assert "refused" in page.locator("#error").inner_text() or "read-only" in page.locator("#error").inner_text()
-    page.goto(f"{url}/sql?q=select+count(*)+as+n+from+items+where+version+%3D+1")
+    page.goto(f"{url}/sql?q=select+count(*)+as+n+from+items+where+version+%3D+1")  # a link fills the form
+    assert page.locator("#result").count() == 0
+    page.get_by_role("button", name="Run").click()
     assert page.locator("#result").inner_text().split() == ["n", "8"]  # nothing was deleted
 
 

@@ -5,13 +5,15 @@ import pytest
 from starlette.testclient import TestClient
 
 from synth.browse.app import make_app
+from synth.browse.guard import LOOPBACK_NAMES
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 
 
 @pytest.fixture
 def client(store):
-    return TestClient(make_app(store, page_size=3))
+    """The app as `synth browse --allow-host testserver` serves it (TestClient's requests name that host)."""
+    return TestClient(make_app(store, page_size=3, allowed_hosts=[*LOOPBACK_NAMES, "testserver"]))
 
 
 def test_the_datasets_page_lists_versions_and_a_version_page_its_lineage_and_funnel(client):
@@ -20,7 +22,7 @@ def test_the_datasets_page_lists_versions_and_a_version_page_its_lineage_and_fun
     version = client.get("/v/films@1")
     assert version.status_code == 200
     assert "ambiguous: 12" in version.text and "served:test" in version.text
-    assert 'title="unsolved: 4"' in version.text and 'title="medium: 4"' in version.text  # 1 and 2 hops
+    assert "<title>unsolved: 4</title>" in version.text and "<title>medium: 4</title>" in version.text  # 1 and 2 hops
     summary = version.text.split('id="summary"')[1].split("</table>")[0]
     assert "<th>seconds</th><td>12.5</td>" in summary and '<code>{"1": 4, "2": 4}</code>' in summary
 
@@ -73,13 +75,63 @@ def test_unknown_versions_items_and_trajectories_are_404_and_nothing_writes(clie
     assert client.get("/static/../../etc/passwd").status_code == 404
 
 
+SAME_SITE = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+"""What a browser sends with the console's own form (TestClient's server is http://testserver)."""
+
+
 def test_the_sql_console_reads_and_refuses_to_write(client):
-    read = client.get("/sql", params={"q": "select hops, count(*) as n from items group by hops order by hops"})
+    query = "select hops, count(*) as n from items group by hops order by hops"
+    read = client.post("/sql", data={"q": query}, headers=SAME_SITE)
     assert read.status_code == 200 and "2 rows" in read.text and 'id="error"' not in read.text
     for write in ("create table x as select 1", "copy items to 'out.csv'", "select * from read_text('/etc/passwd')"):
-        refused = client.get("/sql", params={"q": write})
+        refused = client.post("/sql", data={"q": write}, headers=SAME_SITE)
         assert refused.status_code == 200 and 'id="error"' in refused.text, write
     assert client.get("/sql").status_code == 200  # the empty console
+    linked = client.get("/sql", params={"q": query})  # a link fills the form and runs nothing
+    assert linked.status_code == 200 and query in linked.text and 'id="result"' not in linked.text
+
+
+def test_only_the_local_users_own_page_is_served(client):
+    """DNS rebinding (a foreign Host), a cross-site form or fetch, and GET queries are refused."""
+    for host in ("evil.example", "evil.example:8765", "127.0.0.1.evil.example"):
+        for path in ("/", "/sql", "/v/films@1/items", "/static/style.css"):
+            assert client.get(path, headers={"Host": host}).status_code == 400, (host, path)
+    for host in ("127.0.0.1:8765", "localhost", "[::1]:8765"):
+        assert client.get("/", headers={"Host": host}).status_code == 200, host
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site", "Origin": "http://testserver"},
+    ):
+        refused = client.post("/sql", data={"q": "select 1 as one"}, headers=headers)
+        assert refused.status_code == 403 and "<td>1</td>" not in refused.text, headers
+    assert client.post("/sql", data={"q": "select 41 + 1 as n"}).text.count("<td>42</td>") == 1  # curl: no headers
+
+
+def test_every_response_carries_the_security_headers(client):
+    for path in ("/", "/v/films@1", "/sql", "/static/style.css", "/v/nope@1"):
+        headers = client.get(path).headers
+        assert headers["content-security-policy"].startswith("default-src 'self'"), path
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert headers["x-content-type-options"] == "nosniff" and headers["x-frame-options"] == "DENY"
+
+
+def test_console_results_and_queries_are_bounded(client):
+    big = client.post("/sql", data={"q": "select repeat('x', 300000000) as s"}, headers=SAME_SITE)
+    assert big.status_code == 200 and len(big.content) < 100_000 and "over 8 MB" in big.text
+    long_cell = client.post("/sql", data={"q": "select repeat('y', 5000) as s"}, headers=SAME_SITE)
+    assert "y" * 2_000 in long_cell.text and "y" * 2_001 not in long_cell.text and "5000 characters" in long_cell.text
+    too_long = client.post("/sql", data={"q": "select 1" + " " * 30_000}, headers=SAME_SITE)
+    assert too_long.status_code == 400 and "characters" in too_long.text
+    unions = " union ".join(["select 1"] * 1_200)
+    assert "unions" in client.post("/sql", data={"q": unions}, headers=SAME_SITE).text
+
+
+def test_a_malformed_query_string_is_a_400_not_a_500(client):
+    for params in ({"page": "²"}, {"page": "1e9999"}, {"hops": "٣"}, {"page": "-1"}):
+        assert client.get("/v/films@1/items", params=params).status_code == 400, params
+    assert client.get("/v/films@1/items", params={"page": "", "hops": ""}).status_code == 200
 
 
 def test_a_multihop_items_chain_is_drawn_with_the_names_of_its_graph(tmp_path):
@@ -89,7 +141,7 @@ def test_a_multihop_items_chain_is_drawn_with_the_names_of_its_graph(tmp_path):
     settings = Settings(home=tmp_path)
     version = generate(settings, "multihop", ["n=2", "seed=1", "panel.enabled=false"], llm="fake").version
     item = next(iter_records(settings, version, "items"))
-    page = TestClient(make_app(settings)).get(f"/v/{version.ref}/items/{item.id}")
+    page = TestClient(make_app(settings), base_url="http://127.0.0.1").get(f"/v/{version.ref}/items/{item.id}")
     assert page.status_code == 200
     assert f'title="{item.path[0].head}"' in page.text and f">{item.answer}</span>" in page.text  # a name, not an id
     assert item.cues and "(admits " in page.text  # each cue with how many entities it admits
@@ -147,6 +199,8 @@ def test_a_diff_counts_and_lists_what_changed_between_two_versions(client, store
     for kind, expected in (("added", {"item-8"}), ("removed", {"item-0"}), ("relabeled", {"item-2", "item-3"})):
         rows = run_query(store, shortened.sql(kind)).rows
         assert {row[0] for row in rows} == expected, kind  # the console link lists them all
+    link = page.split('href="/sql?q=')[1].split('"')[0] if 'href="/sql?q=' in page else None
+    assert link is None or client.get(f"/sql?q={link}").status_code == 200
 
 
 def test_eval_runs_are_listed_and_compared_item_by_item_with_their_transcripts(client):

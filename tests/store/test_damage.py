@@ -208,3 +208,32 @@ def test_reindex_names_a_version_folder_it_cannot_list(store, run_cli):
     store.catalog_path.unlink()
     code, out, _ = run_cli("datasets", "reindex")
     assert code == 0 and "left out:" in out and "demo/v2: no manifest.json" in out
+
+
+def test_a_configuration_clash_or_a_lock_is_never_taken_for_damage(store, run_cli):
+    """Before, any DuckDB error opening our own catalog moved it aside and rebuilt it, losing the runs'
+    funnels: a connection in the same process with other settings (the console's sandbox once set
+    them on the shared instance) made every command 'recover' a healthy catalog."""
+    import duckdb
+
+    catalog = store.catalog_path
+    inode = catalog.stat().st_ino
+    clashing = duckdb.connect(str(catalog), config={"enable_external_access": False})
+    try:
+        code, _, err = run_cli("datasets", "list")
+        assert code != 0 and "nothing was changed" in err and len(err.strip().splitlines()) == 1
+    finally:
+        clashing.close()
+    assert catalog.stat().st_ino == inode and not list(catalog.parent.glob("*damaged*"))
+    code, out, _ = run_cli("datasets", "list", "--json")
+    assert code == 0 and len(json.loads(out)) == 3
+
+
+def test_a_rebuilt_catalog_keeps_every_runs_funnel_and_summary(store, run_cli):
+    code, _, err = run_cli("generate", "--recipe", "multihop", "--n", "4", "--llm", "fake", "--name", "made", "--quiet")
+    assert code == 0, err
+    _, before, _ = run_cli("runs", "list", "--json")
+    store.catalog_path.write_bytes(b"")  # lost: the catalog file cannot give the runs back
+    code, after, err = run_cli("runs", "list", "--json")
+    assert code == 0 and "1 runs restored from their folders" in err
+    assert json.loads(after) == json.loads(before) and json.loads(after)[0]["funnel"]

@@ -1,0 +1,42 @@
+"""The views every query reads: one per table over the part files of every whole published version
+(and one per eval table over the finished evals), written once here for both places they live: the
+catalog file's stored views (relative paths, for plain DuckDB on the data root) and the in-memory
+database a `synth sql` query runs in (absolute paths).
+
+A damaged version (see synth.store.health) is left out with a one-line warning. A schema-only shard
+per table is always included, so the views exist, with every column, before the first version is
+published and when old versions lack newer columns.
+"""
+
+from pathlib import Path
+
+from synth.schemas import DatasetVersion
+from synth.settings import Settings
+from synth.store.evals import EVAL_TABLES, eval_files, eval_schema_shard
+from synth.store.health import healthy
+from synth.store.shards import schema_shard
+from synth.store.tables import TABLES
+
+
+def view_files(settings: Settings, versions: list[DatasetVersion]) -> dict[str, list[Path]]:
+    """View name -> the files it reads: the schema shard, then the whole versions' parts in order."""
+    home = settings.home.absolute()
+    whole = healthy(home, versions)
+    files = {}
+    for table in TABLES:
+        files[table] = [schema_shard(settings, table)]
+        files[table] += [part for version in whole for part in sorted((home / version.path / table).glob("*.parquet"))]
+    for table in EVAL_TABLES:  # `synth eval` runs (synth.store.evals), in the same way
+        files[table] = [eval_schema_shard(settings, table), *eval_files(settings, table)]
+    return files
+
+
+def create_views(connection, files: dict[str, list[Path]], relative_to: Path | None = None, temporary=False) -> None:
+    """One view per entry of `files` on `connection`; paths relative to `relative_to` when given."""
+    for table, paths in files.items():
+        names = [str(path.relative_to(relative_to)) if relative_to else str(path) for path in paths]
+        file_list = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
+        connection.execute(
+            f"create or replace {'temporary ' if temporary else ''}view {table} as "
+            f"select * from read_parquet([{file_list}], union_by_name = true)"
+        )
