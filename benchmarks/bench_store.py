@@ -1,15 +1,24 @@
-"""Store throughput: publishing items (records -> Parquet shards -> catalog), exporting, querying.
+"""Store throughput: publishing items (records -> Parquet shards -> catalog), exporting, querying;
+and what the integrity check costs the commands that read parts.
 
     python benchmarks/bench_store.py [--rows 100000]
+    python benchmarks/bench_store.py --integrity [--rows 1000000] [--home DIR]
 
 Prints rows/s for publish and verl export, the ratio of publish to pyarrow building and writing the
 same rows already converted to dicts (the backend's raw speed: what remains is record conversion,
 validation and bookkeeping), SQL latency over the views, and peak memory.
+
+With --integrity: publishes one version of --rows items (kept and reused with --home), then times the
+part check a command runs before it reads (synth.store.health) as a fresh process meets it: every
+state known (stats and footers only), one part rewritten in place with its timestamps kept as
+`touch -r` does (that part hashed again), every part hashed (`datasets verify`, and what a copied
+data root costs once), and one whole `synth sql` count against the same count run by DuckDB itself.
 """
 
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -70,10 +79,88 @@ def make_items(rows: int, labels: tuple[str, ...] = ("unlabeled",), start: int =
         )
 
 
+def integrity(rows: int, home: Path) -> None:
+    """The integrity check's cost on a version of `rows` items under `home` (published once)."""
+    import subprocess
+
+    import duckdb
+
+    from synth.store import health
+    from synth.store.catalog import Catalog
+
+    settings = Settings(home=home)
+    with Catalog.open(settings, read_only=True) as catalog:
+        versions = catalog.versions("checked")
+    if not versions or versions[-1].row_counts.get("items") != rows:
+        if versions:
+            raise SystemExit(f"{home} holds a `checked` version of another size; give an empty --home")
+        started = time.perf_counter()
+        publish_version(settings, VersionSpec(name="checked", recipe="multihop"), {"items": make_items(rows)})
+        print(f"published {rows} items in {time.perf_counter() - started:.0f} s")
+        with Catalog.open(settings, read_only=True) as catalog:
+            versions = catalog.versions("checked")
+    version = versions[-1]
+    folder = settings.home.absolute() / version.path
+    parts = sorted(folder.rglob("*.parquet"))
+    size = sum(part.stat().st_size for part in parts)
+
+    def fresh_process() -> None:  # what a new command starts with: the verified states on disk, no footers
+        health._VERIFIED.clear()
+        health._footer_rows.cache_clear()
+
+    results: dict[str, float] = {}
+    health.problems(settings.home.absolute(), version)  # the states are known from here on
+    fresh_process()
+    with timed(results, "known"):
+        assert health.problems(settings.home.absolute(), version) == []
+    items_part = sorted((folder / "items").glob("*.parquet"))[0]
+    subprocess.run(["touch", "-r", str(items_part), str(items_part)], check=True)  # ctime moves, as on a write
+    fresh_process()
+    with timed(results, "touched"):
+        assert health.problems(settings.home.absolute(), version) == []
+    fresh_process()
+    with timed(results, "deep"):
+        assert health.problems(settings.home.absolute(), version, deep=True) == []
+    with timed(results, "sql"):
+        run_query(settings, "select count(*) from items where version = 1")
+    with timed(results, "raw"), duckdb.connect() as connection:
+        connection.sql(f"select count(*) from read_parquet('{folder}/items/*.parquet')").fetchall()
+    print(f"version                   {rows:,} items, {len(parts)} parts, {size / 2**20:,.0f} MiB of Parquet")
+    print(f"check, states known       {results['known'] * 1000:>10.1f} ms (a stat and a footer per part)")
+    print(
+        f"check, one part touched   {results['touched'] * 1000:>10.1f} ms (that part, "
+        f"{items_part.stat().st_size / 2**20:,.0f} MiB, hashed again)"
+    )
+    print(
+        f"check, every part hashed  {results['deep'] * 1000:>10.1f} ms ({size / 2**20 / results['deep']:,.0f} MiB/s; "
+        "`datasets verify`, or once on a copied data root)"
+    )
+    print(
+        f"synth sql count           {results['sql'] * 1000:>10.1f} ms, DuckDB alone {results['raw'] * 1000:.1f} ms "
+        f"({results['sql'] / results['raw']:.1f}x: catalog copy, checks, private database)"
+    )
+    print(
+        f"scrub per command         at most {health.SCRUB_BYTES >> 20} MiB of parts verified over "
+        f"{health.SCRUB_AFTER_S / 3600:.0f} h ago"
+    )
+    print(f"peak memory               {peak_rss_mib():>10.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=100_000)
-    rows = parser.parse_args().rows
+    parser.add_argument("--rows", type=int, default=None, help="100,000 (1,000,000 with --integrity)")
+    parser.add_argument("--integrity", action="store_true", help="Time the integrity check instead.")
+    parser.add_argument("--home", type=Path, default=None, help="Keep the --integrity data root here and reuse it.")
+    arguments = parser.parse_args()
+    if arguments.integrity:
+        rows = arguments.rows or 1_000_000
+        if arguments.home:
+            integrity(rows, arguments.home)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                integrity(rows, Path(folder))
+        return
+    rows = arguments.rows or 100_000
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(home=Path(folder) / "home")

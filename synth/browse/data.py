@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth.errors import SynthError
+from synth.errors import CatalogError, SynthError
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.snapshot import load_kg
 from synth.schemas import DatasetVersion, Document, Trajectory
@@ -182,8 +182,18 @@ class StoreView:
         return max(earlier, key=lambda other: other.version) if earlier else None
 
     def _query(self, version: DatasetVersion, table: str, sql: str, parameters: list[Any]) -> list[dict[str, Any]]:
-        """`sql` with `{parts}` standing for the version's parts of `table`."""
-        return query_files(self.settings, sql, parameters, parts=shard_glob(self.settings, version, table))
+        """`sql` with `{parts}` standing for the version's parts of `table`; a part that fails to read
+        is a CatalogError naming the version (the page says so; the rest of the store browses)."""
+        import duckdb
+
+        parts = shard_glob(self.settings, version, table)
+        try:
+            return query_files(self.settings, sql, parameters, parts=parts)
+        except duckdb.Error as error:  # the SQL is ours: a failure is a part that does not read
+            raise CatalogError(
+                f"{version.ref} cannot be read: {str(error).splitlines()[0]}; `synth datasets verify {version.ref}` "
+                "checks its parts"
+            ) from None
 
     def items(self, version: DatasetVersion, where: ItemFilter, number: int, size: int = PAGE_SIZE) -> Page:
         """Page `number` (from 1) of the version's items that match `where`, in stored order."""

@@ -12,6 +12,7 @@ from synth import __version__
 from synth.cli.browse import browse
 from synth.cli.curate import curate
 from synth.cli.datasets import datasets
+from synth.cli.entry import INTERRUPTED
 from synth.cli.evals import eval_command, evals
 from synth.cli.export import export
 from synth.cli.flows import flows
@@ -65,8 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except click.exceptions.Abort:  # click's form of Ctrl-C (after a newline, ending the ^C line)
+        click.echo(INTERRUPTED, err=True)
         sys.exit(130)
     except SynthError as error:
         click.echo(redact(f"error: {error}"), err=True)
@@ -78,7 +79,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {error.strerror or error}{where}; check the path, its permissions and free space", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
-        click.echo("interrupted; finished work is kept, rerun to resume", err=True)
+        click.echo(INTERRUPTED, err=True)
+        sys.exit(130)
+    except RuntimeError as error:  # DuckDB's own Ctrl-C handler ends a query with this
+        if str(error).strip() != "Query interrupted":
+            raise
+        click.echo(INTERRUPTED, err=True)
         sys.exit(130)
 
 

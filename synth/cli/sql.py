@@ -1,5 +1,8 @@
 """`synth sql`: read-only SQL over the catalog's tables and views."""
 
+import sys
+from dataclasses import replace
+
 import click
 
 from synth.cli.options import load_settings
@@ -42,8 +45,11 @@ def sql(query: str, output_format: str, as_json: bool, limit: int, timeout: floa
     """
     from synth.cli.render import print_csv, print_json, print_table
     from synth.store.query import run_query
+    from synth.store.sandbox import CLI_BOUNDS
 
-    result = run_query(load_settings(), query, limit=limit, timeout_s=timeout)
+    table = output_format == "table" and not as_json
+    bounds = replace(CLI_BOUNDS, progress_bar=table and sys.stdout.isatty())  # DuckDB's bar writes to stdout
+    result = run_query(load_settings(), query, limit=limit, timeout_s=timeout, bounds=bounds)
     if as_json or output_format == "json":
         print_json([dict(zip(result.columns, row)) for row in result.rows])
     elif output_format == "csv":

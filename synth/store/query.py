@@ -21,7 +21,7 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -222,7 +222,13 @@ def _run(
         timer = threading.Timer(timeout_s, connection.interrupt)
         timer.start()
         try:
-            columns, rows, total = _fetch(connection, sql, limit, bounds)
+            try:
+                columns, rows, total = _fetch(connection, sql, limit, bounds)
+            except ReadFailed as failed:  # a part that does not read may be damaged
+                damaged = _damaged_version(settings, versions, failed.error)
+                if damaged is not None:
+                    raise DamagedPart(damaged.ref) from None
+                raise failed.error from None
         except duckdb.PermissionException as error:
             raise CatalogError(
                 f"refused: {home.mask(_first_line(error)).removeprefix('Permission Error: ')}; synth sql reads the "
@@ -240,14 +246,24 @@ def _run(
                 f"disk): {home.mask(_first_line(error))}; narrow it (fewer columns, a where clause, a limit)"
             ) from None
         except duckdb.Error as error:
-            damaged = _damaged_version(settings, versions, str(error))
-            if damaged is not None:
-                raise DamagedPart(damaged.ref) from None
             raise CatalogError(f"SQL error: {home.mask(_first_line(error))}") from None
         finally:
             timer.cancel()
     masked = [tuple(home.mask_value(value) for value in row) for row in rows]
     return QueryResult([home.mask(column) for column in columns], masked, total)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    import duckdb
+
+    return (
+        duckdb.ParserException,
+        duckdb.BinderException,
+        duckdb.CatalogException,
+        duckdb.ConversionException,
+        duckdb.OutOfRangeException,
+        duckdb.NotImplementedException,
+    )
 
 
 def _fetch(connection, sql: str, limit: int, bounds: Bounds) -> tuple[list[str], list[tuple], int]:
@@ -259,10 +275,9 @@ def _fetch(connection, sql: str, limit: int, bounds: Bounds) -> tuple[list[str],
         return [], [], 0
     columns = list(relation.columns)
     convert = [_PYTHON_VALUE.get(kind.id) for kind in relation.types]
-    reader = relation.to_arrow_reader(BATCH_ROWS)
     rows: list[tuple] = []
     total = kept_bytes = 0
-    for batch in reader:
+    for batch in _batches(relation):
         total += batch.num_rows
         wanted = min(batch.num_rows, limit - len(rows))
         if wanted <= 0:
@@ -282,6 +297,46 @@ def _fetch(connection, sql: str, limit: int, bounds: Bounds) -> tuple[list[str],
     return columns, rows, total
 
 
+class ReadFailed(Exception):
+    """The query was prepared and failed while it ran: `error`, the DuckDB error."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+
+def _batches(relation) -> Iterator[Any]:
+    """The relation's result as Arrow batches. A failure while it runs is raised as ReadFailed of the
+    DuckDB error, also when DuckDB reports it through the Arrow stream (as an ArrowException or
+    OSError carrying its message)."""
+    import duckdb
+    import pyarrow as pa
+
+    try:
+        reader = relation.to_arrow_reader(BATCH_ROWS)  # runs the query up to its first batch
+    except (duckdb.InterruptException, duckdb.OutOfMemoryException, duckdb.PermissionException):
+        raise
+    except duckdb.Error as error:
+        raise ReadFailed(error) from None
+
+    kinds = {
+        "INTERRUPT Error": duckdb.InterruptException,
+        "Out of Memory Error": duckdb.OutOfMemoryException,
+        "Permission Error": duckdb.PermissionException,
+    }
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError) as error:  # the C stream reports an error as an OSError
+            message = str(error)
+            kind = next((kind for prefix, kind in kinds.items() if message.startswith(prefix)), None)
+            if kind is not None:
+                raise kind(message) from None
+            raise ReadFailed(duckdb.Error(message)) from None
+        yield batch
+
+
 _PYTHON_VALUE: dict[str, Callable[[Any], Any]] = {
     "hugeint": int,  # Arrow carries it as a decimal (sum() of integers is one)
     "uhugeint": int,
@@ -293,16 +348,20 @@ _PYTHON_VALUE: dict[str, Callable[[Any], Any]] = {
 """Top-level column types whose Arrow values differ from the values DuckDB's Python API gives."""
 
 
-def _damaged_version(settings: Settings, versions: list[DatasetVersion], message: str) -> DatasetVersion | None:
-    """The version whose part `message` names, if a full check (every part hashed) finds it damaged;
-    it is then quarantined (`synth datasets verify` lifts that once the files are restored)."""
+def _damaged_version(settings: Settings, versions: list[DatasetVersion], error: Exception) -> DatasetVersion | None:
+    """The version a failed read came from, if a full check (every part hashed) finds it damaged; it
+    is then quarantined (`synth datasets verify` lifts that once the files are restored). The
+    versions whose parts the error names are checked; a read error naming no file (a damaged page
+    says only "Negative size") has every version checked. None for an error of the query itself."""
+    if isinstance(error, _user_errors()):
+        return None
     home = settings.home.absolute()
-    for version in versions:
-        if f"{home / version.path}/" not in message and f"{version.path}/" not in message:
-            continue
+    message = str(error)
+    named = [version for version in versions if f"{version.path}/" in message]
+    for version in named or versions:
         found = problems(home, version, deep=True)
         if not found:
-            return None
+            continue
         quarantine(home, version, found)
         print(
             f"warning: {version.ref} is damaged: {found[0]}; it is left out of queries and exports "

@@ -47,12 +47,38 @@ def open_reader(
     connection = duckdb.connect()
     try:
         try:
-            reader = connection.sql(sql).to_arrow_reader(_BATCH_ROWS)
+            relation = connection.sql(sql)  # binds: a bad predicate fails here, before any part is read
         except duckdb.Error as error:
+            if not where:
+                raise
             raise ConfigError(f"bad --where for {table}: {str(error).splitlines()[0]}") from None
-        yield reader
+        try:
+            reader = relation.to_arrow_reader(_BATCH_ROWS)
+        except duckdb.Error as error:
+            raise _unreadable(version, error) from None
+        yield pa.RecordBatchReader.from_batches(reader.schema, _checked(reader, version))
     finally:
         connection.close()
+
+
+def _checked(reader: pa.RecordBatchReader, version: DatasetVersion) -> Iterator[pa.RecordBatch]:
+    """The reader's batches; a part that fails to read (DuckDB reports it through the Arrow stream)
+    is one line naming the version, never a traceback or a --where the user did not give."""
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError) as error:
+            raise _unreadable(version, error) from None
+        yield batch
+
+
+def _unreadable(version: DatasetVersion, error: Exception) -> CatalogError:
+    return CatalogError(
+        f"{version.ref} cannot be read: {str(error).splitlines()[0]}; `synth datasets verify {version.ref}` checks "
+        "its parts against what publishing recorded"
+    )
 
 
 @overload
@@ -97,4 +123,7 @@ def read_columns(settings: Settings, version: DatasetVersion, table: str, column
     path = str(shard_glob(settings, version, table)).replace("'", "''")
     selected = ", ".join(f'"{column}"' for column in columns)
     with duckdb.connect() as connection:
-        return connection.sql(f"select {selected} from read_parquet('{path}')").fetchall()
+        try:
+            return connection.sql(f"select {selected} from read_parquet('{path}')").fetchall()
+        except duckdb.Error as error:  # the SQL is ours: a failure is a part that does not read
+            raise _unreadable(version, error) from None

@@ -36,6 +36,8 @@ class Bounds:
     text_chars: int = 100_000
     result_bytes: int = 256 << 20
     """Arrow bytes of the rows returned (the rows beyond the row limit are counted, not kept)."""
+    progress_bar: bool = False
+    """DuckDB's own progress bar on a long query, printed to stdout: for a terminal only."""
 
 
 CLI_BOUNDS = Bounds()
@@ -57,6 +59,7 @@ def sandbox(connection, readable: Path, bounds: Bounds, spill_folder: Path) -> N
         "set autoload_known_extensions = false",
         "set allow_community_extensions = false",
         f"set memory_limit = '{bounds.memory}'",
+        f"set enable_progress_bar = {str(bounds.progress_bar).lower()}",
         "set lock_configuration = true",
     ):
         connection.execute(statement)
