@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
+from synth import bounded_yaml
 from synth.errors import ConfigError, DeprecatedKey
 
 
@@ -48,7 +49,7 @@ def parse_param(text: str) -> tuple[list[str], Any]:
             f"malformed --param {text!r}: expected key=value, e.g. --param hops=3 or --param walk.max_degree=200"
         )
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = bounded_yaml.load(raw, lambda line: f"--param {key!r}") if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     return key.split("."), value

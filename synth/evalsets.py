@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import ConfigError, InputFileError, NotFoundError
-from synth.textfiles import MAX_LINE_BYTES, read_json_document, require_file, text_lines
+from synth.row_files import read_rows
+from synth.textfiles import MAX_LINE_BYTES, require_file, text_lines
 
 QUESTION_KEYS = ("question", "query", "problem", "prompt", "input")
 ANSWER_KEYS = ("golden_answers", "answers", "answer", "target", "output")
@@ -43,12 +44,13 @@ def load_benchmark(path: Path) -> list[BenchmarkItem]:
         )
     require_file(path, "benchmark file")
     items = []
-    for number, row in enumerate(_rows(path), start=1):
-        if not isinstance(row, dict):
-            continue
+    for number, row in _rows(path):
         question = next((row[key] for key in QUESTION_KEYS if isinstance(row.get(key), str) and row[key].strip()), None)
         if question is None:
-            continue
+            raise InputFileError(
+                f"benchmark file {path} row {number} has no question (a text field named one of "
+                f"{', '.join(QUESTION_KEYS)}); fix or remove the row"
+            )
         identifier = next((str(row[key]) for key in ID_KEYS if row.get(key) not in (None, "")), str(number))
         answer = next((row[key] for key in ANSWER_KEYS if row.get(key) not in (None, "")), None)
         aliases = [alias for key in ALIAS_KEYS for alias in _answers(row.get(key))]
@@ -75,31 +77,15 @@ def _answers(value: Any) -> tuple[str, ...]:
     return (str(value),) if value is not None else ()
 
 
-def _rows(path: Path) -> Iterator[Any]:
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(path)
-        except (pa.ArrowException, OSError) as error:
-            raise InputFileError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0]})") from None
-        yield from table.to_pylist()
-    elif suffix in (".csv", ".tsv"):
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(row number, row): CSV/TSV by line, the rest as `datasets import` reads them (a broken line or
+    a row that is not an object is an error naming it, never skipped)."""
+    suffix = Path(path.name.lower().removesuffix(".gz")).suffix  # text_lines unzips
+    if suffix in (".csv", ".tsv"):
         csv.field_size_limit(MAX_LINE_BYTES)
         with text_lines(path) as handle:
-            yield from csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
-    elif suffix == ".json":
-        data = read_json_document(path)
-        if isinstance(data, dict):  # {"data": [...]} or {"split": [...]}
-            data = next((value for value in data.values() if isinstance(value, list)), [data])
-        yield from data
+            rows = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+            for row in rows:
+                yield rows.line_num, row
     else:
-        with text_lines(path) as handle:
-            for line in handle:
-                if line.strip():
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError:
-                        continue
+        yield from read_rows(path, "benchmark file")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
+from synth.bounded_yaml import refuse_expansion
 from synth.config import FrozenConfig, nest_dotted
 from synth.errors import ConfigError, NotFoundError
 from synth.limits import RunLimits
@@ -152,7 +153,7 @@ def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[FlowsFile, yaml.Node 
     text = decode_utf8(path, path.read_bytes())
     try:
         root = yaml.compose(text)
-        _refuse_recursion(path, root)
+        refuse_expansion(root, lambda line: f"{path}: line {line}")
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -165,49 +166,6 @@ def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[FlowsFile, yaml.Node 
         message = "unknown key; remove it or fix its spelling" if first["type"] == "extra_forbidden" else first["msg"]
         raise _fail(path, root, tuple(first["loc"]), message) from None
     return flows, root
-
-
-MAX_YAML_VALUES = 100_000
-"""Values a flows file may expand to through its aliases: a 420-byte alias bomb expands to 10^9."""
-MAX_YAML_DEPTH = 64
-
-
-def _refuse_recursion(path: Path, root: yaml.Node | None) -> None:
-    """Refuse, by line, an alias to a value that contains it (infinitely deep), and a file whose
-    aliases expand it beyond MAX_YAML_VALUES values or MAX_YAML_DEPTH levels. Each node is sized
-    once, so the check costs the size of the file, not of its expansion."""
-    on_path: set[int] = set()
-    sizes: dict[int, int] = {}
-
-    def size(node: yaml.Node) -> int:
-        if id(node) in sizes:
-            return sizes[id(node)]
-        line = node.start_mark.line + 1
-        if id(node) in on_path:
-            raise ConfigError(
-                f"{path}: line {line}: an alias refers to a value that contains it (a recursive alias); write the "
-                "value out instead"
-            )
-        if len(on_path) >= MAX_YAML_DEPTH:
-            raise ConfigError(f"{path}: line {line}: values nested deeper than {MAX_YAML_DEPTH} levels; flatten them")
-        total = 1
-        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
-            on_path.add(id(node))
-            children = (
-                [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
-            )
-            total += sum(size(child) for child in children)
-            on_path.discard(id(node))
-        if total > MAX_YAML_VALUES:
-            raise ConfigError(
-                f"{path}: line {line}: its aliases expand it to more than {MAX_YAML_VALUES:,} values (an alias bomb?); "
-                "write the values out"
-            )
-        sizes[id(node)] = total
-        return total
-
-    if root is not None:
-        size(root)
 
 
 def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synth.errors import NotFoundError
+from synth.errors import ConfigError, NotFoundError
 from synth.schemas import EvalAttempt, EvalRun
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
@@ -55,12 +55,21 @@ def save_eval(settings: Settings, run: EvalRun, attempts: list[EvalAttempt]) -> 
 
 
 def load_run(settings: Settings, eval_id: str) -> EvalRun:
-    """The run whose id is `eval_id` or starts with it (the newest such)."""
-    matches = [folder for folder in finished(settings) if folder.name.startswith(eval_id)]
+    """The run whose id is `eval_id`, or the one run whose id starts with it (NotFoundError for an empty
+    or unknown id, ConfigError for a prefix of several: never a guess)."""
+    eval_id = eval_id.strip()
+    if not eval_id:
+        raise NotFoundError("no eval id given; `synth evals list` shows them")
+    folders = finished(settings)
+    matches = [folder for folder in folders if folder.name == eval_id] or [
+        folder for folder in folders if folder.name.startswith(eval_id)
+    ]
     if not matches:
         raise NotFoundError(f"no eval {eval_id!r}; `synth evals list` shows them")
-    runs = [_read_run(folder) for folder in matches]
-    return max(runs, key=lambda run: run.created_at)
+    if len(matches) > 1:
+        shown = ", ".join(folder.name for folder in matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise ConfigError(f"{eval_id!r} starts {len(matches)} eval ids ({shown}); give more of the id")
+    return _read_run(matches[0])
 
 
 def list_runs(settings: Settings) -> list[EvalRun]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from synth.errors import CatalogError
 from synth.redact import map_strings
@@ -34,6 +34,7 @@ from synth.settings import Settings
 from synth.store.health import problems, quarantine
 from synth.store.sandbox import CLI_BOUNDS, Bounds, query_database
 
+T = TypeVar("T")
 EXPLAIN_ANALYZE = re.compile(r"\banaly[sz]e\b", re.IGNORECASE)
 """In an EXPLAIN statement, anywhere (comments could hide it from a prefix match): it would run the statement."""
 READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
@@ -223,7 +224,7 @@ def _run(
         timer.start()
         try:
             try:
-                columns, rows, total = _fetch(connection, sql, limit, bounds)
+                columns, rows, total = _in_worker(connection, lambda: _fetch(connection, sql, limit, bounds))
             except ReadFailed as failed:  # a part that does not read may be damaged
                 damaged = _damaged_version(settings, versions, failed.error)
                 if damaged is not None:
@@ -237,9 +238,6 @@ def _run(
         except duckdb.InterruptException:
             why = f"ran past --timeout {timeout_s:g} s" if not timer.is_alive() else "was interrupted"
             raise CatalogError(f"the query {why} and was stopped; narrow it (a where clause, a limit)") from None
-        except KeyboardInterrupt:
-            connection.interrupt()
-            raise CatalogError("the query was interrupted (Ctrl-C); nothing was changed") from None
         except duckdb.OutOfMemoryException as error:
             raise CatalogError(
                 f"the query needs more than synth sql allows ({bounds.memory} of memory, {bounds.spill} spilled to "
@@ -251,6 +249,34 @@ def _run(
             timer.cancel()
     masked = [tuple(home.mask_value(value) for value in row) for row in rows]
     return QueryResult([home.mask(column) for column in columns], masked, total)
+
+
+def _in_worker(connection, work: Callable[[], T]) -> T:
+    """`work()` run on a worker thread while this thread waits: Ctrl-C then always reaches Python in
+    the main thread (DuckDB swaps in its own SIGINT handler around a query run there, and a signal
+    landing in that swap was lost), interrupts the query and is raised here as KeyboardInterrupt."""
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # handed to the waiting thread, raised there
+            outcome["error"] = error
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="synth-query", daemon=True).start()
+    try:
+        while not done.wait(0.1):  # an Event, not Thread.join: Python 3.11 marks a thread stopped when
+            pass  # Ctrl-C lands in join, and the connection would be closed under the running query
+    except KeyboardInterrupt:
+        connection.interrupt()
+        done.wait(30)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _user_errors() -> tuple[type[Exception], ...]:

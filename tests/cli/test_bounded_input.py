@@ -33,6 +33,24 @@ def test_a_shared_alias_within_bounds_is_still_read(run_cli, tmp_path):
     assert "expand it to more than" not in err and "l0 (line 1): unknown key" in err
 
 
+def inline_alias_bomb(levels: int = 9, width: int = 10) -> str:
+    """The bomb as one flow-style YAML value, as a `--param` gives it."""
+    parts = ["&l0 [" + ", ".join(["x"] * width) + "]"]
+    parts += [f"&l{level} [" + ", ".join([f"*l{level - 1}"] * width) + "]" for level in range(1, levels)]
+    return "[" + ", ".join(parts) + "]"
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [(inline_alias_bomb(), "aliases expand it to more than 100,000 values"), ("&a [*a]", "recursive alias")],
+)
+def test_a_param_that_is_an_alias_bomb_is_refused_in_one_line(run_cli, value, says):
+    """Before, only a flows file was checked: the same bomb given on the command line ran at 100% CPU to 2.4 GB."""
+    code, _, err = run_cli("generate", "--recipe", "multihop", "--n", "2", "--llm", "fake", "--param", f"hops={value}")
+    assert code == 2 and err.startswith("error: --param 'hops': ") and says in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_shard_size_of_zero_is_refused(run_cli):
     code, _, err = run_cli("generate", "--recipe", "multihop", "--shard-size", "0", "--n", "2")
     assert code == 2 and "--shard-size" in err and "x>=1" in err

@@ -88,6 +88,24 @@ def test_k_attempts_give_pass_at_k_and_a_benchmark_file_is_evaluated(settings, v
     assert scored.attempts[0].item_id == "bench.jsonl:0" and scored.attempts[0].difficulty is None
 
 
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        ('{"id": 9, "question": "Which film is from Town 9?", "answer": "Film', "row 3: not valid JSON"),
+        ('["not", "an", "object"]', "row 3: not a JSON object"),
+        ('{"id": 9, "answer": "Film 9"}', "row 3 has no question"),
+    ],
+)
+def test_a_benchmark_row_that_cannot_be_read_is_refused_not_skipped(settings, tmp_path, run_cli, damage, says):
+    """Before, `synth eval` skipped a broken line and scored the rest (rc 0); `datasets import` refused it."""
+    rows = [json.dumps({"id": i, "question": f"Which film is from Town {i}?", "answer": f"Film {i}"}) for i in range(2)]
+    benchmark = tmp_path / "bench.jsonl"
+    benchmark.write_text("\n".join([*rows, damage, rows[0]]) + "\n")
+    code, _, err = run_cli("eval", "fake", "--benchmark", str(benchmark), "--limit", "2")
+    assert code != 0 and says in err and str(benchmark) in err and len(err.strip().splitlines()) == 1
+    assert list_runs(settings) == []
+
+
 def test_failing_calls_and_an_exhausted_budget_store_nothing(settings, version):
     with pytest.raises(ModelFailureError, match="stage eval"):
         run(settings, ScriptedBackend(default=LLMFailure(reason="http_503")))
@@ -116,6 +134,10 @@ def test_attempts_and_runs_are_sql_tables_and_the_cli_lists_shows_and_compares(s
     assert code == 0 and one.id in out and two.id in out
     code, out, _ = run_cli("evals", "show", one.id[:10])
     assert code == 0 and "pass@1 0.500" in out and "labels:" in out
+    code, _, err = run_cli("evals", "show", "")  # before: the newest eval
+    assert code != 0 and "no eval id given" in err
+    code, _, err = run_cli("evals", "show", "eval-")  # a prefix of both: never a guess
+    assert code != 0 and "starts 2 eval ids" in err and len(err.strip().splitlines()) == 1
     code, out, _ = run_cli("evals", "compare", one.id, two.id, "--json")
     rows = {row["figure"]: row for row in json.loads(out)}
     assert code == 0 and rows["items"] == {"figure": "items", **dict.fromkeys([*rows["items"]][1:], 12)}

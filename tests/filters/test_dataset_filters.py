@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from synth.errors import ConfigError, NotFoundError
+from synth.errors import ConfigError, InputFileError, NotFoundError
 from synth.evalsets import load_benchmark
 from synth.filters.base import FilterChain
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter
@@ -134,8 +134,11 @@ def test_benchmark_files_give_clear_errors(tmp_path):
     with pytest.raises(NotFoundError, match="does not exist"):
         load_benchmark(tmp_path / "missing.jsonl")
     (tmp_path / "odd.jsonl").write_text('{"text": "no question here"}\n')
-    with pytest.raises(ConfigError, match="no rows with a question field"):
+    with pytest.raises(InputFileError, match="row 1 has no question"):
         load_benchmark(tmp_path / "odd.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(ConfigError, match="no rows with a question field"):
+        load_benchmark(tmp_path / "empty.jsonl")
     squad = tmp_path / "squad.jsonl"
     squad.write_text(json.dumps({"question": "Q?", "answers": {"text": ["A", "B"]}}) + "\n")
     assert load_benchmark(squad)[0].answers == ("A", "B") and load_benchmark(squad)[0].id == "1"

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.errors import ConfigError, InputFileError
+from synth.row_files import read_rows
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 from synth.store.imports import chatml, dpo, searchr1, sft
 from synth.store.imports.build import Built, build
 from synth.store.imports.fields import ImportFields
-from synth.store.imports.rows import read_rows
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 
 FORMATS: dict[str, str] = {

@@ -1,5 +1,6 @@
-"""Rows of an import file, numbered for error messages: JSON Lines (row = line number), JSON (a
-list, or an object holding one; row = position) or Parquet (row = position)."""
+"""Rows of a file a user gives (`datasets import`, an eval's `--benchmark`), numbered for error
+messages: JSON Lines, plain or gzipped (row = line number), JSON (a list, or an object holding one;
+row = position) or Parquet (row = position)."""
 
 import json
 from collections.abc import Iterator
@@ -12,12 +13,14 @@ from synth.textfiles import read_json_document, require_file, text_lines
 SUFFIXES = (".jsonl", ".json", ".parquet")
 
 
-def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    require_file(path, "import file")
-    suffix = path.suffix.lower()
+def read_rows(path: Path, what: str = "import file") -> Iterator[tuple[int, dict[str, Any]]]:
+    """(row number, row) of every row; a row that is not a JSON object, or a line that is not JSON,
+    is an InputFileError naming it (nothing is skipped silently). `what` names the file in errors."""
+    require_file(path, what)
+    suffix = ".jsonl" if path.name.lower().endswith(".jsonl.gz") else path.suffix.lower()  # text_lines unzips
     if suffix not in SUFFIXES:
         raise ConfigError(
-            f"cannot import {path}: synth reads {', '.join(SUFFIXES)} files; convert it or fix the suffix"
+            f"cannot read {what} {path}: synth reads {', '.join(SUFFIXES)} files; convert it or fix the suffix"
         )
     numbered = _parquet(path) if suffix == ".parquet" else _jsonl(path) if suffix == ".jsonl" else _json(path)
     for number, row in numbered:
