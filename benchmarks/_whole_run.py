@@ -60,7 +60,7 @@ def _one_run(template: Path, folder: Path, url: str, items: int, staged: bool, l
                         "model": "bench",
                         "endpoints": [url],
                         "max_concurrency": arguments.max_concurrency or 2 * arguments.capacity,
-                        "timeout_s": 600,
+                        "timeout_s": getattr(arguments, "timeout", None) or 600,
                     }
                 },
                 "flows": {},
@@ -118,6 +118,7 @@ def _one_run(template: Path, folder: Path, url: str, items: int, staged: bool, l
         "requests": requests,
         "stages": version["summary"]["stage_seconds"],
         "published": version["row_counts"],
+        "retries": version["summary"].get("llm", {}).get("llm_retries", {}),
     }
 
 

@@ -63,17 +63,27 @@ def planned_searches(rollout_seed: int, salt: int) -> int:
 
 
 class CapacityServer(FaultServer):
-    """At most `capacity` requests in service at once; scripted tool calls, then the final call."""
+    """At most `capacity` requests in service at once; scripted tool calls, then the final call.
+    With `hang_first=N`, each distinct request's first N tries get no reply for `hang_s` seconds
+    (a hung engine replica, a dropped connection behind a proxy); they hold no slot."""
 
-    def __init__(self, capacity: int, base_s: float, per_token_s: float, salt: int, log: Path):
+    def __init__(
+        self, capacity: int, base_s: float, per_token_s: float, salt: int, log: Path, hang_first=0, hang_s=60.0
+    ):
         super().__init__()
         self.capacity, self.base_s, self.per_token_s, self.salt = capacity, base_s, per_token_s, salt
+        self.hang_first, self.hang_s = hang_first, hang_s
         self.log = open(log, "a", buffering=1)  # one line per served request: rollout, turn, seconds in a slot
         self._slots: asyncio.Semaphore | None = None
 
     async def _respond(self, writer, headers, body) -> bool:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.capacity)
+        key = hashlib.sha256(body).hexdigest()
+        self.distinct[key] += 1
+        if self.distinct[key] <= self.hang_first:
+            await asyncio.sleep(self.hang_s)
+            return False
         request = json.loads(body)
         rollout, turn = divmod(request.get("seed") or 0, 1000)
         content = self._reply(request, rollout, turn)
@@ -253,11 +263,13 @@ def workloads(
     }
 
 
-def serve(port_file: Path, log: Path, capacity: int, base_s: float, per_token_s: float, salt: int) -> None:
+def serve(
+    port_file: Path, log: Path, capacity: int, base_s: float, per_token_s: float, salt: int, hang_first=0, hang_s=60.0
+) -> None:
     """The server's own process (so its CPU does not slow the agent's event loop, nor the reverse)."""
 
     async def run() -> None:
-        server = CapacityServer(capacity, base_s, per_token_s, salt, log)
+        server = CapacityServer(capacity, base_s, per_token_s, salt, log, hang_first, hang_s)
         await server.start()
         port_file.write_text(str(server.port))
         await asyncio.Event().wait()
@@ -299,6 +311,10 @@ def start_server(folder: Path, arguments) -> tuple[str, Path, "Callable[[], None
             str(arguments.per_token_ms),
             "--seed",
             str(arguments.seed),
+            "--hang-first",
+            str(getattr(arguments, "hang_first", 0)),
+            "--hang-s",
+            str(getattr(arguments, "hang_s", 60.0)),
         ]
     )
     deadline = time.monotonic() + 30
@@ -333,6 +349,8 @@ def main() -> None:
     parser.add_argument("--distill-n", type=int, default=2, help="--run: teacher rollouts per item")
     parser.add_argument("--timeline", help="--run: copy each run's server log (one line per request) here")
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
+    parser.add_argument("--hang-first", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--hang-s", type=float, default=60.0, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     for name, default, run_default in (("capacity", 16, 16), ("base_ms", 20.0, 150.0), ("per_token_ms", 0.5, 1.0)):
         if getattr(arguments, name) is None:
@@ -340,7 +358,14 @@ def main() -> None:
     base_s, per_token_s = arguments.base_ms / 1000, arguments.per_token_ms / 1000
     if arguments.serve:
         serve(
-            Path(arguments.serve[0]), Path(arguments.serve[1]), arguments.capacity, base_s, per_token_s, arguments.seed
+            Path(arguments.serve[0]),
+            Path(arguments.serve[1]),
+            arguments.capacity,
+            base_s,
+            per_token_s,
+            arguments.seed,
+            arguments.hang_first,
+            arguments.hang_s,
         )
         return
     if arguments.simulate:

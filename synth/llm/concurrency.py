@@ -44,15 +44,20 @@ class AdaptiveLimiter:
     async def __aexit__(self, *exc_info) -> None:
         self._release()
 
-    async def acquire(self) -> None:
+    async def acquire(self, first: bool = False) -> None:
+        """A slot, in order of arrival; `first` goes ahead of every waiter (a hedge: it finishes a
+        request already under way, which new requests should not hold up)."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # a later asyncio.run starts afresh; the learned limit carries over
             self._loop, self.in_flight, self._waiters = loop, 0, deque()
-        if not self._waiters and self.in_flight < int(self.limit):
+        if (first or not self._waiters) and self.in_flight < int(self.limit):
             self.in_flight += 1
             return
         waiter = loop.create_future()
-        self._waiters.append(waiter)
+        if first:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
         try:
             await waiter  # the slot was taken for us by _wake
         except asyncio.CancelledError:

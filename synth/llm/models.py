@@ -36,6 +36,12 @@ class ModelSpec(FrozenConfig):
         default=120.0, gt=0, description="Per-request timeout (openai): how long one answer may take."
     )
     max_attempts: int = Field(default=6, ge=1, description="Tries per request before it counts as failed (openai).")
+    hedge: bool = Field(
+        default=True,
+        description="Send a twin of an attempt that is overdue by a learned multiple of the usual answer time "
+        "(openai): a hung attempt then costs about one usual answer, not a timeout. Twins are counted as retries "
+        "of reason `hedge`; a cancelled twin's tokens are not in the cost estimate.",
+    )
     max_retry_after_s: float = Field(
         default=60.0,
         ge=0,
@@ -128,6 +134,7 @@ def _new_backend(spec: ModelSpec, settings: Settings, log) -> LLMBackend:
             max_concurrency=spec.max_concurrency,
             max_attempts=spec.max_attempts,
             max_retry_after_s=spec.max_retry_after_s,
+            hedge=spec.hedge,
         )
     require_vllm()
 

@@ -16,6 +16,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -23,6 +24,7 @@ from pydantic import SecretStr
 
 from synth.llm.base import LLMBackend
 from synth.llm.concurrency import AdaptiveLimiter, CircuitBreaker, EndpointPool, backoff_delay
+from synth.llm.hedging import MAX_HEDGES, HedgePolicy
 from synth.llm.reasoning import ReasoningPolicy
 from synth.llm.responses import read_message, reasoning_tokens
 from synth.llm.types import ChatRequest, ChatResponse, LLMFailure, is_model_failure
@@ -39,8 +41,12 @@ TRANSIENT_STATUSES = {408, 409, 425, 500, 502, 504, 520, 522, 524}
 RAW_LIMIT = 2000
 """Characters of a failed body kept in the failure record."""
 JSON_HEADERS = {"Content-Type": "application/json"}
+HEDGE_HEADERS = {**JSON_HEADERS, "X-Synth-Hedge": "1"}
+"""A twin of an overdue attempt says so, for the server's logs and accounting (synth.llm.hedging)."""
 CONTEXT_SIGNS = ("maximum context length", "context length", "too long", "max_model_len")
 """How servers word a 400 for a prompt longer than the model's context (vLLM, OpenAI, SGLang)."""
+HEDGE_RECHECK_S = 0.5
+"""While no answer has set the usual time, how often a waiting request looks again (synth.llm.hedging)."""
 SLOW_AFTER_S = 30.0
 """A request waiting this long (or any retry) makes the backend report what it is waiting on."""
 
@@ -105,6 +111,21 @@ class _Slot:
             self.backend.limiter.release()
 
 
+@dataclass
+class _Tries:
+    """Attempts of one request that went on the wire (hedges included)."""
+
+    sent: int = 0
+    hedges: int = 0
+    """Twins sent early (synth.llm.hedging), counted as retries of reason `hedge` in the run summary."""
+    slots: list = field(default_factory=list)
+    """The attempts' holds on the limiter: an attempt that is hedged gives its slot to its twin."""
+    sent_at: float | None = None
+    """When the newest attempt went on the wire (None while it waits for a slot: nothing to hedge yet)."""
+    on_wire: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the newest attempt goes on the wire."""
+
+
 class _CircuitOpen(Exception):
     """The circuit breaker kept an attempt from being sent: retry after `wait_s`, or give up (None)."""
 
@@ -131,10 +152,13 @@ class OpenAICompatibleBackend(LLMBackend):
         log=None,
         slow_after_s: float = SLOW_AFTER_S,
         reasoning: ReasoningPolicy = ReasoningPolicy(),
+        hedge: bool = True,
     ):
         """`reasoning`: whether the model reasons and how its requests make room for that (auto: a
-        probe decides, see `LLMClient.reasons`)."""
+        probe decides, see `LLMClient.reasons`); `hedge`: send a twin of an attempt that is overdue
+        (synth.llm.hedging)."""
         self.reasoning = reasoning
+        self.hedging = HedgePolicy(enabled=hedge)
         self.model = model
         self.pool = EndpointPool(list(endpoints))
         self.limiter = AdaptiveLimiter(max_concurrency)
@@ -192,41 +216,104 @@ class OpenAICompatibleBackend(LLMBackend):
         body = json.dumps(payload).encode()  # once, however many attempts
         fault: _Fault | None = None
         retries: dict[str, int] = {}
-        sent = 0
+        tries = _Tries()
         token = id(payload)
         self._started[token] = time.monotonic()
         try:
             while True:
-                try:
-                    response, latency = await self._attempt(body)
-                except _CircuitOpen as circuit:
-                    if circuit.wait_s is None:
-                        return self._unsent(sent, retries)
-                    await asyncio.sleep(circuit.wait_s)  # not an attempt: the request waits for a probe to get through
+                outcome = await self._race(body, tries)
+                if tries.hedges:
+                    retries["hedge"] = retries.get("hedge", 0) + tries.hedges
+                    self.retries["hedge"] = self.retries.get("hedge", 0) + tries.hedges
+                    tries.hedges = 0
+                if isinstance(outcome, _CircuitOpen):
+                    if outcome.wait_s is None:
+                        return self._unsent(tries.sent, retries)
+                    await asyncio.sleep(outcome.wait_s)  # not an attempt: the request waits for a probe to get through
                     continue
-                except _Fault as error:
-                    fault = error
-                    sent += 1
-                else:
+                if not isinstance(outcome, _Fault):
+                    response, latency = outcome
                     # one copy per answer: at 1,024 requests in flight every microsecond of the client shows
-                    return response.model_copy(update={"attempts": sent + 1, "retries": retries, "latency_s": latency})
-                if not fault.retry or sent >= self.max_attempts:
+                    return response.model_copy(
+                        update={"attempts": tries.sent, "retries": retries, "latency_s": latency}
+                    )
+                fault = outcome
+                if not fault.retry or tries.sent >= self.max_attempts:
                     break
                 retries[fault.reason] = retries.get(fault.reason, 0) + 1
                 self.retries[fault.reason] = self.retries.get(fault.reason, 0) + 1
-                log.info("retrying %s after %s (attempt %d of %d)", self.model, fault.reason, sent, self.max_attempts)
-                await asyncio.sleep(self._delay(sent, fault))
+                log.info(
+                    "retrying %s after %s (attempt %d of %d)", self.model, fault.reason, tries.sent, self.max_attempts
+                )
+                await asyncio.sleep(self._delay(tries.sent, fault))
         finally:
             self._started.pop(token, None)
         assert fault is not None
         return LLMFailure(
             reason=fault.reason,
             detail=fault.detail[:500],
-            attempts=sent,
+            attempts=tries.sent,
             retries=retries,
             raw=fault.raw,
             endpoint=fault.endpoint,
         )
+
+    async def _race(self, body: bytes, tries: "_Tries") -> "tuple[ChatResponse, float] | _Fault | _CircuitOpen":
+        """One attempt, hedged (synth.llm.hedging): while every attempt out is unanswered past the
+        policy's delay, an identical one is sent beside them (at most MAX_HEDGES); the first answer
+        wins and the others are cancelled. A fault ends the race only once no attempt is still out:
+        the last one's fault, or the open circuit that kept the first from being sent."""
+        loop = asyncio.get_running_loop()
+        tries.sent_at, tries.on_wire = None, asyncio.Event()
+        attempts: list[asyncio.Task] = [loop.create_task(self._attempt(body, tries, JSON_HEADERS))]
+        pending = set(attempts)
+        last: _Fault | _CircuitOpen | None = None
+        try:
+            while pending:
+                may_hedge = self.hedging.enabled and len(attempts) <= MAX_HEDGES and tries.sent < self.max_attempts
+                delay = self.hedging.after_s(self._timeout.total) if may_hedge else None
+                sent_at = tries.sent_at
+                if not may_hedge:
+                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                elif sent_at is None:  # the newest attempt waits for a slot: not overdue, it is queued
+                    done = await _until_sent(pending, tries.on_wire)
+                    pending -= done
+                    if not done:
+                        continue
+                else:  # overdue at sent_at + delay; with no usual time yet, looked at again every HEDGE_RECHECK_S
+                    timeout = HEDGE_RECHECK_S if delay is None else max(0.0, sent_at + delay - loop.time())
+                    done, pending = await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                    if not done and delay is None:
+                        continue
+                if not done:  # every attempt out is overdue: a straggler now, it sends a twin in its place
+                    for slot in tries.slots:
+                        slot.leave()
+                    self.hedging.sent += 1
+                    tries.hedges += 1
+                    tries.sent_at = None
+                    tries.on_wire.clear()
+                    attempts.append(loop.create_task(self._attempt(body, tries, HEDGE_HEADERS, twin=True)))
+                    pending.add(attempts[-1])
+                    continue
+                for task in done:
+                    error = task.exception()
+                    if error is None:
+                        self.hedging.outcome(attempts.index(task), len(attempts) - 1)
+                        return task.result()
+                    if not isinstance(error, (_Fault, _CircuitOpen)):
+                        raise error
+                    if isinstance(error, _Fault) or last is None:
+                        last = error
+            assert last is not None
+            return last
+        finally:
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+            for slot in tries.slots:
+                slot.release()
+            tries.slots.clear()
 
     def _delay(self, attempt: int, fault: "_Fault") -> float:
         """Backoff before the next attempt; a server's Retry-After is obeyed up to `max_retry_after_s`.
@@ -297,12 +384,21 @@ class OpenAICompatibleBackend(LLMBackend):
             )
             reported_retries = retried
 
-    async def _attempt(self, body: bytes) -> tuple[ChatResponse, float]:
-        """One try: the answer and its latency."""
-        await self.limiter.acquire()
+    async def _attempt(
+        self, body: bytes, tries: "_Tries", headers: dict[str, str], twin: bool = False
+    ) -> tuple[ChatResponse, float]:
+        """One try: the answer and its latency. Cancelled (a twin answered first), it says nothing
+        about the server. An answered try keeps its slot until the race hands the answer on (`_race`
+        releases it), so the next request goes out only after the caller has stored this answer.
+        A `twin` (a hedge) goes ahead of queued requests for a slot, and is not asked of the circuit
+        breaker again: with the circuit open only the probe is out, and a hung probe is hedged too."""
+        answered = False
+        await self.limiter.acquire(first=twin)
         slot = _Slot(self)
+        tries.slots.append(slot)
         try:
-            wait_s = self.breaker.admit()  # asked once a slot is free: the circuit may have opened while we queued
+            # asked once a slot is free: the circuit may have opened while we queued
+            wait_s = 0.0 if twin else self.breaker.admit()
             if wait_s != 0.0:
                 raise _CircuitOpen(wait_s)
             self.breaker.sending()
@@ -312,11 +408,16 @@ class OpenAICompatibleBackend(LLMBackend):
             endpoint.in_flight += 1
             started = time.monotonic()
             self.sent += 1
+            tries.sent += 1
+            tries.sent_at = asyncio.get_running_loop().time()
+            tries.on_wire.set()
             overdue = asyncio.get_running_loop().call_later(self._straggler_after_s(), slot.leave)
             try:
-                response = await self._post(endpoint.url, body)
+                response = await self._post(endpoint.url, body, headers)
             except _Fault as fault:
                 fault.endpoint = endpoint.url
+                if fault.reason == "timeout":
+                    self.hedging.hung()
                 if fault.counts_against_server:
                     self.breaker.failed(fault.reason, fault.detail)
                 else:
@@ -326,17 +427,23 @@ class OpenAICompatibleBackend(LLMBackend):
                 if fault.replica_down:
                     self.pool.failed(endpoint)
                 raise
+            except asyncio.CancelledError:
+                self.breaker.released()
+                raise
             finally:
                 overdue.cancel()
                 endpoint.in_flight -= 1
             latency = time.monotonic() - started
             self._latency_s = latency if self._latency_s is None else 0.8 * self._latency_s + 0.2 * latency
+            self.hedging.answered(latency)
             self.pool.succeeded(endpoint)
             self.breaker.succeeded()
             self.limiter.on_success()
+            answered = True
             return response, latency
         finally:
-            slot.release()
+            if not answered:
+                slot.release()
 
     def _straggler_after_s(self) -> float:
         """How long an attempt holds its concurrency slot before it counts as a straggler and gives
@@ -345,9 +452,9 @@ class OpenAICompatibleBackend(LLMBackend):
         typical = self._latency_s if self._latency_s is not None else (self._timeout.total or 60.0) / 4
         return max(STRAGGLER_MIN_S, 3.0 * typical)
 
-    async def _post(self, base_url: str, body: bytes) -> ChatResponse:
+    async def _post(self, base_url: str, body: bytes, headers: dict[str, str] = JSON_HEADERS) -> ChatResponse:
         try:
-            async with self._session().post(f"{base_url}/chat/completions", data=body, headers=JSON_HEADERS) as reply:
+            async with self._session().post(f"{base_url}/chat/completions", data=body, headers=headers) as reply:
                 status, retry_after = reply.status, reply.headers.get("Retry-After")
                 text = (await reply.read()).decode("utf-8", errors="replace")
         except TimeoutError:  # a hang is not a 429: the others keep their slots, this one is retried
@@ -438,6 +545,16 @@ class OpenAICompatibleBackend(LLMBackend):
         session = self._sessions.pop(asyncio.get_running_loop(), None)
         if session is not None:
             await session.close()
+
+
+async def _until_sent(pending: set[asyncio.Task], on_wire: asyncio.Event) -> set[asyncio.Task]:
+    """Wait until an attempt of `pending` ends (returned) or `on_wire` is set (nothing returned)."""
+    sent = asyncio.ensure_future(on_wire.wait())
+    try:
+        done, _ = await asyncio.wait({*pending, sent}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        sent.cancel()
+    return done - {sent}
 
 
 def log_warning(message: str) -> None:

@@ -52,6 +52,8 @@ class FaultServer:
         self.fail_first = fail_first
         self.retry_after = retry_after
         self.distinct: Counter[str] = Counter()
+        self.hedges: Counter[str] = Counter()
+        """Of `distinct`, the tries that came as a hedge (the client's twin of an overdue attempt)."""
         self.latency_s = latency_s
         self.hang_s = hang_s
         self.capacity = capacity
@@ -64,6 +66,11 @@ class FaultServer:
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
+
+    def sent_since(self, start: int = 0) -> int:
+        """Requests received from the `start`-th on, hedges (the client's marked twins of overdue
+        attempts, a deliberate second try) left out: how many calls a client made."""
+        return sum(1 for headers in self.headers[start:] if not headers.get("x-synth-hedge"))
 
     @property
     def url(self) -> str:
@@ -128,6 +135,8 @@ class FaultServer:
             if fault is None and self.capacity is not None and self.in_flight > self.capacity:
                 fault = "429"
             self.distinct[body.decode()] += 1
+            if headers.get("x-synth-hedge"):
+                self.hedges[body.decode()] += 1
             if fault is None and self.always is not None:
                 if self.fail_first is None or self.distinct[body.decode()] <= self.fail_first:
                     fault = self.always

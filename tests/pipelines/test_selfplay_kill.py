@@ -68,4 +68,4 @@ def test_a_run_killed_mid_round_resumes_and_sends_no_answered_call_again(tmp_pat
     assert list(runs.iterdir()) == [run] and (run / "round-00000" / "stage.json").stat().st_mtime_ns == saved_round
     answered_after = len(ResponseCache(cache_path))
     assert answered_after == 3 * ROUND + 1  # and the one reasoning probe of a model declared `reasoning: auto`
-    assert len(server.requests) - calls_before == answered_after - answered_before  # only unanswered calls were sent
+    assert server.sent_since(calls_before) == answered_after - answered_before  # only unanswered calls were sent
