@@ -1,5 +1,8 @@
 """Errors a user can act on. The CLI prints their message as one line and exits non-zero."""
 
+INTERRUPTED = "interrupted; finished work is kept, rerun to resume"
+"""What Ctrl-C prints, wherever it lands (exit code 130)."""
+
 
 class SynthError(Exception):
     """Base of every error whose message names the problem and the fix; never shown with a traceback."""

@@ -4,7 +4,7 @@ moment (while the CLI's libraries load, in a query, while threads finish) is one
 import os
 import sys
 
-INTERRUPTED = "interrupted; finished work is kept, rerun to resume"
+from synth.errors import INTERRUPTED
 
 
 def main() -> None:

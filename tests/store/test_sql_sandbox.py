@@ -45,3 +45,28 @@ def test_views_and_the_datasets_parquet_stay_readable(published, run_cli, settin
     assert code == 0 and '"n": 2' in out
     code, out, _ = run_cli("sql", "explain select * from items")
     assert code == 0
+
+
+def test_a_query_spills_only_into_a_bounded_private_folder_outside_the_data_root(published, settings):
+    """Before, a long sort spilled ~1.5 GB into $SYNTH_HOME/synth.duckdb.tmp, beside the published data."""
+    from pathlib import Path
+
+    from synth.store.query import run_query
+
+    [(folder, cap, memory)] = run_query(
+        settings,
+        "select current_setting('temp_directory'), current_setting('max_temp_directory_size'), "
+        "current_setting('memory_limit')",
+    ).rows
+    assert not Path(folder).is_relative_to(settings.home.absolute()) and "synth-query-spill-" in folder
+    assert not Path(folder).exists()  # removed once the query ended
+    assert cap.startswith("3.7 GiB") and memory.startswith("1.8 GiB")  # 4 GB and 2 GB, as DuckDB prints them
+
+
+def test_queries_too_long_to_parse_cheaply_are_refused_before_parsing(published, run_cli):
+    code, _, err = run_cli("sql", "select 1 as one" + " " * 100_000)
+    assert code != 0 and "characters, over the 100,000" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli("sql", " union all ".join(["select 1"] * 1_500))
+    assert code != 0 and "1,499 unions, over the 1,000" in err
+    code, out, _ = run_cli("sql", " union all ".join(["select 1"] * 900), "--json")
+    assert code == 0 and len(out) > 0  # within the bound: answered
