@@ -3,6 +3,7 @@
 One module per concept; import them from here: `from synth.schemas import Item, Trajectory`.
 """
 
+from synth.schemas.audit import AuditRating, AuditRun
 from synth.schemas.base import JsonDict, Record
 from synth.schemas.dataset import DatasetVersion, FunnelStage, RunRecord, RunStatus, VersionStatus
 from synth.schemas.evaluation import EvalAttempt, EvalRun
@@ -20,6 +21,8 @@ from synth.schemas.verdict import FilterVerdict
 from synth.schemas.world import Document, Entity, Relation, Triple
 
 __all__ = [
+    "AuditRating",
+    "AuditRun",
     "ChatMessage",
     "Condition",
     "Constraint",

@@ -1,7 +1,10 @@
 """Rows of a file a user gives (`datasets import`, an eval's `--benchmark`), numbered for error
 messages: JSON Lines, plain or gzipped (row = line number), JSON (a list, or an object holding one;
-row = position) or Parquet (row = position)."""
+row = position), CSV with a header line (row = line number; every cell a string) or Parquet (row =
+position)."""
 
+import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +13,7 @@ from typing import Any
 from synth.errors import ConfigError, InputFileError
 from synth.textfiles import read_json_document, require_file, text_lines
 
-SUFFIXES = (".jsonl", ".json", ".parquet")
+SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 
 
 def read_rows(path: Path, what: str = "import file") -> Iterator[tuple[int, dict[str, Any]]]:
@@ -22,7 +25,8 @@ def read_rows(path: Path, what: str = "import file") -> Iterator[tuple[int, dict
         raise ConfigError(
             f"cannot read {what} {path}: synth reads {', '.join(SUFFIXES)} files; convert it or fix the suffix"
         )
-    numbered = _parquet(path) if suffix == ".parquet" else _jsonl(path) if suffix == ".jsonl" else _json(path)
+    readers = {".parquet": _parquet, ".jsonl": _jsonl, ".csv": _csv, ".json": _json}
+    numbered = readers[suffix](path)
     for number, row in numbered:
         if not isinstance(row, dict):
             raise InputFileError(f"{path} row {number}: not a JSON object but {type(row).__name__}")
@@ -40,6 +44,19 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 raise InputFileError(
                     f"{path} row {number}: not valid JSON ({error.msg} at character {error.pos})"
                 ) from None
+
+
+def _csv(path: Path) -> Iterator[tuple[int, Any]]:
+    with text_lines(path) as handle:
+        text = "".join(handle)
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))  # a spreadsheet's byte-order mark
+    try:
+        for row in reader:
+            if None in row:
+                raise InputFileError(f"{path} row {reader.line_num}: more cells than the header has columns")
+            yield reader.line_num, row
+    except csv.Error as error:
+        raise InputFileError(f"{path} row {reader.line_num}: not valid CSV ({error})") from None
 
 
 def _json(path: Path) -> Iterator[tuple[int, Any]]:

@@ -141,3 +141,9 @@ def test_the_contributing_file_map_is_current():
 def test_the_readme_stays_an_entry_point():
     """The README says what synth is, sets it up and tours it; the manual is under docs/."""
     assert len((ROOT / "README.md").read_text().splitlines()) <= 350
+
+
+def test_the_audit_page_shows_the_rubric_the_sheets_and_the_judge_use():
+    from synth.audit.rubric import RUBRIC
+
+    assert RUBRIC in (ROOT / "docs" / "audit.md").read_text(), "docs/audit.md must show synth.audit.rubric.RUBRIC"

@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from synth.audit.summary import shown
 from synth.browse.construction import draw
 from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
 from synth.browse.diff import diff_versions
@@ -33,6 +34,7 @@ from synth.evaluation.comparison import comparison
 from synth.schemas import DatasetVersion, EvalRun, Item
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
+from synth.store.audits import item_ratings, version_audits
 from synth.store.evals import list_runs, load_run
 from synth.store.query import run_query
 from synth.store.sandbox import WEB_BOUNDS
@@ -111,6 +113,8 @@ def make_app(
             mix=store.labels_by_hops(found),
             labels=LABELS,
             previous=store.previous(found),
+            audits=version_audits(settings, found.name, found.version),
+            shown=shown,
         )
 
     def items(request: Request) -> Response:
@@ -142,6 +146,7 @@ def make_app(
             verdicts=store.verdicts(found, item_id),
             trajectories=store.trajectories_of(found, item_id),
             graph=store.graph(found),
+            ratings=item_ratings(settings, found.name, found.version, item_id),
         )
 
     def trajectory(request: Request) -> Response:

@@ -56,6 +56,17 @@ def list_versions(include_all: bool, as_json: bool) -> None:
     print_table(columns, rows, title=f"catalog: {settings.catalog_path}")
 
 
+@datasets.command("card")
+@click.argument("ref", metavar="NAME[@VERSION]")
+def card(ref: str) -> None:
+    """Print the version's dataset card (Markdown): lineage, difficulty, and what readers found.
+
+    The Hugging Face export writes the same card as its README.md."""
+    from synth.store.card import dataset_card
+
+    click.echo(dataset_card(load_settings(), ref), nl=False)
+
+
 @datasets.command("show")
 @click.argument("ref", metavar="NAME[@VERSION]")
 @click.option("--examples", default=3, show_default=True, help="How many example items to print.")
@@ -119,6 +130,9 @@ def show(ref: str, examples: int, as_json: bool) -> None:
         [(row["question"], row["answer"], row["hops"], row["difficulty"]) for row in described["examples"]],
         title="examples",
     )
+    from synth.cli.audit import print_audits
+
+    print_audits(described["audits"], f"audits of {version['name']}@{version['version']}")
 
 
 @datasets.command("reindex")

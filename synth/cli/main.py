@@ -9,6 +9,7 @@ import sys
 import click
 
 from synth import __version__
+from synth.cli.audit import audit
 from synth.cli.browse import browse
 from synth.cli.curate import curate
 from synth.cli.datasets import datasets
@@ -38,6 +39,7 @@ cli.add_command(curate)
 cli.add_command(datasets)
 cli.add_command(sql)
 cli.add_command(browse)
+cli.add_command(audit)
 cli.add_command(export)
 cli.add_command(eval_command)
 cli.add_command(evals)

@@ -1,10 +1,11 @@
-"""What `synth datasets show` prints: lineage, funnel, difficulty histogram, example rows, and the
-items a curation removed (their verdicts carry the question)."""
+"""What `synth datasets show` prints: lineage, funnel, difficulty histogram, example rows, the
+items a curation removed (their verdicts carry the question), and the version's audits."""
 
 import json
 from typing import Any
 
 from synth.settings import Settings
+from synth.store.audits import version_audits
 from synth.store.catalog import Catalog
 from synth.store.reader import shard_glob
 
@@ -50,4 +51,5 @@ def describe_version(settings: Settings, ref: str, examples: int = 3) -> dict[st
         "hops": hops,
         "examples": example_rows,
         "removed": removed,
+        "audits": [run.model_dump(mode="json") for run in version_audits(settings, version.name, version.version)],
     }

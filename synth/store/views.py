@@ -1,5 +1,5 @@
 """The views every query reads: one per table over the part files of every whole published version
-(and one per eval table over the finished evals), written once here for both places they live: the
+(and one per eval and audit table over the finished evals and audits), written once here for both places they live: the
 catalog file's stored views (relative paths, for plain DuckDB on the data root) and the in-memory
 database a `synth sql` query runs in (absolute paths).
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
+from synth.store.audits import AUDIT_TABLES, audit_files, audit_schema_shard
 from synth.store.evals import EVAL_TABLES, eval_files, eval_schema_shard
 from synth.store.health import healthy
 from synth.store.shards import schema_shard
@@ -28,6 +29,8 @@ def view_files(settings: Settings, versions: list[DatasetVersion]) -> dict[str, 
         files[table] += [part for version in whole for part in sorted((home / version.path / table).glob("*.parquet"))]
     for table in EVAL_TABLES:  # `synth eval` runs (synth.store.evals), in the same way
         files[table] = [eval_schema_shard(settings, table), *eval_files(settings, table)]
+    for table in AUDIT_TABLES:  # `synth audit` verdicts (synth.store.audits)
+        files[table] = [audit_schema_shard(settings, table), *audit_files(settings, table)]
     return files
 
 

@@ -7,7 +7,9 @@ run is reproducible and the test knows the expected pass rate. As a search agent
 per hop and then answers (one attempt per rollout: the agent seeds turns as rollout seed x 1000 +
 turn); closed-book it is right with `p_closed`, from gold evidence with `p_gold`; as an answer
 judge it says whether the candidate names an accepted answer; as a self-play proposer it searches
-as often as asked and proposes a question it then knows the answer to.
+as often as asked and proposes a question it then knows the answer to; as an audit reader it names,
+blind, the answer it knows and the other answers it was told of (`others`), then, revealed, says
+the stored answer is right when it is the one it knows and the only one when it knows no other.
 
 Every reply is first written as one raw text, as a model writes it (`<think>` reasoning of
 `reasoning_words` words, then the reply), then cut by the request's stop strings and `max_tokens`
@@ -67,6 +69,8 @@ class CompetentServer(FaultServer):
         self.reasoning_words = reasoning_words
         self.known: dict[str, tuple[str, int]] = {}
         """Question -> (answer, hops): what the model knows."""
+        self.others: dict[str, list[str]] = {}
+        """Question -> other real-world answers it knows (an audit reader names them)."""
         self.replies = Counter()
         """Replies by kind: 'reasoning' counts those that showed reasoning."""
 
@@ -122,6 +126,8 @@ class CompetentServer(FaultServer):
             return thinking, {"say": "<answer>42</answer>"}
         if "same" in properties:
             return thinking, {"say": json.dumps({"same": _same_answer(messages[-1]["content"])})}
+        if "answers" in properties or "rating" in properties:
+            return thinking, {"say": json.dumps(self._audit(messages[-1]["content"], "rating" in properties))}
         if "equivalent" in properties:
             return thinking, {"say": json.dumps({"equivalent": True, "problem": ""})}
         if set(properties) == {"question"}:  # the verbalizer: the question, as it was
@@ -156,6 +162,19 @@ class CompetentServer(FaultServer):
         if _offers(request, "answer"):
             return thinking, {"call": "answer", "arguments": {"answer": final}}
         return thinking, {"say": f"<answer>{final}</answer>"}
+
+    def _audit(self, prompt: str, revealed: bool) -> dict:
+        """An audit reader's reply: blind, the answers it knows; revealed, its verdict on the stored one."""
+        question = " ".join(re.search(r"^Question: (.+)$", prompt, re.MULTILINE).group(1).split())  # type: ignore[union-attr]
+        known = self.known.get(question)
+        others = self.others.get(question, [])
+        if not revealed:
+            return {"answers": ([known[0]] if known else []) + others}
+        stored = re.search(r"^Stored answer: (.+?)(?: \(also called .*\))?$", prompt, re.MULTILINE)
+        right = known is not None and stored is not None and stored.group(1).strip() == known[0]
+        rating = "good" if right and not others else "bad"
+        note = f"also {'; '.join(others)}" if others else "" if right else "the stored answer is not the one I know"
+        return {"right": right, "only": not others, "rating": rating, "other_answers": others, "note": note}
 
     def _question(self, messages: list[dict]) -> tuple[int, str | None]:
         """(index of the user message, question) of the last user message asking a known question."""

@@ -214,9 +214,9 @@ def test_unreadable_files_are_named(settings, tmp_path):
         import_file(settings, tmp_path / "bad.jsonl", "sft", "x")
     with pytest.raises(NotFoundError, match="does not exist"):
         import_file(settings, tmp_path / "missing.jsonl", "sft", "x")
-    shutil.copy(FIXTURES / "sft.jsonl", tmp_path / "rows.csv")
-    with pytest.raises(Exception, match="synth reads .jsonl, .json, .parquet"):
-        import_file(settings, tmp_path / "rows.csv", "sft", "x")
+    shutil.copy(FIXTURES / "sft.jsonl", tmp_path / "rows.txt")
+    with pytest.raises(Exception, match="synth reads .jsonl, .json, .csv, .parquet"):
+        import_file(settings, tmp_path / "rows.txt", "sft", "x")
 
 
 def test_chatml_from_elsewhere_becomes_openai_messages(settings, tmp_path):

@@ -1,7 +1,8 @@
 """A Hugging Face `datasets` folder (`save_to_disk`), for `datasets.load_from_disk(path)`.
 
 Holds the items with their stored columns (free-form fields as JSON strings): the chosen held-out
-split under its name, or with `--split all` each split under its own (train, validation, test).
+split under its name, or with `--split all` each split under its own (train, validation, test), and
+the version's dataset card as README.md (synth.store.card: lineage, difficulty, audits).
 """
 
 import shutil
@@ -10,6 +11,7 @@ import pyarrow as pa
 
 from synth.errors import OutputError
 from synth.splits import SPLITS, split_of
+from synth.store.card import dataset_card
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output
 from synth.store.reader import open_reader
@@ -36,6 +38,7 @@ def export(request: ExportRequest) -> ExportResult:
     shutil.rmtree(temporary, ignore_errors=True)
     try:
         dataset.save_to_disk(str(temporary))
+        (temporary / "README.md").write_text(dataset_card(request.settings, request.version.ref))
         if request.out.is_dir():
             shutil.rmtree(request.out)
         elif request.out.exists():
