@@ -1,7 +1,8 @@
 """Format and length: the question is one well-formed question of sensible length; the answer is short.
 
-A question ends with "?", or is a request that ends with "." ("Name the film that ...", as trivia
-and benchmark questions often are).
+A question ends with "?", or its last sentence is a request that ends with "." ("Name the film that
+...", as trivia and benchmark questions often are, or "A film was directed by X. ... Name this
+city." after sentences that build the description up).
 """
 
 import re
@@ -13,7 +14,8 @@ from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
 from synth.schemas import Item
 
-_REQUEST = re.compile(r"^(?:Name|Identify|Give|State|List) ")
+_REQUEST = re.compile(r"(?:^|[.!]\s+)(?:Name|Identify|Give|State|List) .*\.$")
+"""A request ending the text, opening it or a sentence ("J. R. R. Tolkien" may stand inside it)."""
 
 
 class FormatConfig(CheckConfig):
@@ -40,7 +42,7 @@ class FormatFilter(Filter):
         if words > self.config.max_question_words:
             return False, "question_too_long", {"words": words}
         question = item.question.rstrip()
-        if not (question.endswith("?") or (question.endswith(".") and _REQUEST.match(question))):
+        if not (question.endswith("?") or _REQUEST.search(question)):
             return False, "not_a_question"
         if item.question.count("?") > 1:
             return False, "several_questions"

@@ -16,6 +16,10 @@ tested on the text that motivated it:
 - stacked_clauses: three or more relative clauses in one sentence ("that ... that ... that"), the
   shape of the old template questions ("a film that is about a sport that is played by a team that
   ..."); questions told as sentences are linted sentence by sentence.
+- doubled_punctuation: two full stops where a name's own meets the sentence's ("D.C.."), a mark after
+  a comma or a question mark, or a space before a mark.
+- noun_said_twice: a type noun said before a name that ends in it: "in the language Hebrew Language",
+  "the county Orange County" (linted on the text with its names, since the name is the repetition).
 """
 
 import re
@@ -32,6 +36,12 @@ _IRREGULAR_PARTICIPLES = frozenset(
     "written spoken given taken shown drawn sung begun known chosen driven eaten fallen forgotten hidden "
     "ridden risen seen stolen sworn thrown worn broken frozen".split()
 )
+_IRREGULAR_PAST = frozenset(
+    "wrote made won led took gave sang spoke drew began became grew knew saw ran told held built sold met left found "
+    "fought taught brought bought thought stood understood heard kept lost paid said sent spent struck swam "
+    "shot cut set put hit read".split()
+)
+"""Past tenses that end in no -ed: a verb between two articles ("a person wrote the story") is English."""
 _REPEATED_NOUN = re.compile(
     r"\b([a-z]{3,})(?: (?:that|who|which))?(?: (?:is|was|are|were))?(?: also)? (?:a|an|the)(?: [a-z]+)? \1\b",
     re.IGNORECASE,
@@ -46,7 +56,12 @@ PATTERNS = (
     "bare_participle",
     "repeated_noun",
     "stacked_clauses",
+    "doubled_punctuation",
+    "noun_said_twice",
 )
+_DOUBLED_PUNCTUATION = re.compile(r"(?<!\.)\.\.(?!\.)|[,;:][.,;:!?]|[!?][.,;:!?]|\s[.,;:!?]")
+"""A name's full stop before a "?" ("Washington, D.C.?") or a "," is English; two full stops are not."""
+_NOUN_BEFORE_NAME = re.compile(r"\b(?:[Tt]he|[Aa]n?) ([a-z]{3,}) ((?:[A-Z][\w'.-]*)(?: [A-Z][\w'.-]*){0,3})")
 
 
 def mask_names(text: str, names: Iterable[str]) -> str:
@@ -61,7 +76,10 @@ def lint(question: str, names: Iterable[str] = ()) -> list[str]:
     text = mask_names(question, names)
     words = re.findall(r"[A-Za-z'-]+", text.lower())
     found = []
-    if _article_before_article(words):
+    if any(  # sentence by sentence: "the genre X. A person ..." is two sentences, not "the genre a person"
+        _article_before_article(re.findall(r"[A-Za-z'-]+", sentence.lower()))
+        for sentence in re.split(r"[.?!](?:\s|$)", text)
+    ):
         found.append("article_before_article")
     if re.search(r"\b(?:the|a|an) (?:in|of|on|at|by|for|to|from|with)\b", text, re.IGNORECASE):
         found.append("article_before_preposition")
@@ -78,10 +96,17 @@ def lint(question: str, names: Iterable[str] = ()) -> list[str]:
         for previous, word, following in zip(words, words[1:], words[2:])
     ):
         found.append("bare_participle")
-    if _REPEATED_NOUN.search(text):
+    if any(not match.group(1).endswith("ed") for match in _REPEATED_NOUN.finditer(text)):  # a noun, not "produced"
         found.append("repeated_noun")
     if stacked_clauses(text):
         found.append("stacked_clauses")
+    if _DOUBLED_PUNCTUATION.search(question):
+        found.append("doubled_punctuation")
+    if any(
+        match.group(1) in [word.lower().strip(".,;:?!") for word in match.group(2).split()[1:]]
+        for match in _NOUN_BEFORE_NAME.finditer(question)
+    ):
+        found.append("noun_said_twice")
     return found
 
 
@@ -104,10 +129,13 @@ def _article_before_article(words: list[str]) -> bool:
                 break
             between = words[index + 1 : index + gap + 1]
             if any(
-                w in FUNCTION_WORDS or (_VERB_HINTS.search(w) and w not in ("series", "species")) for w in between[:-1]
+                w in FUNCTION_WORDS
+                or w in _IRREGULAR_PAST
+                or (_VERB_HINTS.search(w) and w not in ("series", "species"))
+                for w in between[:-1]
             ):
                 break
-            if between[-1] in FUNCTION_WORDS or between[-1].endswith(("ing", "ed")):
+            if between[-1] in FUNCTION_WORDS or between[-1] in _IRREGULAR_PAST or between[-1].endswith(("ing", "ed")):
                 break
             if words[index + gap + 1] in ARTICLES:
                 return True

@@ -34,13 +34,18 @@ class MultihopGenerator(Generator):
         evidence: KGCorpus | None = None,
         style: Style = "plain",
         world: WorldConfig = WorldConfig(),
+        max_words: int | None = None,
+        min_words: int = 1,
     ):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
         `kg` is a view without some relations, so ids match what `synth search` serves.
         `style`: plain (named anchor, compact chain) or obfuscated (the anchor and every
         intermediate described by facts of their own; WebShaper- and BrowseComp-like).
-        `world`: how answers must stay unique in a world larger than the graph."""
+        `world`: how answers must stay unique in a world larger than the graph.
+        `max_words`, `min_words`: the longest and shortest question the format check takes; a
+        phrasing outside is rejected here, by name, never left for the check to drop."""
         self.kg = kg
+        self.max_words, self.min_words = max_words, min_words
         self.seed = seed
         self.style = style
         if style == "obfuscated":
@@ -114,6 +119,11 @@ class MultihopGenerator(Generator):
             return nonsense
         hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
         question = self.verbalizer.question(construction.constraints, hidden)
+        words = len(question.split())
+        if self.max_words is not None and words > self.max_words:
+            return Rejection("phrasing", "too_long_to_read", f"{words} words; the format check takes {self.max_words}")
+        if words < self.min_words:
+            return Rejection("phrasing", "too_short_to_read", f"{words} words; the format check takes {self.min_words}")
         evidence = {hop: self.corpus.evidence_id(hop.head, hop.relation, hop.tail) for hop in construction.edges}
         path = [hop.model_copy(update={"evidence_doc_id": evidence[hop]}) for hop in walk.hops]
         cues = [

@@ -25,6 +25,7 @@ music for this film. ... Which city is it?"
 """
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,8 +109,11 @@ class TemplateVerbalizer:
             return f"that {obj} {relation.forward}", False
         passive = grammar.reduced_relative(phrase) is not None
         if obj_named:
-            if self._says_hidden(phrase):  # "produced Heat", not "produced the film Heat" when the answer is Film
-                phrase = grammar.without_object_noun(phrase)
+            stripped = grammar.without_object_noun(phrase)
+            # "produced Heat", not "produced the film Heat" when the answer is Film; "is in Russian
+            # Language", not "is in the language Russian Language"
+            if self._says_hidden(phrase) or (stripped != phrase and _ends_with(obj, phrase[len(stripped) + 5 :])):
+                phrase = stripped
             return f"{phrase} {obj}", passive
         stripped = grammar.without_object_noun(phrase)
         if stripped == phrase:
@@ -121,10 +125,11 @@ class TemplateVerbalizer:
             # the relation's noun says what the entity is here: "belongs to a genre that ..." for
             # "something that ...", "has had a capital located in Africa", not "has had a country
             # located in Africa" (a set noun from a sample)
-            return (
-                f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{obj[len(obj_head) :]}",
-                passive,
-            )
+            rest = obj[len(obj_head) :]
+            naming = re.match(r" (?:that|who) is ((?:the|a|an) .*)", rest)
+            if naming and noun.split()[-1] in naming.group(1).split()[1:4]:  # "contains the country of citizenship
+                return f"{stripped} {naming.group(1)}", passive  # of X", not "a country that is the country of ..."
+            return f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{rest}", passive
         if (
             not obj_role or noun.split()[-1] in obj.split()[:4]
         ):  # "is located in a place that ...", "belongs to a genre of Saw"
@@ -267,8 +272,8 @@ class TemplateVerbalizer:
             if len(constraints[0].steps) < SENTENCES_FROM:
                 composed = self._compose(predicates, noun, rng)
                 if not stacked_clauses(composed):
-                    return composed
-            return self._sentences(constraints, frontiers[0], predicates[1:], noun, rng)
+                    return _tidy(composed)
+            return _tidy(self._sentences(constraints, frontiers[0], predicates[1:], noun, rng))
         finally:
             self._avoid = ()
 
@@ -358,6 +363,16 @@ class TemplateVerbalizer:
             if len(subject.split()) <= IN_WHICH_MAX_WORDS:
                 options.append(f"In which {noun} {auxiliary} {subject} {participle}?")
         return rng.choice(options)
+
+
+def _tidy(text: str) -> str:
+    """One full stop where a name's own meets the sentence's ("Freddie Prinze, Jr.." -> "Jr.")."""
+    return re.sub(r"(?<=[A-Za-z]\.)\.(?=\s|$)", "", text)
+
+
+def _ends_with(name: str, noun: str) -> bool:
+    """Whether `name` ends with the word(s) `noun` ("Russian Language" and "language")."""
+    return name.lower().split()[-len(noun.split()) :] == noun.lower().split() if noun and name else False
 
 
 def _capital(text: str) -> str:

@@ -218,6 +218,8 @@ class MultihopRecipe(Recipe[Config]):
                 evidence=KGCorpus(self.full),
                 style=config.style,
                 world=config.multiplicity,
+                max_words=getattr(find_check(config.checks, "format"), "max_question_words", None),
+                min_words=getattr(find_check(config.checks, "format"), "min_question_words", 1),
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
@@ -404,7 +406,7 @@ def _quotas(n: int, hops: list[int]) -> dict[int, int]:
 
 def _funnel(attempts: int, rejected: dict[str, Counter], chain: FilterChain) -> list[FunnelStage]:
     stages, remaining = [], attempts
-    for stage in ("walk", "uniqueness", "types"):
+    for stage in ("walk", "uniqueness", "types", "phrasing"):
         dropped = rejected.get(stage, Counter())
         kept = remaining - sum(dropped.values())
         stages.append(FunnelStage(stage=stage, input=remaining, kept=kept, dropped=dict(sorted(dropped.items()))))

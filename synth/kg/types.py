@@ -14,14 +14,18 @@ themselves: the objects of an agentive relation (`directed_by`, `written_by`) ar
 subjects of one are works, and a relation's role noun names its objects (`has_genre`: a genre,
 `starred_actors`: an actor, so a person). Where names are ids, one node may stand for two things
 ("Broken Arrow" the film and the genre): such a node has two kinds of votes and is `conflicted`,
-and questions keep away from it.
+and questions keep away from it. Two things of one kind under one name (two films called "Broken
+Arrow", 1950 and 1996) show differently: the node holds two values of a relation that nearly every
+other entity holds once (two release years); it is `conflicted` too.
 """
 
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
-from synth.kg.graph import FORWARD, KnowledgeGraph
+import numpy as np
+
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 
 PERSON = "person"
 PERSON_KINDS = frozenset(
@@ -66,6 +70,10 @@ BROADER = {
 """A set of countries and cities is described as places (plain English, not one graph's schema)."""
 SET_AGREEMENT = 0.75
 """Share of a set's entities that must have its noun (the rest: uncertain nouns, never another noun)."""
+FUNCTIONAL_SHARE = 0.97
+"""A relation (in one direction) is functional when at least this share of its holders has one value."""
+FUNCTIONAL_HOLDERS = 20
+"""... and at least this many entities hold it (fewer say nothing)."""
 DESCRIPTION_VOTE = 1.5
 _LEAD_WORDS = 14
 
@@ -125,13 +133,41 @@ class EntityTypes:
         return best
 
     def _conflicted(self, entity_id: str) -> bool:
-        """Whether a node named by its id is voted two different kinds of thing (a film and a genre):
-        two things that share a name, merged into one node by the graph's ids."""
+        """Whether a node named by its id stands for two things that share a name, merged into one
+        node by the graph's ids: voted two kinds of thing (a film and a genre), or holding two values
+        of a functional relation (two release years: two films of one title)."""
         entity = self.kg.entities.get(entity_id)
         if entity is not None and (entity.name != entity_id or entity.description):
             return False
         kinds = {PERSON if noun in PERSON_KINDS else BROADER.get(noun, noun) for noun in self.votes(entity_id)}
-        return len(kinds) > 1
+        return len(kinds) > 1 or self.doubled(entity_id)
+
+    def doubled(self, entity_id: str) -> bool:
+        """Whether the entity holds two or more values of a relation nearly every holder has once."""
+        node = self.kg.node_index.get(entity_id)
+        if node is None:
+            return False
+        for direction in (FORWARD, INVERSE):
+            index = self.kg.index(direction)
+            relations, first = index.runs(node)
+            for offset, relation in enumerate(relations):
+                run = first + offset
+                if (relation, direction) in self._functional and index.run_start[run + 1] - index.run_start[run] > 1:
+                    return True
+        return False
+
+    @cached_property
+    def _functional(self) -> set[tuple[int, str]]:
+        """(relation number, direction) of the functional relations (FUNCTIONAL_SHARE)."""
+        found = set()
+        for direction in (FORWARD, INVERSE):
+            index = self.kg.index(direction)
+            values = np.diff(index.run_start)
+            for relation in np.unique(index.run_rel).tolist():
+                counts = values[index.run_rel == relation]
+                if len(counts) >= FUNCTIONAL_HOLDERS and (counts == 1).mean() >= FUNCTIONAL_SHARE:
+                    found.add((relation, direction))
+        return found
 
     def common_noun(self, entity_ids: list[str]) -> str | None:
         """The noun `entity_ids` share, or None (a description of a set stays safe): one noun (or

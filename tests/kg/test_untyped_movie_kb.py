@@ -1,7 +1,8 @@
 """A movie KB as MetaQA ships one: pipe-separated `film|relation|value` lines, names as ids, no entity
-table, no relation table, no types, and a name that is both a film and a genre. Questions about it
-must still know a person from a film ("Who ..."), rarely fall back to "something", never go through
-the node that is two things, and stay unique in a larger world."""
+table, no relation table, no types, a name that is both a film and a genre, and two films of one title
+(merged into one node by the ids). Questions about it must still know a person from a film ("Who
+..."), rarely fall back to "something", never go through a node that is two things, and stay unique
+in a larger world."""
 
 import random
 from pathlib import Path
@@ -20,18 +21,21 @@ ADJECTIVES = "Silent Crimson Hollow Distant Broken Golden Quiet Northern Paper I
 NOUNS = "Harbor Meridian Valley Compass Lantern River Garden Signal Orchard Tide Canal Bells Ferry Atlas".split()
 GENRES = ["Drama", "Comedy", "Western", "Thriller", "Romance", "Documentary", "Noir", "Musical", "Broken Arrow"]
 LANGUAGES = ["English", "French", "German", "Spanish", "Japanese", "Hindi"]
+TWIN = "Crimson Harbor"
+"""The title of two films."""
 
 
 def movie_kb(folder: Path, seed: int = 0) -> Path:
-    """About 160 films (one of them "Broken Arrow", also a genre), 200 people, genres, languages,
-    years and tags, written as MetaQA writes its KB."""
+    """About 160 films (one of them "Broken Arrow", also a genre; two of them TWIN), 200 people,
+    genres, languages, years and tags, written as MetaQA writes its KB."""
     rng = random.Random(seed)
     people = [f"{first} {last}" for first in FIRST for last in LAST]
     titles = [f"{adjective} {noun}" for adjective in ADJECTIVES for noun in NOUNS]
     rng.shuffle(titles)
-    films = [*titles[:159], "Broken Arrow"]
+    titles.remove(TWIN)
+    films = [*titles[:158], TWIN, "Broken Arrow"]
     lines = []
-    for film in films:
+    for film in [*films, TWIN]:  # TWIN twice: a second film of that title
         lines.append(f"{film}|directed_by|{rng.choice(people[:60])}")
         for writer in rng.sample(people[40:120], rng.choice([1, 1, 2])):
             lines.append(f"{film}|written_by|{writer}")
@@ -70,6 +74,7 @@ def test_fifty_items_ask_who_about_people_rarely_say_something_and_avoid_the_mer
         involved = {c.anchor for c in item.constraints} | {entity for c in item.constraints for entity in c.named}
         involved |= {hop.head for hop in item.path} | {hop.tail for hop in item.path}
         assert "Broken Arrow" not in involved, item.question
+        assert TWIN not in involved, item.question
         assert item.metadata["world"]["answers"] <= 1
     funnel = {stage.stage: stage.dropped for stage in result.version.funnel}
     assert funnel["types"].get("incompatible_roles", 0) > 0  # the merged node came up, and was kept out
@@ -90,3 +95,14 @@ def test_an_entity_table_keyed_by_other_ids_is_refused_in_one_line(tmp_path):
         tmp_path / "kg",
     )
     assert report.entities == 160
+
+
+def test_two_films_of_one_title_are_one_node_that_questions_keep_away_from(imported):
+    from synth.kg.snapshot import load_kg
+    from synth.kg.types import EntityTypes
+
+    types = EntityTypes(load_kg("movies", imported.kg_path))
+    assert types.conflicted(TWIN) and types.doubled(TWIN)  # two release years, two directors
+    films = {line.split("|")[0] for line in (imported.home / "kb.txt").read_text().splitlines()}
+    others = sorted(films - {TWIN, "Broken Arrow"})
+    assert not any(types.conflicted(film) for film in others)
