@@ -5,7 +5,10 @@ item) and construction time per item, for N items of each style from the bundled
 
     python benchmarks/bench_phrasing.py [--items 1000] [--seed 0] [--styles plain obfuscated long]
 
-`long` is the plain style on 5-6 hop chains (told as sentences). Runs the multihop recipe's
+`long` is the plain style on 5-6 hop chains (told as sentences), `longest` on 7-8. Per style it
+also prints the effective hops (the fewest a solver needs, synth.kg.shortcuts) against the chain's,
+the share of items an appended cue decides, the share saying "something", and the construction
+time per published item. Runs the multihop recipe's
 construction (walks, reverse construction, template phrasing, cheap filters; no panel) and prints
 the quality report stored with each version, then one summary table.
 """
@@ -29,6 +32,7 @@ STYLES = {
     "plain": ["style=plain", "hops=[2,3,4]"],
     "obfuscated": ["style=obfuscated", "hops=[2,3,4]"],
     "long": ["style=plain", "hops=[5,6]"],
+    "longest": ["style=plain", "hops=[7,8]"],
 }
 
 
@@ -36,7 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--styles", nargs="+", default=list(STYLES), choices=list(STYLES))
+    parser.add_argument("--styles", nargs="+", default=["plain", "obfuscated", "long"], choices=list(STYLES))
     parser.add_argument("--examples", type=int, default=5, help="Questions printed per style.")
     arguments = parser.parse_args()
     rows = []
@@ -71,7 +75,7 @@ def main() -> None:
         rows.append((style, len(items), seconds, candidates, quality))
     print(
         f"\n{'style':<11}{'items':>6}{'s/item':>8}{'cand/item':>10}{'world>1':>8}{'hub':>5}{'single':>7}"
-        f"{'clause':>10}{'words':>7}{'lint':>7}"
+        f"{'clause':>10}{'words':>7}{'lint':>7}{'someth.':>8}{'cue-dec':>8}  effective hops by chain hops"
     )
     for style, count, seconds, candidates, quality in rows:
         clause = quality.get("longest_clause_words", {})
@@ -80,6 +84,8 @@ def main() -> None:
             f"{quality.get('world_answers_over_1_share', float('nan')):>8.3f}{quality.get('hub_cue_items', '-'):>5}"
             f"{quality.get('single_cue_items', '-'):>7}{clause.get('mean', 0):>5.1f}/{clause.get('max', 0):<4}"
             f"{quality.get('mean_words', 0):>7.1f}{quality.get('lint_share', 0):>7.3f}"
+            f"{quality.get('something_share', 0):>8.3f}"
+            f"{quality.get('deciding_appended_cue_items', 0) / max(1, count):>8.3f}  {quality.get('effective_hops')}"
         )
 
 

@@ -1,6 +1,7 @@
 """The quality report of a set of items: leaks, grammar lint, length, clause length, openings, type
-nouns, styles, and (with the graph's world model) answers in a larger world, hub cues and cues that
-decide alone.
+nouns, placeholder words ("something"), styles, effective hops against chain hops, and (with the
+graph's world model) answers in a larger world, hub cues, cues that decide alone and appended cues
+that leave at most two candidates (synth.kg.shortcuts).
 
 Printed by `synth datasets show`, stored in the version's summary under "quality", and printed by
 `benchmarks/bench_phrasing.py` for 1,000 items per style, so a change to phrasing is measured.
@@ -15,11 +16,14 @@ from collections.abc import Callable, Iterable
 from synth.filters.grammar_lint import lint
 from synth.filters.leakage import LeakageFilter
 from synth.kg.multiplicity import WorldModel, deciding_part, hub_cues
+from synth.kg.shortcuts import effective_hops
 from synth.schemas import Item
 
 LENGTH_TARGET = 25
 """Mean words per question the default phrasing stays under (MuSiQue: about 16 for 2-4 hops)."""
 _OPENING = re.compile(r"^(?:In which|Name the|What is|Which|What|Who|Where|When|Name|In)\b")
+_PLACEHOLDER = re.compile(r"\b(?:something|someone|this one)\b", re.IGNORECASE)
+"""Words that stand where a type noun should ("something that ...", "a person founded this one")."""
 _CLAUSE_BREAK = re.compile(r"[,.;:?!]|\b(?:that|who|whom|whose|which|where|and)\b", re.IGNORECASE)
 
 
@@ -84,15 +88,27 @@ def quality_report(
         "top_opening_share": round(openings.most_common(1)[0][1] / len(items), 3),
         "type_noun_coverage": round(typed / (typed + safe), 3) if typed + safe else None,
         "styles": dict(Counter(str(item.metadata.get("style", "unspecified")) for item in items).most_common()),
+        "something_share": round(sum(bool(_PLACEHOLDER.search(item.question)) for item in items) / len(items), 4),
+        "effective_hops": _effective_hops(items),
         **figures,
     }
+
+
+def _effective_hops(items: list[Item]) -> dict:
+    """chain hops -> {effective hops: items}, as the items recorded them (graph items only)."""
+    found: dict[str, Counter] = {}
+    for item in items:
+        chain = item.metadata.get("chain_hops")
+        if chain is not None:
+            found.setdefault(str(chain), Counter())[str(item.hops)] += 1
+    return {chain: dict(sorted(counts.items())) for chain, counts in sorted(found.items())}
 
 
 def _world_figures(items: list[Item], world: WorldModel) -> dict:
     """Answers in the larger world (as recorded at construction), and hub cues and deciding parts
     re-checked against the graph."""
     answers = Counter()
-    hubs = deciding = 0
+    hubs = deciding = cue_decides = 0
     for item in items:
         recorded = (item.metadata.get("world") or {}).get("answers")
         answers[
@@ -107,6 +123,7 @@ def _world_figures(items: list[Item], world: WorldModel) -> dict:
         if item.constraints:  # items built from a graph (imported ones have none)
             hubs += bool(hub_cues(world, item.constraints))
             deciding += deciding_part(world.kg, item.constraints, item.answer_entity_id or "", world) is not None
+            cue_decides += effective_hops(world.kg, world, item.constraints).cues_only
     over = sum(count for bucket, count in answers.items() if bucket not in ("1", "unknown"))
     return {
         "world_scale": world.scale,
@@ -114,6 +131,7 @@ def _world_figures(items: list[Item], world: WorldModel) -> dict:
         "world_answers_over_1_share": round(over / len(items), 4),
         "hub_cue_items": hubs,
         "single_cue_items": deciding,
+        "deciding_appended_cue_items": cue_decides,
     }
 
 

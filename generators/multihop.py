@@ -15,6 +15,7 @@ from synth.generators.templates import TemplateVerbalizer
 from synth.hashing import content_hash
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel, deciding_part
+from synth.kg.shortcuts import LONG_CHAIN, effective_hops
 from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
@@ -52,16 +53,20 @@ class MultihopGenerator(Generator):
             construct = construct.model_copy(
                 update={"describe_intermediates": 8, "minimal_cues": True, "min_cue_candidates": 2}
             )
+        self.construct = construct
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
         self.world = WorldModel(kg, world) if world.enabled else None
+        untrusted = self.world.untrusted if self.world is not None else frozenset()
         self.walker = RandomWalker(
-            kg.without_relations(kg.literal_relations),
+            kg.without_relations([*kg.literal_relations, *untrusted]),
             walk,
             random.Random(seed),
             bounded=self.world.bounded if self.world is not None else None,
         )
-        self.constructor = ReverseConstructor(kg, construct, random.Random(f"construct-{seed}"), world=self.world)
         self.verbalizer = TemplateVerbalizer(kg)
+        self.constructor = ReverseConstructor(
+            kg, construct, random.Random(f"construct-{seed}"), world=self.world, avoid=self.verbalizer.types.conflicted
+        )
         self.corpus = evidence or KGCorpus(kg)
 
     def _type_nonsense(self, construction) -> Rejection | None:
@@ -114,6 +119,14 @@ class MultihopGenerator(Generator):
         deciding = deciding_part(self.kg, list(construction.constraints), construction.answer, self.world)
         if deciding is not None:
             return Rejection("uniqueness", "single_cue", deciding)
+        shortcut = effective_hops(self.kg, self.world, list(construction.constraints))
+        chain_hops = len(walk.hops)
+        if shortcut.hops < chain_hops - self.construct.hops_tolerance and (
+            self.construct.below_tolerance == "reject" or (shortcut.cues_only and chain_hops >= LONG_CHAIN)
+        ):
+            return Rejection(
+                "uniqueness", "shortcut_cue", f"{shortcut.label}: {shortcut.hops} of {chain_hops} hops needed"
+            )
         nonsense = self._type_nonsense(construction)
         if nonsense is not None:
             return nonsense
@@ -145,7 +158,7 @@ class MultihopGenerator(Generator):
             answer=self.kg.name(construction.answer),
             aliases=self.kg.aliases(construction.answer),
             recipe=RECIPE,
-            hops=len(walk.hops),
+            hops=shortcut.hops,
             answer_entity_id=construction.answer,
             path=path,
             constraints=list(construction.constraints),
@@ -157,6 +170,9 @@ class MultihopGenerator(Generator):
             metadata={
                 "anchor": walk.entities[0],
                 "style": self.style,
+                "chain_hops": chain_hops,
+                "effective_hops": shortcut.hops,
+                **({"shortcut": shortcut.label} if shortcut.label else {}),
                 "type_nouns": dict(self.verbalizer.nouns),
                 **self._world_record(construction),
                 "intermediates": list(walk.entities[1:-1]),

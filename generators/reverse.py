@@ -22,8 +22,9 @@ genre, a common language) are never cues.
 """
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -33,6 +34,7 @@ from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.multiplicity import WorldModel
 from synth.kg.names import NameOverlap
+from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
 from synth.schemas import Constraint, Fact, Hop, Step
 from synth.schemas.item import Direction
 
@@ -59,6 +61,17 @@ class ConstructConfig(FrozenConfig):
         ge=1,
         description="Entities an added cue must match on its own; 2: no single cue names the answer or an "
         "intermediate, so every cue and every hop is needed.",
+    )
+    hops_tolerance: int = Field(
+        default=1,
+        ge=0,
+        description="A question's effective hops (the fewest a solver needs, synth.kg.shortcuts) may fall this far "
+        "below its chain's length.",
+    )
+    below_tolerance: Literal["reject", "relabel"] = Field(
+        default="reject",
+        description="An item whose effective hops fall further: rejected (shortcut_cue), or kept labeled with its "
+        "effective hops. Either way no appended cue decides a chain of 5 hops or more on its own.",
     )
     minimal_cues: bool = Field(
         default=True,
@@ -143,9 +156,12 @@ class ReverseConstructor:
         config: ConstructConfig,
         rng: random.Random | None = None,
         world: WorldModel | None = None,
+        avoid: Callable[[str], bool] | None = None,
     ):
-        """`world`: keep answers unique in a larger world and hub facts out of cues (None: the graph only)."""
+        """`world`: keep answers unique in a larger world and hub facts out of cues (None: the graph only).
+        `avoid`: entities no cue may name (a node that stands for two things)."""
         self.kg = kg
+        self.avoid = avoid or (lambda entity: False)
         self.world = world
         self.config = config
         self.rng = rng or random.Random(0)
@@ -286,6 +302,8 @@ class ReverseConstructor:
             and kg.degree(other) <= cap
             and not self.names.any_overlap(other, self._hidden)
             and not (self.world is not None and self.world.hub(other, relation, reverse_direction(direction)))
+            and not (self.world is not None and relation in self.world.untrusted)
+            and not self.avoid(other)
         ]
 
     def _best_cue(self, walk: Walk, chain: Constraint, answer_cues: list, remaining: np.ndarray, used: set[str]):
@@ -293,6 +311,7 @@ class ReverseConstructor:
         with the fact) of the cue that leaves the fewest answers in the larger world and then in the
         graph, or None if no cue improves either."""
         world, least = self.world, self.config.min_cue_candidates
+        long_chain = len(walk.hops) >= LONG_CHAIN
         states = world.states(chain) if world is not None else None  # the chain's sets, once
         fixed = [world.set_size(cue) for cue, _, _ in answer_cues] if world is not None else []
         scored = []  # (world answers, candidates left, entities with the fact, option, position)
@@ -304,6 +323,8 @@ class ReverseConstructor:
             estimate = float(len(left))
             if world is not None and states is not None:
                 cue = world.set_size(Constraint(anchor=option.other, steps=[option.step]))
+                if long_chain and cue[0] <= SHORTCUT_CANDIDATES and len(matches) <= SHORTCUT_CANDIDATES:
+                    continue  # alone it leaves a couple of candidates: the long chain would be decoration
                 estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))
             scored.append((estimate, left, len(matches), option, None))
         prefix = [state.frontier for state in states] if states else self.kg.frontiers(chain.anchor, chain.steps)

@@ -96,7 +96,8 @@ class Item(Record):
     """Other surface forms of the answer that a scorer should accept."""
     recipe: SnakeCase
     hops: int = Field(ge=1)
-    """Number of edges in the construction path (or of searches asked for, without a graph)."""
+    """The hops a solver needs: a graph item's effective hops (synth.kg.shortcuts; its chain's length is
+    `len(path)` and metadata `chain_hops`), else the searches asked for."""
     answer_entity_id: str | None = None
     path: list[Hop] = Field(default_factory=list)
     """The construction path: privileged information, never shown to solvers."""
@@ -108,9 +109,9 @@ class Item(Record):
     metadata: JsonDict = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _hops_match_path(self) -> "Item":
-        if self.path and self.hops != len(self.path):
-            raise ValueError(f"hops is {self.hops} but the construction path has {len(self.path)} edges")
+    def _hops_within_path(self) -> "Item":
+        if self.path and self.hops > len(self.path):
+            raise ValueError(f"hops is {self.hops} but the construction path has only {len(self.path)} edges")
         return self
 
     @property

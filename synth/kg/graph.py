@@ -14,6 +14,8 @@ from functools import cached_property
 from typing import Final
 
 import networkx as nx
+from pathlib import Path
+
 import numpy as np
 
 from synth.schemas import Entity, Relation, Step, Triple
@@ -97,6 +99,8 @@ class KnowledgeGraph:
     """Relation id of each relation number, sorted."""
     out_index: Adjacency = field(repr=False)
     in_index: Adjacency = field(repr=False)
+    source: Path | None = field(default=None, repr=False, compare=False)
+    """The folder or file it was loaded from (where its relation override file is looked for)."""
 
     # ---- construction ---------------------------------------------------------------------------
 
@@ -169,6 +173,7 @@ class KnowledgeGraph:
             relation_ids=self.relation_ids,
             out_index=Adjacency.build(heads, relations, tails, self.num_nodes),
             in_index=Adjacency.build(tails, relations, heads, self.num_nodes),
+            source=self.source,
         )
 
     # ---- numbering ------------------------------------------------------------------------------

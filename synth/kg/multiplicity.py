@@ -28,14 +28,18 @@ nothing, and questions never use one.
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.relation_profile import RelationProfiles, overrides_path, read_overrides
 from synth.schemas import Constraint
 
+CLOSURE_LEVELS = 4
+"""Levels of a containment followed for its closure (a town, a county, a state, a country, a continent)."""
 WORLD_ENTITIES = 1_000_000
 """The size of world the default `scale` imagines: a graph of 14,000 entities is 1/70 of it."""
 
@@ -55,6 +59,12 @@ class WorldConfig(FrozenConfig):
         default=1.5, ge=1, description="A step is world-bounded when its entities have at most this many values ..."
     )
     bounded_p90: float = Field(default=2.0, ge=1, description="... on average, and 90% have at most this many.")
+    partial_mean: float = Field(
+        default=1.1,
+        ge=1,
+        description="A bounded step whose holders have at least this many values on average is listed in part "
+        "(several citizenships): where the graph lists one value, the world is taken to hold that many.",
+    )
     hub_share: float = Field(
         default=0.05,
         gt=0,
@@ -63,6 +73,17 @@ class WorldConfig(FrozenConfig):
         "that have the relation ...",
     )
     hub_min: int = Field(default=20, ge=1, description="... and by more than this many.")
+    closed_growth: float = Field(
+        default=2.0,
+        ge=1,
+        description="A closed class (countries, languages, ethnic groups, time zones, genres, ...) has this many times "
+        "the members the graph lists, whatever the world's scale: it does not grow with the world.",
+    )
+    relation_overrides: Path | None = Field(
+        default=None,
+        description="A YAML file of relation id -> {trusted, transitive, closed, reason}; default: the graph's own "
+        "relation_overrides.yaml where it has one (synth.kg.relation_profile).",
+    )
 
 
 @dataclass(frozen=True)
@@ -72,6 +93,9 @@ class SetState:
     frontier: np.ndarray
     size: float
     universe: float
+    reading: np.ndarray
+    """The graph's entities that fit as the world reads the steps: a containment step reaches every
+    level (Akron's containers: Summit County, Ohio, the United States), not the one level listed."""
 
     @property
     def sizes(self) -> tuple[float, float]:
@@ -97,6 +121,8 @@ class WorldModel:
         default = min(1000.0, max(10.0, WORLD_ENTITIES / max(1, kg.num_nodes)))
         self.scale = config.scale or round(default, 1)
         self._hubs: dict[tuple[str, str, str], bool] = {}
+        path = config.relation_overrides or overrides_path(kg.source)
+        self.profiles = RelationProfiles(kg, overrides=read_overrides(path), closed_growth=config.closed_growth)
 
     @cached_property
     def _statistics(self) -> dict[tuple[str, str], StepStatistics]:
@@ -117,14 +143,30 @@ class WorldModel:
     def statistics(self, relation: str, direction: str) -> StepStatistics | None:
         return self._statistics.get((relation, direction))
 
+    @cached_property
+    def untrusted(self) -> frozenset[str]:
+        """Relations a reader does not trust in either direction (synth.kg.relation_profile): never a hop,
+        a fact or a cue."""
+        return frozenset(
+            relation
+            for relation in self.kg.relation_ids
+            if not (self.profiles(relation, FORWARD).trusted and self.profiles(relation, INVERSE).trusted)
+        )
+
     def bounded(self, relation: str, direction: str) -> bool:
         """Whether stepping over `relation` in `direction` reaches few entities in any world."""
         found = self.statistics(relation, direction)
         return found is not None and found.mean <= self.config.bounded_mean and found.p90 <= self.config.bounded_p90
 
     def factor(self, relation: str, direction: str) -> float:
-        """How many times more entities the step reaches in the world than in the graph."""
-        return 1.0 if self.bounded(relation, direction) else self.scale
+        """How many times more entities the step reaches in the world than in the graph: `scale` for a
+        many-valued step; for a bounded one its mean values per holder where that is well above one
+        (several citizenships, a film's producers, a city's teams: where the graph lists one value,
+        the world often holds more), else one."""
+        if not self.bounded(relation, direction):
+            return self.scale
+        found = self.statistics(relation, direction)
+        return found.mean if found is not None and found.mean >= self.config.partial_mean else 1.0
 
     def hub(self, anchor: str, relation: str, direction: str) -> bool:
         """Whether the fact "reached from `anchor` over `relation` in `direction`" is shared by so many
@@ -156,30 +198,80 @@ class WorldModel:
     def states(self, constraint: Constraint) -> list["SetState"]:
         """The state after each step (the anchor first): what `extend` continues from."""
         node = self.kg.node_index.get(constraint.anchor)
-        states = [SetState(np.array([] if node is None else [node], dtype=np.int32), 1.0, 1.0)]
+        start = np.array([] if node is None else [node], dtype=np.int32)
+        states = [SetState(start, 1.0, 1.0, start)]
         for step in constraint.steps:
             states.append(self.extend(states[-1], [step]))
         return states
 
     def extend(self, state: "SetState", steps) -> "SetState":
-        frontier, size, universe = state.frontier, state.size, state.universe
+        """Each step grows the set by the graph's fan-out (over the transitive closure for containment),
+        `scale` times more where many-valued, capped by a closed class's size. Facts narrow it to at
+        most their own world set and, taken as independent, to their share of the step's universe;
+        facts over the relation of the step or of an earlier fact go together (a journalist who is a
+        poet and a professor) and narrow it only to the smallest of them, never by their product. (The
+        graph's own joint count says little here: the answer was chosen for having the facts.)"""
+        frontier, size, universe, reading = state.frontier, state.size, state.universe, state.reading
         for step in steps:
+            profile = self.profiles(step.relation, step.direction)
             reached = self.kg.step_nodes(frontier, step.relation, step.direction)
-            size *= len(reached) / max(1, len(frontier)) * self.factor(step.relation, step.direction)
-            universe = self.universe(step.relation, step.direction)
+            reading = self._reach(reading, step.relation, step.direction, profile.transitive)
+            grown = len(reading) if profile.transitive else len(reached)
+            size *= grown / max(1, len(frontier)) * self.factor(step.relation, step.direction)
+            if profile.closed:
+                size = min(size, profile.class_size)
+            universe = profile.class_size if profile.closed else self.universe(step.relation, step.direction)
+            alike = {(step.relation, step.direction)}  # facts over one relation go together
             for fact in step.where:
+                fact_profile = self.profiles(fact.relation, fact.direction)
                 holders = self.kg.fact_nodes(fact.anchor, fact.relation, fact.direction)
+                read = self._holders(fact.anchor, fact.relation, fact.direction, fact_profile.transitive)
                 reached = np.intersect1d(reached, holders, assume_unique=True)
-                shared = len(holders) * self.factor(fact.relation, fact.direction)
-                size = min(size, shared, size * shared / universe)
-            size = max(size, float(len(reached)))
+                reading = np.intersect1d(reading, read, assume_unique=True)
+                shared = len(read) * self.factor(fact.relation, fact.direction)
+                if fact_profile.closed:
+                    shared = min(shared, fact_profile.class_size)
+                if (fact.relation, fact.direction) in alike:  # a journalist who is also a poet: no product
+                    size = min(size, shared)
+                else:
+                    size = min(size, shared, size * shared / universe)
+                    alike.add((fact.relation, fact.direction))
+            size = max(size, float(len(reached)), float(len(reading)))
             frontier = reached
-        return SetState(frontier, size, universe)
+        return SetState(frontier, size, universe, reading)
+
+    def _reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
+        """One step from `nodes`; with `transitive`, every level of it (at most CLOSURE_LEVELS)."""
+        reached = self.kg.step_nodes(nodes, relation, direction)
+        if not transitive:
+            return reached
+        level = reached
+        for _ in range(CLOSURE_LEVELS):
+            level = np.setdiff1d(self.kg.step_nodes(level, relation, direction), reached, assume_unique=True)
+            if not len(level):
+                break
+            reached = np.union1d(reached, level)
+        return reached
+
+    def _holders(self, anchor: str, relation: str, direction: str, transitive: bool) -> np.ndarray:
+        """The entities that have the fact (stepping from `anchor` reaches them), every level of a containment."""
+        node = self.kg.node_index.get(anchor)
+        if node is None:
+            return np.zeros(0, dtype=np.int32)
+        return self._reach(np.array([node], dtype=np.int32), relation, direction, transitive)
 
     def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
         """Estimated answers in the world of a question whose constraints the graph answers with
-        `graph_answers` entities."""
-        return self.combine([self.set_size(constraint) for constraint in constraints], graph_answers)
+        `graph_answers` entities: never fewer than the graph's entities that fit every constraint as
+        the world reads them (every level of a containment)."""
+        return self.answers_of([self.states(constraint)[-1] for constraint in constraints], graph_answers)
+
+    def answers_of(self, finals: list["SetState"], graph_answers: int = 1) -> float:
+        """`answers` from the constraints' final states (a caller that combines them several ways keeps them)."""
+        reading = finals[0].reading
+        for state in finals[1:]:
+            reading = np.intersect1d(reading, state.reading, assume_unique=True)
+        return max(self.combine([state.sizes for state in finals], graph_answers), float(len(reading)))
 
     @staticmethod
     def combine(sizes: list[tuple[float, float]], graph_answers: int = 1) -> float:

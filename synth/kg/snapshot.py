@@ -90,13 +90,13 @@ def load_snapshot(folder: Path | str | None = None) -> KnowledgeGraph:
             f"{folder}: relations without phrases in relations.tsv: {', '.join(unknown[:5])}; add a row for each"
         )
     snapshot = manifest.get("snapshot_id") or folder.name
-    return KnowledgeGraph.from_arrays(heads, relation_column, tails, entities, relations, snapshot)
+    kg = KnowledgeGraph.from_arrays(heads, relation_column, tails, entities, relations, snapshot)
+    kg.source = folder
+    return kg
 
 
 def load_kg(reference: str | Path | None, kg_dir: Path) -> KnowledgeGraph:
     """The graph `kg=` names: None for the bundled default, a snapshot folder, a .duckdb file, or
     the name of a graph imported with `synth kg import`."""
     path = resolve_kg(reference, kg_dir)
-    if path is not None and path.is_file():
-        return load_graph(path)
-    return load_snapshot(path)
+    return load_graph(path) if path is not None and path.is_file() else load_snapshot(path)

@@ -73,8 +73,10 @@ def load_graph(path: Path, log: Callable[[str], None] = print) -> KnowledgeGraph
         log(f"{folder} is damaged ({type(error).__name__}: {error}); rebuilding it from {path.name}")
         kg = None
     if kg is not None:
+        kg.source = path
         return kg
     kg = _load_from_duckdb(path)
+    kg.source = path
     try:
         with FileLock(str(folder.with_name(f".{folder.name}.lock"))):
             save_arrays(kg, folder)

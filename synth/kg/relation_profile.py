@@ -1,0 +1,228 @@
+"""What each relation is like, read from the graph, so the world estimate and the construction know
+more than fan-outs: which classes stay closed as the world grows, which relations the graph lists
+only in part, and which facts a reader trusts.
+
+Per relation and direction of travel (`RelationProfile`):
+- **closed**: the reached entities are a class that does not grow with the world (countries,
+  languages, ethnic groups, time zones, genres, religions, professions, ...): a type noun in
+  `CLOSED_TYPES`, or, where the graph names no type, a relation whose values are shared by so many
+  holders (`closed_share`) that the class is saturated. A closed class caps any set of its members
+  at its size (`class_size`, the graph's count times `closed_growth`).
+- **transitive**: containment and its kin ("contains", "located in", "part of"): the graph lists one
+  level ("Akron is in Summit County") while the world holds every level (Ohio, the United States): a
+  step or fact over it reaches the transitive closure. Read from the graph (a share of two-step
+  paths closed by a direct edge) or from the relation's words.
+- **trusted**: whether a reader trusts its facts. A relation whose reached side has no coherent
+  type (a bookkeeping relation, "was split in Freebase into") or that an override file marks is
+  not used as a hop, a fact or a cue. `untrusted()` lists them, so a version can say which
+  relations it lost.
+
+An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
+`<graph>.relation_overrides.yaml` beside an imported .duckdb) sets any of these by hand:
+
+    /people/ethnicity/languages_spoken: {trusted: false, reason: "ethnic group -> language is loose"}
+    /location/location/contains: {transitive: true}
+"""
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+import yaml
+
+from synth import bounded_yaml
+from synth.errors import ConfigError
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.types import BROADER, PERSON_KINDS, EntityTypes
+
+CLOSED_TYPES = frozenset(
+    {
+        "country",
+        "continent",
+        "language",
+        "ethnic group",
+        "time zone",
+        "religion",
+        "genre",
+        "profession",
+        "gender",
+        "diet",
+        "school type",
+        "form of government",
+        "film format",
+        "sport",
+        "color",
+        "instrument",
+        "instrument family",
+        "currency",
+        "cause of death",
+        "industry",
+        "fraternity or sorority",
+    }
+)
+"""Type nouns of classes that do not grow when the world grows (the graph already holds most of them)."""
+CONTAINMENT_WORDS = re.compile(r"\b(?:contain|contains|located|part of|within|division|subdivision|parent)\b")
+TRANSITIVE_SHARE = 0.3
+"""A relation is transitive when at least this share of its two-step paths a->b->c also has a->c."""
+COHERENT_SHARE = 0.5
+"""A relation's reached side is coherent when at least this share of its typed entities has its noun."""
+SAMPLE = 400
+
+
+@dataclass(frozen=True)
+class RelationProfile:
+    relation: str
+    direction: str
+    """The direction of travel (forward: from head to tail)."""
+    reached_noun: str
+    closed: bool
+    class_size: float
+    """With `closed`: how many members the class has in the world."""
+    transitive: bool
+    coherence: float
+    """Share of the reached entities (a sample, typed ones) whose own noun is the side's noun."""
+    trusted: bool
+    reason: str = ""
+
+
+def overrides_path(source: Path | None) -> Path | None:
+    """Where a graph's override file lives (None for a graph not loaded from disk)."""
+    if source is None:
+        return None
+    return source / "relation_overrides.yaml" if source.is_dir() else source.with_suffix(".relation_overrides.yaml")
+
+
+def read_overrides(path: Path | None) -> dict[str, dict]:
+    """relation id -> {trusted, transitive, closed, reason}: the file's entries, checked; {} without one."""
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = bounded_yaml.load(path.read_text(), lambda line: f"{path}: line {line}") or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path} is not valid YAML ({' '.join(str(error).split())}); fix the file") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, reason}}")
+    known = {"trusted", "transitive", "closed", "reason"}
+    for relation, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) - known:
+            raise ConfigError(
+                f"{path}: entry {relation!r} must be a mapping with keys among {', '.join(sorted(known))}; "
+                f"got {entry!r}"
+            )
+    return {str(relation): dict(entry) for relation, entry in data.items()}
+
+
+class RelationProfiles:
+    """Profiles of every relation of `kg`, computed on first use."""
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        types: EntityTypes | None = None,
+        overrides: dict[str, dict] | None = None,
+        closed_growth: float = 2.0,
+        closed_share: float = 0.07,
+    ):
+        self.kg = kg
+        self.types = types or EntityTypes(kg)
+        self.overrides = overrides if overrides is not None else read_overrides(overrides_path(kg.source))
+        self.closed_growth, self.closed_share = closed_growth, closed_share
+        self._profiles: dict[tuple[str, str], RelationProfile] = {}
+
+    def __call__(self, relation: str, direction: str) -> RelationProfile:
+        key = (relation, direction)
+        if key not in self._profiles:
+            self._profiles[key] = self._profile(relation, direction)
+        return self._profiles[key]
+
+    def untrusted(self) -> list[str]:
+        """Relations (with their direction) that are not used, with the reason."""
+        return [
+            f"{profile.relation} ({profile.direction}): {profile.reason}"
+            for relation in self.kg.relation_ids
+            for direction in (FORWARD, INVERSE)
+            if not (profile := self(relation, direction)).trusted
+        ]
+
+    @cached_property
+    def _noun_counts(self) -> dict[str, int]:
+        """Per type noun: the most entities any relation side of that noun holds (a class's size in the graph)."""
+        counts: dict[str, int] = {}
+        for direction in (FORWARD, INVERSE):
+            index = self.kg.index(direction)
+            for relation in np.unique(index.run_rel).tolist():
+                noun = self.types.side_noun(self.kg.relation_ids[relation], direction)
+                holders = int((index.run_rel == relation).sum())
+                counts[noun] = max(counts.get(noun, 0), holders)
+        return counts
+
+    def _profile(self, relation: str, direction: str) -> RelationProfile:
+        back = INVERSE if direction == FORWARD else FORWARD
+        noun = self.types.side_noun(relation, back)  # the reached entity holds the relation the other way
+        override = self.overrides.get(relation, {})
+        reached = self._reached_sample(relation, direction)
+        distinct = len(np.unique(reached)) if len(reached) else 0
+        holders = self._holders(relation, direction)
+        saturated = not noun and holders >= 50 and distinct <= self.closed_share * holders
+        closed = bool(override.get("closed", noun in CLOSED_TYPES or saturated))
+        class_size = max(self._noun_counts.get(noun, 0) if noun else 0, distinct, 1) * self.closed_growth
+        transitive = bool(override.get("transitive", self._transitive(relation)))
+        coherence = self._coherence(reached, noun)
+        trusted, reason = True, ""
+        if "trusted" in override:
+            trusted = bool(override["trusted"])
+            reason = str(override.get("reason") or "the graph's override file")
+        elif noun and coherence < COHERENT_SHARE:
+            trusted, reason = False, f"only {coherence:.0%} of the entities it reaches are a {noun}"
+        return RelationProfile(relation, direction, noun, closed, class_size, transitive, coherence, trusted, reason)
+
+    def _holders(self, relation: str, direction: str) -> int:
+        index = self.kg.index(direction)
+        number = self.kg.relation_index.get(relation)
+        return 0 if number is None else int((index.run_rel == number).sum())
+
+    def _reached_sample(self, relation: str, direction: str) -> np.ndarray:
+        index = self.kg.index(direction)
+        number = self.kg.relation_index.get(relation)
+        if number is None:
+            return np.zeros(0, dtype=np.int32)
+        runs = np.flatnonzero(index.run_rel == number)
+        return np.concatenate([index.run_neighbors(run) for run in runs]) if len(runs) else np.zeros(0, np.int32)
+
+    def _coherence(self, reached: np.ndarray, noun: str) -> float:
+        """Share of a sample of the reached entities, among those with a noun, whose noun is `noun`."""
+        if not noun or not len(reached):
+            return 1.0
+        sample = np.unique(reached)[:SAMPLE]
+        nouns = [self.types.noun(self.kg.node_ids[node]) for node in sample.tolist()]
+        typed = [found for found in nouns if found is not None]
+        if len(typed) < 5:
+            return 1.0
+        wanted = PERSON_KINDS if noun in PERSON_KINDS else {noun}
+        return sum(found in wanted or BROADER.get(found) == noun or BROADER.get(noun) == found for found in typed) / len(
+            typed
+        )
+
+    def _transitive(self, relation: str) -> bool:
+        """Whether containment-like: its words say so, or two-step paths are often closed by a direct edge."""
+        phrase = self.kg.relations[relation].forward if relation in self.kg.relations else ""
+        if CONTAINMENT_WORDS.search(phrase.lower()):
+            return True
+        index = self.kg.index(FORWARD)
+        number = self.kg.relation_index.get(relation)
+        if number is None:
+            return False
+        runs = np.flatnonzero(index.run_rel == number)[:SAMPLE]
+        paths = closed = 0
+        for run in runs.tolist():
+            first = index.run_neighbors(run)
+            direct = set(first.tolist())
+            for middle in first[:10].tolist():
+                for end in index.lookup(middle, number)[:10].tolist():
+                    if end in direct and end != middle:
+                        closed += 1
+                    paths += end != middle
+        return paths >= 30 and closed / paths >= TRANSITIVE_SHARE
