@@ -135,8 +135,11 @@ def _article_before_article(words: list[str]) -> bool:
                 for w in between[:-1]
             ):
                 break
-            if between[-1] in FUNCTION_WORDS or between[-1] in _IRREGULAR_PAST or between[-1].endswith(("ing", "ed")):
+            last = between[-1]
+            if last in FUNCTION_WORDS or last in _IRREGULAR_PAST or last.endswith(("ing", "ed")):
                 break
+            if gap > 1 and _VERB_HINTS.search(last) and last not in ("series", "species"):
+                break  # "a place contains the country": a verb between the two
             if words[index + gap + 1] in ARTICLES:
                 return True
     return False

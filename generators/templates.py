@@ -34,9 +34,9 @@ import numpy as np
 from synth.filters.grammar_lint import stacked_clauses
 from synth.generators import grammar
 from synth.hashing import content_hash
-from synth.kg.graph import FORWARD, KnowledgeGraph
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.names import sequences_of, token_sequences
-from synth.kg.types import EntityTypes
+from synth.kg.types import BROADER, EntityTypes
 from synth.schemas import Constraint, Fact, Step
 
 SENTENCES_FROM = 5
@@ -83,10 +83,16 @@ class TemplateVerbalizer:
 
     # ---- nouns ----------------------------------------------------------------------------------
 
-    def set_noun(self, nodes) -> str | None:
-        """The noun shared by the entities of a described set (node numbers), or None."""
+    def set_noun(self, nodes, step: Step | None = None) -> str | None:
+        """The noun shared by the entities of a described set (node numbers), else the noun of the side
+        of the relation `step` reached them over ("a place", where a sample of cities and regions
+        agrees on none), else None ("something")."""
         ids = [self.kg.node_ids[node] for node in nodes[:SAMPLE].tolist()]
-        return self.types.common_noun(ids) if ids else None
+        noun = self.types.common_noun(ids) if ids else None
+        if noun is None and step is not None:
+            side = self.types.side_noun(step.relation, INVERSE if step.direction == FORWARD else FORWARD)
+            noun = BROADER.get(side, side) or None
+        return noun
 
     def _head(self, noun: str | None, definite: bool) -> tuple[str, str]:
         """(noun phrase head, relative pronoun) for a described entity."""
@@ -182,7 +188,7 @@ class TemplateVerbalizer:
         self, step: Step, previous: str, named: bool, previous_role: bool, previous_head: str, definite: bool, reached
     ) -> tuple[str, str]:
         """(description, its head)."""
-        noun = self.set_noun(reached)
+        noun = self.set_noun(reached, step)
         noun = None if noun and self._says_hidden(noun) else noun
         head, pronoun = self._head(noun, definite)
         chain, passive = self._verb(step, previous, named, previous_role, previous_head)
@@ -266,6 +272,10 @@ class TemplateVerbalizer:
         for reached in frontiers[1:]:
             answers = np.intersect1d(answers, reached[-1], assume_unique=True)
         noun = self.types.noun(self.kg.node_ids[int(answers[0])]) if len(answers) == 1 else None
+        if noun is None:  # the answer's own relations disagree: the noun of the side its chain reaches
+            last = constraints[0].steps[-1]
+            side = self.types.side_noun(last.relation, INVERSE if last.direction == FORWARD else FORWARD)
+            noun = BROADER.get(side, side) or None
         self.nouns["typed" if noun else "safe"] += 1
         noun = None if noun and self._says_hidden(noun) else noun
         try:
@@ -287,7 +297,7 @@ class TemplateVerbalizer:
         for index, step in enumerate(chain.steps):
             reached = frontiers[index + 1]
             last = index == len(chain.steps) - 1
-            kind = noun if last else self.set_noun(reached)
+            kind = noun if last else self.set_noun(reached, step)
             kind = None if kind and self._says_hidden(kind) else kind
             self.nouns["typed" if kind else "safe"] += 1
             person = self.types.is_person(kind)
