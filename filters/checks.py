@@ -112,7 +112,9 @@ def find_check(checks: Sequence[CheckConfig], kind: str) -> CheckConfig | None:
 def move_old_check_keys(values: Any, renamed: dict[str, tuple[str, str]] | None = None) -> Any:
     """A config mapping with the keys of before `checks` (top-level sections named after a check
     kind, `near_dup: {threshold: 0.7}`, and the `renamed` keys, old key -> (kind, key)) moved into
-    `checks`, with one deprecation line each, so flows files written for them keep working."""
+    `checks`, with one deprecation line each, so flows files written for them keep working. An old
+    key means what its new key means: laid over the entry of its kind (a listed entry included,
+    as `synth curate --checks` lists them), refused where a given list lacks that kind."""
     if not isinstance(values, dict):
         return values
     values = dict(values)
@@ -133,9 +135,16 @@ def move_old_check_keys(values: Any, renamed: dict[str, tuple[str, str]] | None 
         for kind, change in moved.items():
             merged[kind] = {**change, **(merged.get(kind) or {})}
         values["checks"] = merged
-    elif isinstance(given, list):
+    elif isinstance(given, list):  # as `checks.<kind>.<key>` does: laid over the listed entry
         listed = [entry if not isinstance(entry, str) else {"kind": entry} for entry in given]
+        kinds = {entry.get("kind") for entry in listed if isinstance(entry, dict)}
+        missing = [kind for kind in moved if kind not in kinds]
+        if missing:
+            raise ValueError(
+                f"{missing[0]}: the checks list given has no entry of kind {missing[0]!r}; add it to the list "
+                f"(synth curate --checks ...,{missing[0]}) or leave the checks at their defaults"
+            )
         values["checks"] = [
-            {**moved.get(str(entry.get("kind")), {}), **entry} if isinstance(entry, dict) else entry for entry in listed
+            {**entry, **moved.get(str(entry.get("kind")), {})} if isinstance(entry, dict) else entry for entry in listed
         ]
     return values

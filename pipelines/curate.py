@@ -86,6 +86,10 @@ def _outcome_listed(values):
     return {**values, "checks": [entry for entry in listed if entry not in named], "outcome": bool(named)}
 
 
+RENAMED_CHECK_KEYS = {"against": ("near_dup", "against")}
+"""Keys of before `checks`: old key -> (check kind, its key now)."""
+
+
 class Config(FrozenConfig):
     source: str | None = Field(
         default=None, description="What to curate: a published version (NAME or NAME@VERSION) or a file to import."
@@ -126,7 +130,7 @@ class Config(FrozenConfig):
     @model_validator(mode="before")
     @classmethod
     def _old_check_keys(cls, values):
-        return move_old_check_keys(move_world_keys(_outcome_listed(values)), {"against": ("near_dup", "against")})
+        return move_old_check_keys(move_world_keys(_outcome_listed(values)), RENAMED_CHECK_KEYS)
 
 
 class CurateRecipe(Recipe[Config]):

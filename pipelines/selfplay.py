@@ -71,6 +71,10 @@ class SelfplayConsensus(ConsensusConfig):
     )
 
 
+RENAMED_CHECK_KEYS = {"min_distinct_searches": ("proposer_searches", "min_distinct")}
+"""Keys of before `checks`: old key -> (check kind, its key now)."""
+
+
 class Config(FrozenConfig):
     n: int = Field(default=20, ge=1, description="Items to publish (fewer if fewer survive every gate).")
     seed: int = Field(default=0, description="Same seed and config reproduce the same targets and requests.")
@@ -115,8 +119,7 @@ class Config(FrozenConfig):
     @model_validator(mode="before")
     @classmethod
     def _old_keys(cls, values):
-        renamed = {"min_distinct_searches": ("proposer_searches", "min_distinct")}
-        return move_old_check_keys(move_world_keys(values), renamed)
+        return move_old_check_keys(move_world_keys(values), RENAMED_CHECK_KEYS)
 
     @model_validator(mode="after")
     def _panel_on(self) -> "Config":
