@@ -6,6 +6,7 @@ corpus passage stating each edge: chain edges on the path, cue and fact edges in
 """
 
 import random
+from collections import Counter
 from typing import Literal
 
 from synth.generators.base import Generator, Rejection
@@ -64,10 +65,17 @@ class MultihopGenerator(Generator):
             bounded=self.world.bounded if self.world is not None else None,
         )
         self.verbalizer = TemplateVerbalizer(kg)
+        names = Counter(entity.name for entity in kg.entities.values())
+        self.shared_names = {name for name, count in names.items() if count > 1}
+        """Names the graph gives to several entities ("Portland", "Mary"): a question never names one."""
         self.constructor = ReverseConstructor(
-            kg, construct, random.Random(f"construct-{seed}"), world=self.world, avoid=self.verbalizer.types.conflicted
+            kg, construct, random.Random(f"construct-{seed}"), world=self.world, avoid=self._unnameable
         )
         self.corpus = evidence or KGCorpus(kg)
+
+    def _unnameable(self, entity: str) -> bool:
+        """An entity a question may not name: two things in one node, or a name several entities share."""
+        return self.kg.name(entity) in self.shared_names or self.verbalizer.types.conflicted(entity)
 
     def _type_nonsense(self, construction) -> Rejection | None:
         """A question through a node that stands for two things (names used as ids), or about an answer
@@ -94,6 +102,10 @@ class MultihopGenerator(Generator):
             first = walk.hops[0]
             if self.world.hub(walk.entities[0], first.relation, first.direction):
                 return Rejection("walk", "hub_cue", f"the first step from {walk.entities[0]} is shared by too many")
+        if self.kg.name(walk.entities[0]) in self.shared_names:
+            return Rejection(
+                "walk", "ambiguous_name", f"{self.kg.name(walk.entities[0])} names several entities in the graph"
+            )
         if self.constructor.anchor_overlap(walk):
             return Rejection(
                 "walk",

@@ -322,7 +322,7 @@ class ReverseConstructor:
             left = np.intersect1d(remaining, matches, assume_unique=True)
             estimate = float(len(left))
             if world is not None and states is not None:
-                cue = world.set_size(Constraint(anchor=option.other, steps=[option.step]))
+                cue = world.cue_size(option.other, option.relation, option.direction)
                 if long_chain and cue[0] <= SHORTCUT_CANDIDATES and len(matches) <= SHORTCUT_CANDIDATES:
                     continue  # alone it leaves a couple of candidates: the long chain would be decoration
                 estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))

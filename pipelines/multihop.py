@@ -333,10 +333,10 @@ class MultihopRecipe(Recipe[Config]):
         survivors = {hops: [] for hops in config.hops}
         for item in candidates:
             if item.id not in dropped:
-                survivors[item.hops].append(item.id)
+                survivors[_requested(item)].append(item.id)
         available = {hops: len(ids) for hops, ids in survivors.items()}
         if not complete:
-            made = Counter(item.hops for item in candidates)
+            made = Counter(_requested(item) for item in candidates)
             target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
             for hops, share in _quotas(target, config.hops).items():
                 available[hops] += max(0, share - made[hops])
@@ -365,9 +365,14 @@ def _graph_supports(kg):
     return supports
 
 
+def _requested(item: Item) -> int:
+    """The chain length the item was built for (its quota's key); `hops` are the effective hops."""
+    return int(item.metadata.get("chain_hops", item.hops))
+
+
 def _balanced(items: list[Item], n: int, hops: list[int]) -> tuple[list[Item], list[Item]]:
     """Up to n items, balanced across hop counts as far as the survivors allow; the rest is surplus."""
-    by_hops = {hop: [item for item in items if item.hops == hop] for hop in hops}
+    by_hops = {hop: [item for item in items if _requested(item) == hop] for hop in hops}
     chosen: list[Item] = []
     while len(chosen) < n and any(by_hops.values()):
         for hop in hops:

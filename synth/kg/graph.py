@@ -74,9 +74,9 @@ class Adjacency:
 
     def lookup_many(self, nodes: np.ndarray, relation: int) -> np.ndarray:
         """Sorted, distinct neighbours over `relation` of all `nodes`, without a Python loop."""
-        runs = _ranges(self.run_ptr[nodes], self.run_ptr[nodes + 1])
+        runs = concat_ranges(self.run_ptr[nodes], self.run_ptr[nodes + 1])
         runs = runs[self.run_rel[runs] == relation]
-        return np.unique(self.neighbors[_ranges(self.run_start[runs], self.run_start[runs + 1])])
+        return np.unique(self.neighbors[concat_ranges(self.run_start[runs], self.run_start[runs + 1])])
 
     def edges_per_node(self) -> np.ndarray:
         return np.diff(self.run_start[self.run_ptr])
@@ -328,7 +328,7 @@ class KnowledgeGraph:
         return graph
 
 
-def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+def concat_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     """The concatenation of arange(start, stop) for each pair, vectorized."""
     lengths = stops - starts
     total = int(lengths.sum())

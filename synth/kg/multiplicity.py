@@ -34,10 +34,12 @@ import numpy as np
 from pydantic import Field
 
 from synth.config import FrozenConfig
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges
 from synth.kg.relation_profile import RelationProfiles, overrides_path, read_overrides
-from synth.schemas import Constraint
+from synth.schemas import Constraint, Step
 
+FINALS_KEPT = 20_000
+"""Constraints whose final state is kept (a few MB)."""
 CLOSURE_LEVELS = 4
 """Levels of a containment followed for its closure (a town, a county, a state, a country, a continent)."""
 WORLD_ENTITIES = 1_000_000
@@ -59,6 +61,13 @@ class WorldConfig(FrozenConfig):
         default=1.5, ge=1, description="A step is world-bounded when its entities have at most this many values ..."
     )
     bounded_p90: float = Field(default=2.0, ge=1, description="... on average, and 90% have at most this many.")
+    narrowing: float = Field(
+        default=4.0,
+        ge=1,
+        description="Constraints (or facts) taken as independent narrow the smallest of them by at most this "
+        "factor: clues that look independent rarely are (films a producer made are mostly of his genres), so a "
+        "unique answer needs one clue that alone leaves a handful of candidates.",
+    )
     partial_mean: float = Field(
         default=1.1,
         ge=1,
@@ -121,6 +130,8 @@ class WorldModel:
         default = min(1000.0, max(10.0, WORLD_ENTITIES / max(1, kg.num_nodes)))
         self.scale = config.scale or round(default, 1)
         self._hubs: dict[tuple[str, str, str], bool] = {}
+        self._cue_sizes: dict[tuple[str, str, str], tuple[float, float]] = {}
+        self._finals: dict[str, SetState] = {}
         path = config.relation_overrides or overrides_path(kg.source)
         self.profiles = RelationProfiles(kg, overrides=read_overrides(path), closed_growth=config.closed_growth)
 
@@ -187,6 +198,16 @@ class WorldModel:
         found = self.statistics(relation, INVERSE if direction == FORWARD else FORWARD)
         return (found.entities if found is not None else 1) * self.scale
 
+    def cue_size(self, anchor: str, relation: str, direction: str) -> tuple[float, float]:
+        """`set_size` of the one-step constraint from `anchor` (cached: construction scores the same cue
+        for many candidates)."""
+        key = (anchor, relation, direction)
+        if key not in self._cue_sizes:
+            self._cue_sizes[key] = self.set_size(
+                Constraint(anchor=anchor, steps=[Step(relation=relation, direction=direction)])  # pyright: ignore[reportArgumentType]
+            )
+        return self._cue_sizes[key]
+
     def set_size(self, constraint: Constraint) -> tuple[float, float]:
         """(estimated world size of the constraint's set, world size of the universe it lies in).
         Each step grows the set by the graph's fan-out from its frontier, `scale` times more where the
@@ -222,6 +243,7 @@ class WorldModel:
                 size = min(size, profile.class_size)
             universe = profile.class_size if profile.closed else self.universe(step.relation, step.direction)
             alike = {(step.relation, step.direction)}  # facts over one relation go together
+            smallest = size  # the smallest set a fact or the step gives alone
             for fact in step.where:
                 fact_profile = self.profiles(fact.relation, fact.direction)
                 holders = self.kg.fact_nodes(fact.anchor, fact.relation, fact.direction)
@@ -231,27 +253,76 @@ class WorldModel:
                 shared = len(read) * self.factor(fact.relation, fact.direction)
                 if fact_profile.closed:
                     shared = min(shared, fact_profile.class_size)
+                smallest = min(smallest, shared)
                 if (fact.relation, fact.direction) in alike:  # a journalist who is also a poet: no product
                     size = min(size, shared)
                 else:
                     size = min(size, shared, size * shared / universe)
                     alike.add((fact.relation, fact.direction))
+            if step.where:  # independence is trusted to narrow the smallest set only so far
+                size = max(size, smallest / self.config.narrowing)
             size = max(size, float(len(reached)), float(len(reading)))
             frontier = reached
         return SetState(frontier, size, universe, reading)
 
     def _reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
-        """One step from `nodes`; with `transitive`, every level of it (at most CLOSURE_LEVELS)."""
+        """One step from `nodes`; with `transitive`, every level of it (at most CLOSURE_LEVELS) over
+        every containment relation going the same way (up from a town to its county, state and
+        country, whichever relation lists each level)."""
         reached = self.kg.step_nodes(nodes, relation, direction)
-        if not transitive:
+        if not transitive or not len(reached):
             return reached
-        level = reached
-        for _ in range(CLOSURE_LEVELS):
-            level = np.setdiff1d(self.kg.step_nodes(level, relation, direction), reached, assume_unique=True)
-            if not len(level):
-                break
-            reached = np.union1d(reached, level)
-        return reached
+        up, _ = self._containment
+        pointers, members = self._closure[0 if (relation, direction) in up else 1]
+        more = members[concat_ranges(pointers[reached], pointers[reached + 1])]
+        return np.union1d(reached, more) if len(more) else reached
+
+    @cached_property
+    def _closure(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """For going up and going down: per node (CSR pointers, members) every node within
+        CLOSURE_LEVELS containment steps that way, computed once."""
+        found = []
+        for family in self._containment:
+            neighbours: dict[int, set[int]] = {}
+            for relation, way in family:
+                index = self.kg.index(way)
+                number = self.kg.relation_index[relation]
+                for run in np.flatnonzero(index.run_rel == number).tolist():
+                    node = int(np.searchsorted(index.run_ptr, run, side="right") - 1)
+                    neighbours.setdefault(node, set()).update(index.run_neighbors(run).tolist())
+            lists = []
+            for node in range(self.kg.num_nodes):
+                seen: set[int] = set()
+                level = neighbours.get(node, set())
+                for _ in range(CLOSURE_LEVELS + 1):
+                    level = level - seen - {node}
+                    if not level:
+                        break
+                    seen |= level
+                    level = set().union(*(neighbours.get(other, set()) for other in level))
+                lists.append(sorted(seen))
+            pointers = np.zeros(self.kg.num_nodes + 1, dtype=np.int64)
+            np.cumsum([len(members) for members in lists], out=pointers[1:])
+            members = np.array([member for members in lists for member in members], dtype=np.int32)
+            found.append((pointers, members))
+        return found[0], found[1]
+
+    @cached_property
+    def _containment(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """(the containment relations going up, going down): each transitive relation goes up in the
+        direction with fewer values per holder (a place has few containers, a container many places)."""
+        up, down = [], []
+        for relation in self.kg.relation_ids:
+            if not self.profiles(relation, FORWARD).transitive:
+                continue
+            forward, inverse = self.statistics(relation, FORWARD), self.statistics(relation, INVERSE)
+            if forward is None or inverse is None:
+                continue
+            rising = FORWARD if forward.mean <= inverse.mean else INVERSE
+            falling = INVERSE if rising == FORWARD else FORWARD
+            up.append((relation, rising))
+            down.append((relation, falling))
+        return up, down
 
     def _holders(self, anchor: str, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """The entities that have the fact (stepping from `anchor` reaches them), every level of a containment."""
@@ -264,7 +335,18 @@ class WorldModel:
         """Estimated answers in the world of a question whose constraints the graph answers with
         `graph_answers` entities: never fewer than the graph's entities that fit every constraint as
         the world reads them (every level of a containment)."""
-        return self.answers_of([self.states(constraint)[-1] for constraint in constraints], graph_answers)
+        return self.answers_of([self.final_state(constraint) for constraint in constraints], graph_answers)
+
+    def final_state(self, constraint: Constraint) -> "SetState":
+        """The constraint's state after its last step (cached: construction re-checks the same
+        constraints as it adds and drops cues)."""
+        key = constraint.model_dump_json()
+        found = self._finals.get(key)
+        if found is None:
+            if len(self._finals) >= FINALS_KEPT:
+                self._finals.clear()
+            found = self._finals[key] = self.states(constraint)[-1]
+        return found
 
     def answers_of(self, finals: list["SetState"], graph_answers: int = 1) -> float:
         """`answers` from the constraints' final states (a caller that combines them several ways keeps them)."""
@@ -273,13 +355,14 @@ class WorldModel:
             reading = np.intersect1d(reading, state.reading, assume_unique=True)
         return max(self.combine([state.sizes for state in finals], graph_answers), float(len(reading)))
 
-    @staticmethod
-    def combine(sizes: list[tuple[float, float]], graph_answers: int = 1) -> float:
+    def combine(self, sizes: list[tuple[float, float]], graph_answers: int = 1) -> float:
         """The intersection of sets of these (world size, universe) estimates: at most the smallest,
-        and as large as their sizes make it in their common universe if they are independent; never
-        fewer than the graph's answers."""
+        and as large as their sizes make it in their common universe if they are independent, but
+        never below the smallest narrowed by `narrowing`; never fewer than the graph's answers."""
+        smallest = min(size for size, _ in sizes)
         joint = math.prod(size for size, _ in sizes) / min(universe for _, universe in sizes) ** (len(sizes) - 1)
-        return max(float(graph_answers), min(min(size for size, _ in sizes), joint))
+        trusted = smallest / self.config.narrowing if len(sizes) > 1 else smallest
+        return max(float(graph_answers), min(smallest, max(joint, trusted)))
 
     def bounded_steps(self, constraint: Constraint) -> list[bool]:
         """Per step: whether it is world-bounded (what the item records, and tests re-derive)."""
