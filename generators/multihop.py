@@ -38,6 +38,7 @@ class MultihopGenerator(Generator):
         world: WorldConfig = WorldConfig(),
         max_words: int | None = None,
         min_words: int = 1,
+        flags=None,
     ):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
         `kg` is a view without some relations, so ids match what `synth search` serves.
@@ -45,7 +46,8 @@ class MultihopGenerator(Generator):
         intermediate described by facts of their own; WebShaper- and BrowseComp-like).
         `world`: how answers must stay unique in a world larger than the graph.
         `max_words`, `min_words`: the longest and shortest question the format check takes; a
-        phrasing outside is rejected here, by name, never left for the check to drop."""
+        phrasing outside is rejected here, by name, never left for the check to drop.
+        `flags`: what the store's audits said of the graph's relations (synth.audit.flags)."""
         self.kg = kg
         self.max_words, self.min_words = max_words, min_words
         self.seed = seed
@@ -56,7 +58,7 @@ class MultihopGenerator(Generator):
             )
         self.construct = construct
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
-        self.world = WorldModel(kg, world) if world.enabled else None
+        self.world = WorldModel(kg, world, flags) if world.enabled else None
         untrusted = self.world.untrusted if self.world is not None else frozenset()
         self.walker = RandomWalker(
             kg.without_relations([*kg.literal_relations, *untrusted]),

@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
+from synth.audit.flags import relation_flags
 from synth.filters.checks import Checks, find_check, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig, pass_rates
 from synth.filters.contamination import ContaminationConfig
@@ -220,6 +221,7 @@ class MultihopRecipe(Recipe[Config]):
                 world=config.multiplicity,
                 max_words=getattr(find_check(config.checks, "format"), "max_question_words", None),
                 min_words=getattr(find_check(config.checks, "format"), "min_question_words", 1),
+                flags=relation_flags(context.settings, kg.snapshot) if config.multiplicity.audit_flags else None,
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
@@ -254,6 +256,8 @@ class MultihopRecipe(Recipe[Config]):
                     ordered.add(phrasing.rephrase(kept[0]) if phrasing is not None else kept[0])
         items = await ordered.finish()
         statistics["attempts"] = attempts
+        if generator.world is not None:  # what the construction would not use, and why (lineage)
+            statistics["untrusted_relations"] = generator.world.profiles.untrusted()
         if phrasing is not None:
             phrasing.record(statistics)
         shortcut = find_check(config.checks, "shortcut")

@@ -38,6 +38,8 @@ from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges
 from synth.kg.relation_profile import RelationProfiles, overrides_path, read_overrides
 from synth.schemas import Constraint, Step
 
+SATURATED = 0.5
+"""A closed-class set estimated at this share of the class or more could be any member."""
 FINALS_KEPT = 20_000
 """Constraints whose final state is kept (a few MB)."""
 CLOSURE_LEVELS = 4
@@ -88,6 +90,13 @@ class WorldConfig(FrozenConfig):
         description="A closed class (countries, languages, ethnic groups, time zones, genres, ...) has this many times "
         "the members the graph lists, whatever the world's scale: it does not grow with the world.",
     )
+    audit_flags: bool = Field(
+        default=True,
+        description="Stop using relations the store's audits keep catching out (rated items resting on a wrong "
+        "fact): at least flagged_min such items, flagged_share of those rated.",
+    )
+    flagged_share: float = Field(default=0.25, gt=0, le=1, description="See audit_flags.")
+    flagged_min: int = Field(default=3, ge=1, description="See audit_flags.")
     relation_overrides: Path | None = Field(
         default=None,
         description="A YAML file of relation id -> {trusted, transitive, closed, reason}; default: the graph's own "
@@ -105,6 +114,8 @@ class SetState:
     reading: np.ndarray
     """The graph's entities that fit as the world reads the steps: a containment step reaches every
     level (Akron's containers: Summit County, Ohio, the United States), not the one level listed."""
+    saturated: bool = False
+    """The set is most of a closed class in the world (it could be any time zone): it narrows nothing."""
 
     @property
     def sizes(self) -> tuple[float, float]:
@@ -124,7 +135,8 @@ class StepStatistics:
 class WorldModel:
     """The graph's relations as a bigger world would have them (see the module docstring)."""
 
-    def __init__(self, kg: KnowledgeGraph, config: WorldConfig = WorldConfig()):
+    def __init__(self, kg: KnowledgeGraph, config: WorldConfig = WorldConfig(), flags=None):
+        """`flags`: what the store's audits said of the graph's relations (synth.audit.flags)."""
         self.kg = kg
         self.config = config
         default = min(1000.0, max(10.0, WORLD_ENTITIES / max(1, kg.num_nodes)))
@@ -133,7 +145,14 @@ class WorldModel:
         self._cue_sizes: dict[tuple[str, str, str], tuple[float, float]] = {}
         self._finals: dict[str, SetState] = {}
         path = config.relation_overrides or overrides_path(kg.source)
-        self.profiles = RelationProfiles(kg, overrides=read_overrides(path), closed_growth=config.closed_growth)
+        self.profiles = RelationProfiles(
+            kg,
+            overrides=read_overrides(path),
+            closed_growth=config.closed_growth,
+            flags=flags if config.audit_flags else None,
+            flagged_share=config.flagged_share,
+            flagged_min=config.flagged_min,
+        )
 
     @cached_property
     def _statistics(self) -> dict[tuple[str, str], StepStatistics]:
@@ -263,7 +282,8 @@ class WorldModel:
                 size = max(size, smallest / self.config.narrowing)
             size = max(size, float(len(reached)), float(len(reading)))
             frontier = reached
-        return SetState(frontier, size, universe, reading)
+            saturated = profile.closed and size >= SATURATED * profile.class_size
+        return SetState(frontier, size, universe, reading, saturated if steps else state.saturated)
 
     def _reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """One step from `nodes`; with `transitive`, every level of it (at most CLOSURE_LEVELS) over
@@ -350,8 +370,12 @@ class WorldModel:
 
     def answers_of(self, finals: list["SetState"], graph_answers: int = 1) -> float:
         """`answers` from the constraints' final states (a caller that combines them several ways keeps them)."""
-        reading = finals[0].reading
-        for state in finals[1:]:
+        # the graph's answers as the world reads the steps; a constraint that reaches a closed class and
+        # could be any of its members ("a time zone of some film's cinematographer's birthplace")
+        # narrows nothing there, so the others' intersection in the graph is what the world holds
+        narrowing = [state for state in finals if not state.saturated] or finals[:1]
+        reading = narrowing[0].reading
+        for state in narrowing[1:]:
             reading = np.intersect1d(reading, state.reading, assume_unique=True)
         return max(self.combine([state.sizes for state in finals], graph_answers), float(len(reading)))
 

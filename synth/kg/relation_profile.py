@@ -13,8 +13,9 @@ Per relation and direction of travel (`RelationProfile`):
   step or fact over it reaches the transitive closure. Read from the graph (a share of two-step
   paths closed by a direct edge) or from the relation's words.
 - **trusted**: whether a reader trusts its facts. A relation whose reached side has no coherent
-  type (a bookkeeping relation, "was split in Freebase into") or that an override file marks is
-  not used as a hop, a fact or a cue. `untrusted()` lists them, so a version can say which
+  type (a bookkeeping relation, "was split in Freebase into"), that the store's audits keep
+  catching out (synth.audit.flags) or that an override file marks is not used as a hop, a fact
+  or a cue. `untrusted()` lists them, so a version can say which
   relations it lost.
 
 An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
@@ -70,6 +71,8 @@ TRANSITIVE_SHARE = 0.3
 COHERENT_SHARE = 0.5
 """A relation's reached side is coherent when at least this share of its typed entities has its noun."""
 SAMPLE = 400
+FLAGGED_LIFT = 1.3
+"""An audited relation is untrusted only where its items' wrong-fact share is this many times all items'."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,14 @@ class RelationProfiles:
         overrides: dict[str, dict] | None = None,
         closed_growth: float = 2.0,
         closed_share: float = 0.07,
+        flags=None,
+        flagged_share: float = 0.25,
+        flagged_min: int = 3,
     ):
+        """`flags`: what audits said of the relations (synth.audit.flags.RelationFlags); a relation
+        with at least `flagged_min` rated items resting on a wrong fact, `flagged_share` of those
+        rated and FLAGGED_LIFT times the share of all rated items, is not trusted."""
+        self.flags, self.flagged_share, self.flagged_min = flags, flagged_share, flagged_min
         self.kg = kg
         self.types = types or EntityTypes(kg)
         self.overrides = overrides if overrides is not None else read_overrides(overrides_path(kg.source))
@@ -175,9 +185,23 @@ class RelationProfiles:
         if "trusted" in override:
             trusted = bool(override["trusted"])
             reason = str(override.get("reason") or "the graph's override file")
+        elif self.flags is not None and self._flagged(relation):
+            flagged, rated = self.flags.flagged[relation], self.flags.rated[relation]
+            trusted, reason = False, f"audits: {flagged} of {rated} rated items using it rested on a wrong fact"
         elif noun and coherence < COHERENT_SHARE:
             trusted, reason = False, f"only {coherence:.0%} of the entities it reaches are a {noun}"
         return RelationProfile(relation, direction, noun, closed, class_size, transitive, coherence, trusted, reason)
+
+    def _flagged(self, relation: str) -> bool:
+        """Caught out often enough, and well above the items' own rate (every relation of an item with
+        a wrong fact is blamed for it, the one at fault or not)."""
+        flags = self.flags
+        share = flags.share(relation)
+        return (
+            flags.flagged[relation] >= self.flagged_min
+            and share >= self.flagged_share
+            and share >= FLAGGED_LIFT * flags.base_share
+        )
 
     def _holders(self, relation: str, direction: str) -> int:
         index = self.kg.index(direction)

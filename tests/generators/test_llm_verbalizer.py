@@ -150,6 +150,7 @@ def test_llm_flag_overrides_every_role(tmp_path, settings):
         "solver:embedded": "fake:dry-run",
         "solver:bm25_reader": "baseline:bm25-reader",
     }
-    # the dry-run filler answers nothing right: too weak a panel to judge answerability, so every item stays, unsolved
+    # the dry-run filler answers nothing right: too weak a panel to judge answerability, so every item stays
+    # (labeled by what the extractive bm25 reader alone finds)
     assert "unanswerable_with_gold_evidence" in result.version.summary["consensus_rules_skipped"]
-    assert result.version.summary["difficulty"] == {"unsolved": 3}
+    assert sum(result.version.summary["difficulty"].values()) == 3
