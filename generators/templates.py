@@ -19,9 +19,9 @@ brevity (about 16 words for 2-4 hops); `benchmarks/bench_phrasing.py` measures i
 
 A chain of `SENTENCES_FROM` hops or more would stack that many relative clauses into one noun
 phrase, and so would a shorter one whose cues pile up three relative clauses in one sentence; either
-is told instead as short sentences that build the description up one entity at a time,
-as BrowseComp's questions do: "A film was directed by Christopher Nolan. A person composed the
-music for this film. ... Which city is it?"
+is told instead as short sentences that build the description up one entity at a time, as
+BrowseComp's questions do, after the answer's type: "Name the city these clues describe. A film
+was directed by Christopher Nolan. A person composed the music for this film. ..."
 """
 
 import random
@@ -313,11 +313,13 @@ class TemplateVerbalizer:
                 if facts:
                     sentence += f", which {grammar.join_and(facts)}"
             elif clause.startswith(("is the ", "is a ", "is an ")) and _names_itself(clause, kind):
-                # "Consider the place of death of X", not "A place is the place of death of X"
-                sentence = f"Consider {clause[3:]}"
+                # "This person died in a place", not "A place is the place of death of this person"
+                sentence = self._from_previous(step, previous, intro)
+                if sentence is None:
+                    sentence = f"Take {clause[3:]}"
+                    kind = kind or clause.split()[2]
                 if facts:
                     sentence += f", which {grammar.join_and(facts)}"
-                kind = kind or clause.split()[2]
             else:
                 sentence = f"{_capital(intro)} {grammar.join_and([clause, *facts])}"
             sentences.append(sentence + ".")
@@ -327,13 +329,29 @@ class TemplateVerbalizer:
         for cue in cues:
             text = cue.text.replace("is ", "is also ", 1) if cue.text.startswith("is ") else f"also {cue.text}"
             sentences.append(f"{subject} {text}.")
+        # the answer's type up front, then the clues one entity at a time
         if self.types.is_person(noun):
-            options = ["Who is this person?", "Name this person."]
+            opening = rng.choice(["Name the person these clues describe.", "Identify the person described here."])
         elif noun:
-            options = [f"Which {noun} is it?", f"Name this {noun}."]
+            opening = rng.choice([f"Name the {noun} these clues describe.", f"Identify the {noun} described here."])
         else:
-            options = ["What is it?", "Name it."]
-        return " ".join(sentences) + " " + rng.choice(options)
+            opening = "Name what these clues describe."
+        return opening + " " + " ".join(sentences)
+
+    def _from_previous(self, step: Step, previous: str, intro: str) -> str | None:
+        """The step told from the entity before it: "This person died in a place", "This country has
+        an official language"; None where the relation has no phrase from that side."""
+        relation = self.kg.relations[step.relation]
+        phrase = relation.forward if step.direction == FORWARD else relation.inverse
+        if not phrase or phrase.endswith(" by"):  # "was directed by": the passive reads better the other way
+            return None
+        stripped = grammar.without_object_noun(phrase)
+        if stripped != phrase:  # "has the official language" -> "has an official language"
+            noun = phrase[len(stripped) + len(" the ") :]
+            if self._says_hidden(noun):
+                return None
+            return f"{_capital(previous)} {stripped} {grammar.with_article(noun, False)}"
+        return f"{_capital(previous)} {phrase} {intro}"
 
     def _compose(self, predicates: list[Predicate], noun: str | None, rng: random.Random) -> str:
         person = self.types.is_person(noun)

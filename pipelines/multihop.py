@@ -14,10 +14,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from synth.audit.flags import relation_flags
 from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
-from synth.audit.flags import relation_flags
 from synth.filters.checks import Checks, find_check, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig, pass_rates
 from synth.filters.contamination import ContaminationConfig

@@ -37,6 +37,9 @@ class AuditRating(Record):
     style: str | None = None
     hops: int | None = None
     """The item's hops (as the version labels them), for breakdowns."""
+    world_answers: float | None = None
+    """The construction's estimate of the item's answers in the world (None for items built without one):
+    what the reader's `only_answer` calibrates."""
 
 
 class AuditRun(Record):

@@ -98,6 +98,7 @@ def store_audit(
                 note=row.note,
                 style=item.metadata.get("style") if item is not None else None,
                 hops=item.hops if item is not None else None,
+                world_answers=(item.metadata.get("world") or {}).get("answers") if item is not None else None,
             )
         )
     summary = summarize(ratings)

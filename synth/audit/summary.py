@@ -1,6 +1,7 @@
 """An audit's figures: per style (and overall), the good / ok / bad counts and the shares of right,
 only and bad with their Wilson 95% intervals (30 items give about +-15 points at 50%: the interval
-is part of the figure, never left off)."""
+is part of the figure, never left off), and the calibration of the construction's world estimate:
+of the items it called unique (estimated answers at most 1), the share readers found unique."""
 
 from collections import defaultdict
 
@@ -25,12 +26,18 @@ def figures(ratings: list[AuditRating]) -> dict:
     said_right = [rating.answer_right for rating in ratings if rating.answer_right is not None]
     said_only = [rating.only_answer for rating in ratings if rating.only_answer is not None]
     counts = {label: sum(rating.rating == label for rating in ratings) for label in ("good", "ok", "bad")}
+    called_unique = [
+        rating.only_answer
+        for rating in ratings
+        if rating.only_answer is not None and rating.world_answers is not None and rating.world_answers <= 1
+    ]
     return {
         "items": len(ratings),
         **counts,
         "right": share(sum(said_right), len(said_right)),
         "only": share(sum(said_only), len(said_only)),
         "bad_share": share(counts["bad"], len(ratings)),
+        "estimate_confirmed": share(sum(called_unique), len(called_unique)),
     }
 
 

@@ -141,10 +141,24 @@ def print_audits(runs: list[dict], title: str) -> None:
                     shown(figures["right"]),
                     shown(figures["only"]),
                     shown(figures["bad_share"]),
+                    shown(figures.get("estimate_confirmed")),
                 )
             )
     print_table(
-        ["audit", "reader", "sample", "style", "items", "good / ok / bad", "right", "only", "bad"], rows, title=title
+        [
+            "audit",
+            "reader",
+            "sample",
+            "style",
+            "items",
+            "good / ok / bad",
+            "right",
+            "only",
+            "bad",
+            "unique as estimated",
+        ],
+        rows,
+        title=title,
     )
 
 

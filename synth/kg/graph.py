@@ -11,11 +11,10 @@ relations are numbered in sorted id order, so every listing below is in a stable
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Final
 
 import networkx as nx
-from pathlib import Path
-
 import numpy as np
 
 from synth.schemas import Entity, Relation, Step, Triple

@@ -29,15 +29,18 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-
 import yaml
 
 from synth import bounded_yaml
 from synth.errors import ConfigError
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.types import BROADER, PERSON_KINDS, EntityTypes
+
+if TYPE_CHECKING:
+    from synth.audit.flags import RelationFlags
 
 CLOSED_TYPES = frozenset(
     {
@@ -128,7 +131,7 @@ class RelationProfiles:
         overrides: dict[str, dict] | None = None,
         closed_growth: float = 2.0,
         closed_share: float = 0.07,
-        flags=None,
+        flags: "RelationFlags | None" = None,
         flagged_share: float = 0.25,
         flagged_min: int = 3,
     ):
@@ -196,6 +199,8 @@ class RelationProfiles:
         """Caught out often enough, and well above the items' own rate (every relation of an item with
         a wrong fact is blamed for it, the one at fault or not)."""
         flags = self.flags
+        if flags is None:
+            return False
         share = flags.share(relation)
         return (
             flags.flagged[relation] >= self.flagged_min
@@ -226,9 +231,9 @@ class RelationProfiles:
         if len(typed) < 5:
             return 1.0
         wanted = PERSON_KINDS if noun in PERSON_KINDS else {noun}
-        return sum(found in wanted or BROADER.get(found) == noun or BROADER.get(noun) == found for found in typed) / len(
-            typed
-        )
+        return sum(
+            found in wanted or BROADER.get(found) == noun or BROADER.get(noun) == found for found in typed
+        ) / len(typed)
 
     def _transitive(self, relation: str) -> bool:
         """Whether containment-like: its words say so, or two-step paths are often closed by a direct edge."""
