@@ -17,7 +17,7 @@ tested on the text that motivated it:
   shape of the old template questions ("a film that is about a sport that is played by a team that
   ..."); questions told as sentences are linted sentence by sentence.
 - doubled_punctuation: two full stops where a name's own meets the sentence's ("D.C.."), a mark after
-  a comma or a question mark, or a space before a mark.
+  a comma or a question mark, or a space before a mark ("Moulin Rouge!?" is a title's own mark).
 - noun_said_twice: a type noun said before a name that ends in it: "in the language Hebrew Language",
   "the county Orange County" (linted on the text with its names, since the name is the repetition).
 """
@@ -59,8 +59,9 @@ PATTERNS = (
     "doubled_punctuation",
     "noun_said_twice",
 )
-_DOUBLED_PUNCTUATION = re.compile(r"(?<!\.)\.\.(?!\.)|[,;:][.,;:!?]|[!?][.,;:!?]|\s[.,;:!?]")
-"""A name's full stop before a "?" ("Washington, D.C.?") or a "," is English; two full stops are not."""
+_DOUBLED_PUNCTUATION = re.compile(r"(?<!\.)\.\.(?!\.)|[,;:][.,;:!?]|\?[.,;:!?]|\s[.,;:!?]")
+"""A name's own mark before the sentence's ("Washington, D.C.?", "Moulin Rouge!?") is English; two
+full stops, or a mark after a question mark, are not."""
 _NOUN_BEFORE_NAME = re.compile(r"\b(?:[Tt]he|[Aa]n?) ([a-z]{3,}) ((?:[A-Z][\w'.-]*)(?: [A-Z][\w'.-]*){0,3})")
 
 

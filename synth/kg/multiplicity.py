@@ -1,24 +1,26 @@
 """How many answers a question would have in a world larger than the graph, estimated from the
-graph's own statistics.
+graph's own statistics, and calibrated against what readers find (`synth audit`).
 
 A knowledge graph is a small, uneven sample of the world: FB15k-237 knows about 14,000 entities.
 A question whose answer is unique in the graph only because the graph lacks the other answers ("a
 film written by a person influenced by J. G. Ballard") rewards one of many right answers. What
 stays unique in a bigger world is what is pinned by steps that stay small there: the birthplace of
-X, the director of film Z, the capital of Y. Such a step is *world-bounded*: over the graph, the
-entities that have the relation in that direction have one or two values each (`bounded_mean`,
-`bounded_p90`), and a bigger world gives each of them no more. A many-valued step (the people born
-in a city, the films of a genre) grows with the world: `scale` times as many.
+X, the director of film Z. Such a step is *world-bounded*: over the graph, the entities that have
+the relation in that direction have one or two values each (`bounded_mean`, `bounded_p90`), and a
+bigger world gives each of them no more, or their mean where several are usual (`partial_mean`:
+several citizenships). A many-valued step (the people born in a city, the films of a genre) grows
+with the world: `scale` times as many, except into a closed class (countries, languages, time
+zones, genres: synth.kg.relation_profile), which stays at its size (`closed_growth`). Containment
+is read at every level (synth.kg.containment).
 
-The estimate follows each constraint from its named anchor: the set grows by the graph's fan-out at
-each step and by `scale` more at a many-valued one; a fact narrows it to at most the fact's own
-world set ("who wrote film Z": a film has one or two writers in any world) and to the share of the
-step's universe (every entity that could be reached) that has the fact. The answer set is the
-intersection of the constraints: at most the smallest of them, and about the product of their
-sizes over the universe if they are independent. The estimate is never below the graph's answer
-count; a question is kept when it is 1, i.e. the graph's answer is all the world would hold.
-Independence is the one assumption: facts that go together (a director and his favourite actor)
-overlap more than it says, so `max_answers` stays at 1.
+The estimate follows each constraint from its named anchor; a fact narrows it to at most the fact's
+own world set and to the share of the step's universe that has the fact, except that facts over one
+relation go together (a journalist, a poet and a professor: no product). The answer set is the
+intersection of the constraints: at most the smallest, about the product of their sizes over the
+universe if independent, but never below the smallest narrowed by `narrowing`: readers showed that
+clues which look independent rarely are, so a unique answer needs one clue that alone leaves a
+handful. The estimate is never below the graph's answer count as the world reads the steps; a
+question is kept when it is 1.
 
 A cue is a hub when its value is shared by a large share of the entities that have the relation
 at all (gender Male, English Language, Drama, an eastern time zone, actor): it says almost
@@ -34,7 +36,8 @@ import numpy as np
 from pydantic import Field
 
 from synth.config import FrozenConfig
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges
+from synth.kg.containment import Containment
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.relation_profile import RelationProfiles, overrides_path, read_overrides
 from synth.schemas import Constraint, Step
 
@@ -42,8 +45,6 @@ SATURATED = 0.5
 """A closed-class set estimated at this share of the class or more could be any member."""
 FINALS_KEPT = 20_000
 """Constraints whose final state is kept (a few MB)."""
-CLOSURE_LEVELS = 4
-"""Levels of a containment followed for its closure (a town, a county, a state, a country, a continent)."""
 WORLD_ENTITIES = 1_000_000
 """The size of world the default `scale` imagines: a graph of 14,000 entities is 1/70 of it."""
 
@@ -153,6 +154,7 @@ class WorldModel:
             flagged_share=config.flagged_share,
             flagged_min=config.flagged_min,
         )
+        self.containment = Containment(kg, self.profiles, self.statistics)
 
     @cached_property
     def _statistics(self) -> dict[tuple[str, str], StepStatistics]:
@@ -255,7 +257,7 @@ class WorldModel:
         for step in steps:
             profile = self.profiles(step.relation, step.direction)
             reached = self.kg.step_nodes(frontier, step.relation, step.direction)
-            reading = self._reach(reading, step.relation, step.direction, profile.transitive)
+            reading = self.containment.reach(reading, step.relation, step.direction, profile.transitive)
             grown = len(reading) if profile.transitive else len(reached)
             size *= grown / max(1, len(frontier)) * self.factor(step.relation, step.direction)
             if profile.closed:
@@ -285,71 +287,12 @@ class WorldModel:
             saturated = profile.closed and size >= SATURATED * profile.class_size
         return SetState(frontier, size, universe, reading, saturated if steps else state.saturated)
 
-    def _reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
-        """One step from `nodes`; with `transitive`, every level of it (at most CLOSURE_LEVELS) over
-        every containment relation going the same way (up from a town to its county, state and
-        country, whichever relation lists each level)."""
-        reached = self.kg.step_nodes(nodes, relation, direction)
-        if not transitive or not len(reached):
-            return reached
-        up, _ = self._containment
-        pointers, members = self._closure[0 if (relation, direction) in up else 1]
-        more = members[concat_ranges(pointers[reached], pointers[reached + 1])]
-        return np.union1d(reached, more) if len(more) else reached
-
-    @cached_property
-    def _closure(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        """For going up and going down: per node (CSR pointers, members) every node within
-        CLOSURE_LEVELS containment steps that way, computed once."""
-        found = []
-        for family in self._containment:
-            neighbours: dict[int, set[int]] = {}
-            for relation, way in family:
-                index = self.kg.index(way)
-                number = self.kg.relation_index[relation]
-                for run in np.flatnonzero(index.run_rel == number).tolist():
-                    node = int(np.searchsorted(index.run_ptr, run, side="right") - 1)
-                    neighbours.setdefault(node, set()).update(index.run_neighbors(run).tolist())
-            lists = []
-            for node in range(self.kg.num_nodes):
-                seen: set[int] = set()
-                level = neighbours.get(node, set())
-                for _ in range(CLOSURE_LEVELS + 1):
-                    level = level - seen - {node}
-                    if not level:
-                        break
-                    seen |= level
-                    level = set().union(*(neighbours.get(other, set()) for other in level))
-                lists.append(sorted(seen))
-            pointers = np.zeros(self.kg.num_nodes + 1, dtype=np.int64)
-            np.cumsum([len(members) for members in lists], out=pointers[1:])
-            members = np.array([member for members in lists for member in members], dtype=np.int32)
-            found.append((pointers, members))
-        return found[0], found[1]
-
-    @cached_property
-    def _containment(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        """(the containment relations going up, going down): each transitive relation goes up in the
-        direction with fewer values per holder (a place has few containers, a container many places)."""
-        up, down = [], []
-        for relation in self.kg.relation_ids:
-            if not self.profiles(relation, FORWARD).transitive:
-                continue
-            forward, inverse = self.statistics(relation, FORWARD), self.statistics(relation, INVERSE)
-            if forward is None or inverse is None:
-                continue
-            rising = FORWARD if forward.mean <= inverse.mean else INVERSE
-            falling = INVERSE if rising == FORWARD else FORWARD
-            up.append((relation, rising))
-            down.append((relation, falling))
-        return up, down
-
     def _holders(self, anchor: str, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """The entities that have the fact (stepping from `anchor` reaches them), every level of a containment."""
         node = self.kg.node_index.get(anchor)
         if node is None:
             return np.zeros(0, dtype=np.int32)
-        return self._reach(np.array([node], dtype=np.int32), relation, direction, transitive)
+        return self.containment.reach(np.array([node], dtype=np.int32), relation, direction, transitive)
 
     def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
         """Estimated answers in the world of a question whose constraints the graph answers with

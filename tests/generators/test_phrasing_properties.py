@@ -12,7 +12,7 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_snapshot
 from synth.schemas import Item
 
-ATTEMPTS = {2: 60, 3: 80, 4: 150, 5: 200, 6: 250, 7: 250, 8: 250}
+ATTEMPTS = {2: 80, 3: 120, 4: 300, 5: 400, 6: 250, 7: 250, 8: 250}
 """Candidates per length (each a fresh walk): long chains are mostly dead ends or rejected."""
 
 
