@@ -73,7 +73,8 @@ TRANSITIVE_SHARE = 0.3
 """A relation is transitive when at least this share of its two-step paths a->b->c also has a->c."""
 COHERENT_SHARE = 0.5
 """A relation's reached side is coherent when at least this share of its typed entities has its noun."""
-SAMPLE = 400
+SAMPLE = 150
+"""Entities (runs) sampled per relation for its coherence and transitivity."""
 FLAGGED_LIFT = 1.3
 """An audited relation is untrusted only where its items' wrong-fact share is this many times all items'."""
 

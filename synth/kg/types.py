@@ -130,7 +130,14 @@ class EntityTypes:
         (best, count), *rest = votes.most_common(2) + [(None, 0)]
         if rest[0][1] == count or count / sum(votes.values()) < self.min_share:
             return None
-        return best
+        return self._most_specific(best, votes)
+
+    @staticmethod
+    def _most_specific(best: str, votes: Counter) -> str:
+        """A narrower noun the entity is also voted, where the winner is a broad one: Ohio is a "state
+        or province" (one vote) more than a "place" (six), and a question asks "Which state"."""
+        narrower = [noun for noun in votes if BROADER.get(noun) == best and noun != best]
+        return max(narrower, key=lambda noun: (votes[noun], noun)) if narrower else best
 
     def _conflicted(self, entity_id: str) -> bool:
         """Whether a node named by its id stands for two things that share a name, merged into one
