@@ -1,5 +1,6 @@
-"""What audits say about a graph's relations: per relation, how many rated items used it and how many
-of those rested on a fact a reader found wrong (`answer_right` no). The construction stops using a
+"""What audits say about a graph's relations: per relation, how many items people rated used it and how
+many of those rested on a fact the reader found wrong (`answer_right` no); a served judge's verdicts
+are left out until it is calibrated against people. The construction stops using a
 relation readers keep catching out (synth.kg.relation_profile), so the store's audits calibrate the
 next run on the same graph."""
 
@@ -10,7 +11,7 @@ from synth.audit.sample import read_items
 from synth.errors import SynthError
 from synth.schemas import Item
 from synth.settings import Settings
-from synth.store.audits import audits_dir, load_ratings
+from synth.store.audits import all_audits, audits_dir, load_ratings
 from synth.store.catalog import Catalog
 
 
@@ -54,8 +55,9 @@ def relation_flags(settings: Settings, kg_snapshot: str) -> RelationFlags:
     except SynthError:  # no catalog to read: nothing to calibrate on
         return RelationFlags(flagged, rated)
     items: dict[tuple[str, int], dict[str, Item]] = {}
-    for folder in sorted(root.glob("*/run.parquet")):
-        for rating in load_ratings(settings, folder.parent.name):
+    people = [run for run in all_audits(settings) if run.reader_kind == "person"]  # a judge is calibrated, not believed
+    for run in people:
+        for rating in load_ratings(settings, run.id):
             key = (rating.dataset, rating.version)
             version = versions.get(key)
             if version is None or version.kg_snapshot != kg_snapshot or rating.answer_right is None:

@@ -77,12 +77,14 @@ def save_audit(settings: Settings, run: AuditRun, ratings: list[AuditRating]) ->
     return folder
 
 
+def all_audits(settings: Settings) -> list[AuditRun]:
+    """Every stored audit, oldest first."""
+    return sorted((_read(folder) for folder in _folders(settings)), key=lambda run: run.created_at)
+
+
 def version_audits(settings: Settings, dataset: str, version: int) -> list[AuditRun]:
     """The audits of one version, oldest first."""
-    runs = [_read(folder) for folder in _folders(settings)]
-    return sorted(
-        (run for run in runs if run.dataset == dataset and run.version == version), key=lambda run: run.created_at
-    )
+    return [run for run in all_audits(settings) if run.dataset == dataset and run.version == version]
 
 
 def load_ratings(settings: Settings, audit_id: str) -> list[AuditRating]:

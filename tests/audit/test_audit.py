@@ -196,3 +196,33 @@ def test_a_served_judge_reads_blind_then_revealed_and_is_kept_apart(store, tmp_p
     rest = [rating for item_id, rating in by_item.items() if item_id not in (ambiguous.id, wrong.id)]
     assert all(rating.rating == "good" and rating.only_answer and rating.answer_right for rating in rest)
     assert run.only_answer == len(items) - 1 and run.answer_right == len(items) - 1
+
+
+def test_people_s_ratings_flag_the_relations_of_wrong_items_and_a_judge_s_do_not(store, tmp_path, run_cli):
+    from collections import Counter
+
+    from synth.audit.flags import RelationFlags, relation_flags
+    from synth.kg.relation_profile import RelationProfiles
+    from synth.kg.snapshot import load_snapshot
+
+    run_cli("audit", "sample", "films@1", "--n", "8", "--seed", "3", "--out", str(tmp_path / "s"))
+    rows = _fill(_sheet(tmp_path / "s", "reveal.csv"))
+    with Catalog.open(store, read_only=True) as catalog:
+        version = catalog.resolve("films@1")
+        items = {item.question: item for item in read_items(store, version)}
+    for row in rows:  # every two-hop item (directed, then released in) rests on a wrong fact
+        row["right"] = "no" if len(items[row["question"]].path) == 2 else "yes"
+    run_cli("audit", "import", "films@1", str(_write(tmp_path / "filled.csv", rows)), "--reader", "ada")
+    code, _, err = run_cli("audit", "judge", "films@1", "--model", "fake", "--n", "8", "--seed", "3")
+    assert code == 0, err  # the dry-run judge calls every answer wrong: not believed
+    flags = relation_flags(store, version.kg_snapshot)
+    two_hop = sum(len(item.path) == 2 for item in items.values())
+    assert flags.rated["released in"] == flags.flagged["released in"] == two_hop
+    assert flags.rated["directed"] == len(items) and flags.flagged["directed"] == two_hop
+    assert (flags.items_rated, flags.items_flagged) == (len(items), two_hop)
+    # a relation caught out well above the rest is dropped, with the audits as its reason
+    tiny = load_snapshot(TESTS / "fixtures" / "tiny_kg")
+    caught = RelationFlags(Counter({"directed": 4}), Counter({"directed": 5, "born_in": 20}), 4, 20)
+    profiles = RelationProfiles(tiny, flags=caught, overrides={})
+    assert not profiles("directed", "forward").trusted and "audits: 4 of 5" in profiles("directed", "forward").reason
+    assert profiles("born_in", "forward").trusted
