@@ -46,10 +46,11 @@ def _drawn(settings: Settings, request: SampleRequest) -> tuple[DatasetVersion, 
     return version, sample, items, reveals(StoreView(settings), version, list(items.values()))
 
 
-def write_sample(settings: Settings, request: SampleRequest, out: Path) -> WrittenSample:
-    """Draw the sample, store it, and write its sheets into `out`."""
+def write_sample(settings: Settings, request: SampleRequest, out: Path | None = None) -> WrittenSample:
+    """Draw the sample, store it, and write its sheets into `out` (default ./audit-NAME-V-SAMPLE)."""
     _, sample, items, shown = _drawn(settings, request)
-    return WrittenSample(sample, write_sheets(out, sample, items, shown))
+    folder = out if out is not None else Path(f"audit-{sample.dataset}-{sample.version}-{sample.id}")
+    return WrittenSample(sample, write_sheets(folder, sample, items, shown))
 
 
 def judge(

@@ -44,14 +44,8 @@ def sample_command(ref, n, seed, style, min_hops, max_hops, out, as_json) -> Non
     from synth.audit.commands import write_sample
     from synth.cli.render import print_json
 
-    request = _request(ref, n, seed, style, min_hops, max_hops)
-    settings = load_settings()
-    if out is None:
-        from synth.audit.commands import _drawn
-
-        _, drawn, _, _ = _drawn(settings, request)
-        out = Path(f"audit-{drawn.dataset}-{drawn.version}-{drawn.id}")
-    written = write_sample(settings, request, out)
+    written = write_sample(load_settings(), _request(ref, n, seed, style, min_hops, max_hops), out)
+    out = written.sheets[0].parent
     if as_json:
         print_json({"sample": written.sample.model_dump(mode="json"), "sheets": [str(path) for path in written.sheets]})
         return
