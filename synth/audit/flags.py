@@ -11,7 +11,7 @@ from synth.audit.sample import read_items
 from synth.errors import SynthError
 from synth.schemas import Item
 from synth.settings import Settings
-from synth.store.audits import all_audits, audits_dir, load_ratings
+from synth.store.audits import all_audits, load_ratings
 from synth.store.catalog import Catalog
 
 
@@ -43,11 +43,11 @@ def relations_of(item: Item) -> set[str]:
 
 
 def relation_flags(settings: Settings, kg_snapshot: str) -> RelationFlags:
-    """The flags of every audit in the store of a version built on `kg_snapshot` (empty without any)."""
+    """The flags of people's audits in the store of versions built on `kg_snapshot` (empty without any)."""
     flagged, rated = Counter(), Counter()
     items_flagged = items_rated = 0
-    root = audits_dir(settings)
-    if not root.exists() or not any(root.glob("*/run.parquet")):
+    people = [run for run in all_audits(settings) if run.reader_kind == "person"]  # a judge is calibrated, not believed
+    if not people:
         return RelationFlags(flagged, rated)
     try:
         with Catalog.open(settings, read_only=True) as catalog:
@@ -55,7 +55,6 @@ def relation_flags(settings: Settings, kg_snapshot: str) -> RelationFlags:
     except SynthError:  # no catalog to read: nothing to calibrate on
         return RelationFlags(flagged, rated)
     items: dict[tuple[str, int], dict[str, Item]] = {}
-    people = [run for run in all_audits(settings) if run.reader_kind == "person"]  # a judge is calibrated, not believed
     for run in people:
         for rating in load_ratings(settings, run.id):
             key = (rating.dataset, rating.version)

@@ -47,12 +47,7 @@ def blind_request(question: str, max_tokens: int) -> ChatRequest:
         f"Question: {question}\n\nStep 1 only: name every real-world entity you believe satisfies this question "
         '(several if several fit). Reply with JSON: {"answers": ["...", ...]}.'
     )
-    return ChatRequest(
-        messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-        sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
-        json_schema=BlindAnswers.model_json_schema(),
-        stage=STAGE,
-    )
+    return _request(prompt, BlindAnswers, max_tokens)
 
 
 def reveal_request(item: Item, shown: Reveal, named: list[str], max_tokens: int) -> ChatRequest:
@@ -65,10 +60,15 @@ def reveal_request(item: Item, shown: Reveal, named: list[str], max_tokens: int)
         '{"right": true|false, "only": true|false, "rating": "good"|"ok"|"bad", "other_answers": [...], '
         '"note": "..."}.'
     )
+    return _request(prompt, Verdict, max_tokens)
+
+
+def _request(prompt: str, reply: type[BaseModel], max_tokens: int) -> ChatRequest:
+    """The rubric as the system message, `prompt` as the user's, the reply held to `reply`'s schema."""
     return ChatRequest(
         messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
         sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
-        json_schema=Verdict.model_json_schema(),
+        json_schema=reply.model_json_schema(),
         stage=STAGE,
     )
 

@@ -20,7 +20,7 @@ from synth.errors import NotFoundError
 from synth.schemas import AuditRating, AuditRun
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
-from synth.store.shards import schema_shard, write_parquet_atomically
+from synth.store.shards import finished_folders, schema_shard, write_parquet_atomically
 
 AUDIT_TABLES = {"audits": (AuditRun, "run.parquet"), "audit_ratings": (AuditRating, "ratings.parquet")}
 """View name -> (record type, file name in each audit's folder)."""
@@ -88,7 +88,7 @@ def version_audits(settings: Settings, dataset: str, version: int) -> list[Audit
 
 
 def load_ratings(settings: Settings, audit_id: str) -> list[AuditRating]:
-    path = audits_dir(settings) / audit_id / "ratings.parquet"
+    path = audits_dir(settings) / audit_id / AUDIT_TABLES["audit_ratings"][1]
     if not path.exists():
         raise NotFoundError(f"no audit {audit_id!r}; `synth audit list NAME@V` shows them")
     return [from_row(AuditRating, row) for row in pq.read_table(path).to_pylist()]
@@ -105,8 +105,7 @@ def item_ratings(settings: Settings, dataset: str, version: int, item_id: str) -
 
 
 def _folders(settings: Settings) -> list[Path]:
-    root = audits_dir(settings)
-    return sorted(path.parent for path in root.glob("*/run.parquet")) if root.exists() else []
+    return finished_folders(audits_dir(settings))
 
 
 def _read(folder: Path) -> AuditRun:

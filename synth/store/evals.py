@@ -17,7 +17,7 @@ from synth.errors import ConfigError, NotFoundError
 from synth.schemas import EvalAttempt, EvalRun
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
-from synth.store.shards import schema_shard, write_parquet_atomically
+from synth.store.shards import finished_folders, schema_shard, write_parquet_atomically
 
 EVAL_TABLES = {"eval_runs": (EvalRun, "run.parquet"), "eval_attempts": (EvalAttempt, "attempts.parquet")}
 """View name -> (record type, file name in each eval's folder)."""
@@ -40,8 +40,7 @@ def eval_files(settings: Settings, table: str) -> list[Path]:
 
 
 def finished(settings: Settings) -> list[Path]:
-    root = evals_dir(settings)
-    return sorted(path.parent for path in root.glob("*/run.parquet")) if root.exists() else []
+    return finished_folders(evals_dir(settings))
 
 
 def save_eval(settings: Settings, run: EvalRun, attempts: list[EvalAttempt]) -> Path:

@@ -29,6 +29,12 @@ def write_parquet_atomically(table: pa.Table, path: Path) -> None:
     os.replace(temporary, path)
 
 
+def finished_folders(root: Path) -> list[Path]:
+    """The folders under `root` whose `run.parquet` is written (an eval's or an audit's: written last,
+    so a folder without it is unfinished), by name."""
+    return sorted(path.parent for path in root.glob("*/run.parquet")) if root.exists() else []
+
+
 def schema_shard(settings: Settings, table: str, schema: pa.Schema | None = None) -> Path:
     """An empty shard holding the current schema of `table` (a version table's, unless `schema` is
     given); (re)written when the schema changed."""
