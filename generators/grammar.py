@@ -116,6 +116,10 @@ def merge_shared(parts: list[str]) -> list[str]:
         shared -= 1
     if shared < 2:
         return parts
-    objects = [" ".join(words[shared:]) for words in split]
+    # the plainest object first: "both Leon Trotsky and the person who ... and ...", never "both the
+    # person who ... and Leon Trotsky", where the last "and" seems to join the inner clause
+    objects = sorted(
+        (" ".join(words[shared:]) for words in split), key=lambda text: (" and " in text, len(text.split()))
+    )
     both = f"both {objects[0]} and {objects[1]}" if len(objects) == 2 else join_and(objects)
     return [" ".join(split[0][:shared]) + " " + both]

@@ -5,6 +5,7 @@ every cue (constraints, and facts describing intermediates) with its candidate c
 corpus passage stating each edge: chain edges on the path, cue and fact edges in `cue_edges`.
 """
 
+import math
 import random
 from collections import Counter
 from typing import Literal
@@ -24,6 +25,10 @@ RECIPE = "multihop"
 Style = Literal["plain", "obfuscated"]
 
 
+ANSWER_CAP_MIN = 5
+"""The per-answer cap never goes below this many items, however small the run (a small graph has few answers)."""
+
+
 class MultihopGenerator(Generator):
     name = "multihop"
 
@@ -39,6 +44,7 @@ class MultihopGenerator(Generator):
         max_words: int | None = None,
         min_words: int = 1,
         flags=None,
+        items: int | None = None,
     ):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
         `kg` is a view without some relations, so ids match what `synth search` serves.
@@ -47,7 +53,8 @@ class MultihopGenerator(Generator):
         `world`: how answers must stay unique in a world larger than the graph.
         `max_words`, `min_words`: the longest and shortest question the format check takes; a
         phrasing outside is rejected here, by name, never left for the check to drop.
-        `flags`: what the store's audits said of the graph's relations (synth.audit.flags)."""
+        `flags`: what the store's audits said of the graph's relations (synth.audit.flags).
+        `items`: how many items the run wants, for the per-answer cap (`construct.max_answer_share`)."""
         self.kg = kg
         self.max_words, self.min_words = max_words, min_words
         self.seed = seed
@@ -57,6 +64,13 @@ class MultihopGenerator(Generator):
                 update={"describe_intermediates": 8, "minimal_cues": True, "min_cue_candidates": 2}
             )
         self.construct = construct
+        self.answer_cap = (
+            max(ANSWER_CAP_MIN, math.ceil(construct.max_answer_share * items))
+            if items is not None and construct.max_answer_share < 1
+            else None
+        )
+        self.answered: Counter[str] = Counter()
+        """Items constructed per answer entity in this run."""
         # Literal values (years, ratings, tags) are cues about the answer, never stepped through.
         self.world = WorldModel(kg, world, flags) if world.enabled else None
         untrusted = self.world.untrusted if self.world is not None else frozenset()
@@ -114,6 +128,19 @@ class MultihopGenerator(Generator):
                 "anchor_names_hidden_entity",
                 f"anchor {walk.entities[0]} shares words with a hidden entity's name",
             )
+        answer = walk.entities[-1]
+        if self.answer_cap is not None and self.answered[answer] >= self.answer_cap:
+            return Rejection(
+                "walk",
+                "frequent_answer",
+                f"{self.kg.name(answer)} already answers {self.answer_cap} items (reverse.max_answer_share)",
+            )
+        if self.world is not None and (floor := self.constructor.world_floor(walk)) > self.world.config.max_answers:
+            return Rejection(
+                "uniqueness",
+                "world_ambiguous",
+                f"at least {floor:g} answers in a world {self.world.scale:g} times the graph, whatever the cues",
+            )
         construction = self.constructor.construct(walk)
         if construction is None:
             return Rejection(
@@ -145,7 +172,7 @@ class MultihopGenerator(Generator):
         if nonsense is not None:
             return nonsense
         hidden = [name for entity in walk.entities[1:] for name in self.kg.names(entity)]
-        question = self.verbalizer.question(construction.constraints, hidden)
+        question = self.verbalizer.question(construction.constraints, hidden, path=walk.entities)
         words = len(question.split())
         if self.max_words is not None and words > self.max_words:
             return Rejection("phrasing", "too_long_to_read", f"{words} words; the format check takes {self.max_words}")
@@ -166,6 +193,7 @@ class MultihopGenerator(Generator):
             for described in construction.facts
         ]
         constraints = [constraint.model_dump(mode="json") for constraint in construction.constraints]
+        self.answered[construction.answer] += 1
         return Item(
             id=content_hash({"recipe": RECIPE, "answer": construction.answer, "constraints": constraints}),
             question=question,

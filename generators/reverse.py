@@ -33,10 +33,13 @@ from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.multiplicity import WorldModel
-from synth.kg.names import NameOverlap
+from synth.kg.names import NameOverlap, shared_words
 from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
 from synth.schemas import Constraint, Fact, Hop, Step
 from synth.schemas.item import Direction
+
+LASTING_KEPT = 200_000
+"""Entities whose walk-independent facts construction keeps (`_lasting_options`) before starting over."""
 
 
 class ConstructConfig(FrozenConfig):
@@ -72,6 +75,15 @@ class ConstructConfig(FrozenConfig):
         default="reject",
         description="An item whose effective hops fall further: rejected (shortcut_cue), or kept labeled with its "
         "effective hops. Either way no appended cue decides a chain of 5 hops or more on its own.",
+    )
+    max_answer_share: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="No answer is constructed for more than this share of a run's items (at least 5): walks end on "
+        "a few popular entities (Football is the answer of a quarter of 1,000 plain constructions on the bundled "
+        "graph), so an RL set learns a prior; 0.02 caps each answer at 2%. 1 (the default) is no cap: a small "
+        "graph has few answers, and a cap can leave a run short of n.",
     )
     minimal_cues: bool = Field(
         default=True,
@@ -169,6 +181,8 @@ class ReverseConstructor:
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
         self._usable: dict[str, list[_Option]] = {}
+        self._lasting: dict[str, list[_Option]] = {}
+        """Per entity: its facts any walk may use (`_lasting_options`)."""
         """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
 
     def construct(self, walk: Walk) -> Construction | None:
@@ -223,6 +237,25 @@ class ReverseConstructor:
             cue_edges=tuple(edge for _, _, edge in answer_cues),
             world_answers=self._answers(chain, [cue for cue, _, _ in answer_cues], 1),
         )
+
+    def world_floor(self, walk: Walk) -> float:
+        """The fewest answers in the world that any cues construction could add to the walk leave
+        (`WorldModel.floor` over the cues `_best_cue` may add; 1 without a world model): above
+        `max_answers`, construction is hopeless."""
+        if self.world is None:
+            return 1.0
+        self._hide(walk.entities[1:])
+        long_chain, sizes = len(walk.hops) >= LONG_CHAIN, []
+        for option in self._options(walk.entities[-1], set(walk.entities)):
+            matches = len(self._matches(option))
+            size = self.world.cue_size(option.other, option.relation, option.direction)[0]
+            if matches < self.config.min_cue_candidates or (
+                long_chain and size <= SHORTCUT_CANDIDATES and matches <= SHORTCUT_CANDIDATES
+            ):
+                continue  # a cue `_best_cue` never adds
+            sizes.append(size)
+        last = walk.hops[-1]
+        return self.world.floor(Step(relation=last.relation, direction=last.direction), sizes)
 
     def _answers(self, chain: Constraint, answer_cues: list[Constraint], graph_answers: int) -> float:
         """Estimated answers in the larger world (the graph's count without a world model)."""
@@ -282,8 +315,9 @@ class ReverseConstructor:
 
     def _hide(self, hidden: tuple[str, ...]) -> None:
         """Start a construction whose hidden entities are `hidden` (what no cue may name)."""
-        self._hidden = hidden
-        self._usable.clear()
+        if hidden != self._hidden:
+            self._hidden = hidden
+            self._usable.clear()
 
     def _options(self, entity: str, used: set[str]) -> list[_Option]:
         """Facts linking `entity` to a named, non-hub entity that the question does not use yet."""
@@ -293,18 +327,36 @@ class ReverseConstructor:
 
     def _usable_options(self, entity: str) -> list[_Option]:
         """Facts linking `entity` to a named entity that is no hub, not too big and names no hidden entity."""
-        kg, cap = self.kg, self.config.max_cue_anchor_degree
+        sequences = self.names.sequences
+        hidden = [(other, sequences(other)) for other in self._hidden]
         return [
+            option
+            for option in self._lasting_options(entity)
+            if not any(
+                option.other != other and shared_words(sequences(option.other), names) for other, names in hidden
+            )
+        ]
+
+    def _lasting_options(self, entity: str) -> list[_Option]:
+        """`entity`'s facts that any walk may use (named, no hub, not too big, trusted, not avoided), kept
+        across walks: construction meets the same entities walk after walk."""
+        found = self._lasting.get(entity)
+        if found is not None:
+            return found
+        if len(self._lasting) >= LASTING_KEPT:
+            self._lasting.clear()
+        kg, cap, world = self.kg, self.config.max_cue_anchor_degree, self.world
+        found = self._lasting[entity] = [
             _Option(entity, other, relation, reverse_direction(direction))
             for relation, direction in kg.incident(entity)
+            if world is None or relation not in world.untrusted
             for other in kg.neighbors(entity, relation, direction)
             if other in kg.entities
             and kg.degree(other) <= cap
-            and not self.names.any_overlap(other, self._hidden)
-            and not (self.world is not None and self.world.hub(other, relation, reverse_direction(direction)))
-            and not (self.world is not None and relation in self.world.untrusted)
+            and not (world is not None and world.hub(other, relation, reverse_direction(direction)))
             and not self.avoid(other)
         ]
+        return found
 
     def _best_cue(self, walk: Walk, chain: Constraint, answer_cues: list, remaining: np.ndarray, used: set[str]):
         """(new candidate nodes, option, intermediate position or None for an answer cue, entities

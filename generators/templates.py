@@ -34,6 +34,7 @@ import numpy as np
 from synth.filters.grammar_lint import stacked_clauses
 from synth.generators import grammar
 from synth.hashing import content_hash
+from synth.kg.display import shown_name
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.names import sequences_of, token_sequences
 from synth.kg.types import BROADER, EntityTypes
@@ -72,6 +73,8 @@ class TemplateVerbalizer:
         self.kg = kg
         self.types = types or EntityTypes(kg)
         self._avoid: tuple[str, ...] = ()
+        self._path: tuple[str, ...] = ()
+        """The chain's entities of the question being written, when the caller gave them."""
         """Names (token sequences) of the hidden entities of the question being written."""
         self.nouns = {"typed": 0, "safe": 0}
         """Described entities of the last question headed by their type noun vs by a safe word."""
@@ -154,7 +157,7 @@ class TemplateVerbalizer:
 
     def fact_clause(self, fact: Fact) -> str:
         """What the described entity does with respect to the fact's named anchor."""
-        text, _ = self._verb(fact, self.kg.name(fact.anchor), True)
+        text, _ = self._verb(fact, shown_name(self.types, fact.anchor), True)
         return text
 
     def _describe(
@@ -177,6 +180,7 @@ class TemplateVerbalizer:
                 and definite
                 and role.endswith(" of")
                 and len(previous.split()) <= POSSESSIVE_MAX_WORDS
+                and not previous.endswith(")")  # "Legend (1985)'s composer" reads badly
                 and rng.random() < 0.5
             ):
                 return f"{grammar.possessive(previous)} {role[:-3]}", True, ""
@@ -229,7 +233,7 @@ class TemplateVerbalizer:
         constraint's `kg.frontiers`, when the caller has them already)."""
         rng = rng or random.Random(0)
         frontiers = frontiers or self.kg.frontiers(constraint.anchor, constraint.steps)
-        subject, named, is_role, head = self.kg.name(constraint.anchor), True, False, ""
+        subject, named, is_role, head = shown_name(self.types, constraint.anchor), True, False, ""
         for index, step in enumerate(constraint.steps[:-1]):
             (subject, is_role, head), named = (
                 self._describe(step, subject, named, is_role, head, frontiers[index + 1], rng),
@@ -260,10 +264,18 @@ class TemplateVerbalizer:
 
     # ---- questions ------------------------------------------------------------------------------
 
-    def question(self, constraints: list[Constraint] | tuple[Constraint, ...], hidden: Sequence[str] = ()) -> str:
+    def question(
+        self,
+        constraints: list[Constraint] | tuple[Constraint, ...],
+        hidden: Sequence[str] = (),
+        path: Sequence[str] = (),
+    ) -> str:
         """The question; `hidden` are the names of its hidden entities (answer and intermediates),
-        which no role or type noun may say."""
+        which no role or type noun may say; `path`, the chain's entities from its anchor, lets a long
+        chain call an entity by its own noun where the set its step reaches shares none ("A country
+        was involved in ...", not "Something was involved in ...": true of it, and only narrower)."""
         self._avoid = sequences_of(hidden)
+        self._path = tuple(path)
         self.nouns = {"typed": 0, "safe": 0}
         rng = random.Random(content_hash([constraint.model_dump(mode="json") for constraint in constraints]))
         frontiers = [self.kg.frontiers(constraint.anchor, constraint.steps) for constraint in constraints]
@@ -285,7 +297,7 @@ class TemplateVerbalizer:
                     return _tidy(composed)
             return _tidy(self._sentences(constraints, frontiers[0], predicates[1:], noun, rng))
         finally:
-            self._avoid = ()
+            self._avoid, self._path = (), ()
 
     def _sentences(
         self, constraints, frontiers: list, cues: list[Predicate], noun: str | None, rng: random.Random
@@ -293,11 +305,11 @@ class TemplateVerbalizer:
         """A long chain as sentences, one per hop: each introduces the entity the hop reaches (with its
         own facts), the next refers back to it; the answer's cues follow, then the question."""
         chain = constraints[0]
-        sentences, previous, named = [], self.kg.name(chain.anchor), True
+        sentences, previous, named = [], shown_name(self.types, chain.anchor), True
         for index, step in enumerate(chain.steps):
             reached = frontiers[index + 1]
             last = index == len(chain.steps) - 1
-            kind = noun if last else self.set_noun(reached, step)
+            kind = noun if last else self.set_noun(reached, step) or self._own_noun(index + 1)
             kind = None if kind and self._says_hidden(kind) else kind
             self.nouns["typed" if kind else "safe"] += 1
             person = self.types.is_person(kind)
@@ -337,6 +349,10 @@ class TemplateVerbalizer:
         else:
             opening = "Name what these clues describe."
         return opening + " " + " ".join(sentences)
+
+    def _own_noun(self, position: int) -> str | None:
+        """The noun of the chain's entity at `position` (None without a path)."""
+        return self.types.noun(self._path[position]) if position < len(self._path) else None
 
     def _from_previous(self, step: Step, previous: str, intro: str) -> str | None:
         """The step told from the entity before it: "This person died in a place", "This country has

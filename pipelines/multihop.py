@@ -210,6 +210,7 @@ class MultihopRecipe(Recipe[Config]):
         loop between candidates (the panel's requests go on meanwhile); each accepted candidate is
         emitted at once (after its rephrasing, in acceptance order, with verbalizer=llm)."""
         config, context, kg = self.config, self.context, self.kg
+        target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
         try:
             generator = MultihopGenerator(
                 kg,
@@ -222,12 +223,12 @@ class MultihopRecipe(Recipe[Config]):
                 max_words=getattr(find_check(config.checks, "format"), "max_question_words", None),
                 min_words=getattr(find_check(config.checks, "format"), "min_question_words", 1),
                 flags=relation_flags(context.settings, kg.snapshot) if config.multiplicity.audit_flags else None,
+                items=target,
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
         chain = self.check_chain()
         rejected: dict[str, Counter] = {}
-        target = math.ceil(config.n * config.oversample) if config.panel.enabled else config.n
         require_capacity(config.n, target, kg, config.hops)
         accepted = {hops: 0 for hops in config.hops}
         quota = _quotas(target, config.hops)

@@ -21,6 +21,8 @@ from synth.schemas import Entity, Relation, Step, Triple
 
 FORWARD: Final = "forward"
 INVERSE: Final = "inverse"
+FACTS_KEPT = 500_000
+"""`fact_nodes` answers a graph keeps before starting over."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ class KnowledgeGraph:
     out_index: Adjacency = field(repr=False)
     in_index: Adjacency = field(repr=False)
     source: Path | None = field(default=None, repr=False, compare=False)
+    _facts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    """`fact_nodes` already looked up."""
     """The folder or file it was loaded from (where its relation override file is looked for)."""
 
     # ---- construction ---------------------------------------------------------------------------
@@ -272,9 +276,18 @@ class KnowledgeGraph:
         return frontier
 
     def fact_nodes(self, anchor: str, relation: str, direction: str) -> np.ndarray:
-        """Node numbers (sorted) of the entities reached from the one entity `anchor`."""
-        node = self.node_index.get(anchor)
-        return self.step_nodes(np.array([node] if node is not None else [], dtype=np.int32), relation, direction)
+        """Node numbers (sorted) of the entities reached from the one entity `anchor` (kept: construction
+        asks for the same facts walk after walk; callers never change the array)."""
+        key = (anchor, relation, direction)
+        found = self._facts.get(key)
+        if found is None:
+            if len(self._facts) >= FACTS_KEPT:
+                self._facts.clear()
+            node = self.node_index.get(anchor)
+            found = self.step_nodes(np.array([node] if node is not None else [], dtype=np.int32), relation, direction)
+            found = self._facts[key] = found.view()
+            found.flags.writeable = False
+        return found
 
     def step_nodes(self, frontier: np.ndarray, relation: str, direction: str) -> np.ndarray:
         """Sorted, distinct node numbers reached from `frontier` over `relation` in `direction`."""

@@ -194,11 +194,12 @@ class WorldModel:
         """How many times more entities the step reaches in the world than in the graph: `scale` for a
         many-valued step; for a bounded one its mean values per holder where that is well above one
         (several citizenships, a film's producers, a city's teams: where the graph lists one value,
-        the world often holds more), else one."""
+        the world often holds more), or the override's `world_values` (a country's capitals), else one."""
         if not self.bounded(relation, direction):
             return self.scale
         found = self.statistics(relation, direction)
-        return found.mean if found is not None and found.mean >= self.config.partial_mean else 1.0
+        listed = found.mean if found is not None and found.mean >= self.config.partial_mean else 1.0
+        return max(listed, self.profiles(relation, direction).world_values)
 
     def hub(self, anchor: str, relation: str, direction: str) -> bool:
         """Whether the fact "reached from `anchor` over `relation` in `direction`" is shared by so many
@@ -330,6 +331,20 @@ class WorldModel:
         joint = math.prod(size for size, _ in sizes) / min(universe for _, universe in sizes) ** (len(sizes) - 1)
         trusted = smallest / self.config.narrowing if len(sizes) > 1 else smallest
         return max(float(graph_answers), min(smallest, max(joint, trusted)))
+
+    def floor(self, last: Step, cue_sizes: list[float]) -> float:
+        """The fewest answers any question ending in step `last` can reach in the world, whatever facts
+        and cues construction adds, when `cue_sizes` are the world sizes of every cue the answer could
+        get: the chain reaches at least one entity `factor` times over (capped by a closed class), no
+        fact narrows the last step (facts describe intermediates), and `combine` never narrows the
+        smallest part by more than `narrowing`. A walk whose floor is above `max_answers` cannot
+        make a question, so construction is spared."""
+        profile = self.profiles(last.relation, last.direction)
+        chain = self.factor(last.relation, last.direction)
+        if profile.closed:
+            chain = min(chain, profile.class_size)
+        smallest = min([chain, *cue_sizes])
+        return smallest / self.config.narrowing if cue_sizes else smallest
 
     def bounded_steps(self, constraint: Constraint) -> list[bool]:
         """Per step: whether it is world-bounded (what the item records, and tests re-derive)."""

@@ -12,6 +12,9 @@ Per relation and direction of travel (`RelationProfile`):
   level ("Akron is in Summit County") while the world holds every level (Ohio, the United States): a
   step or fact over it reaches the transitive closure. Read from the graph (a share of two-step
   paths closed by a direct edge) or from the relation's words.
+- **world_values**: how many values a holder has in the world where the graph lists about one
+  (only by override): a country has had several capitals, a film has several composers, so "the
+  capital of Russia" is not one city to a reader however many the graph lists.
 - **trusted**: whether a reader trusts its facts. A relation whose reached side has no coherent
   type (a bookkeeping relation, "was split in Freebase into"), that the store's audits keep
   catching out (synth.audit.flags) or that an override file marks is not used as a hop, a fact
@@ -23,6 +26,9 @@ An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
 
     /people/ethnicity/languages_spoken: {trusted: false, reason: "ethnic group -> language is loose"}
     /location/location/contains: {transitive: true}
+    /location/country/capital: {world_values: 2, reason: "capitals move (Saint Petersburg, Moscow)"}
+
+`world_values` counts the values of a holder in the forward direction (head to tails).
 """
 
 import re
@@ -93,6 +99,8 @@ class RelationProfile:
     """Share of the reached entities (a sample, typed ones) whose own noun is the side's noun."""
     trusted: bool
     reason: str = ""
+    world_values: float = 1.0
+    """How many values a holder has in the world over this direction (an override; 1 otherwise)."""
 
 
 def overrides_path(source: Path | None) -> Path | None:
@@ -103,7 +111,8 @@ def overrides_path(source: Path | None) -> Path | None:
 
 
 def read_overrides(path: Path | None) -> dict[str, dict]:
-    """relation id -> {trusted, transitive, closed, reason}: the file's entries, checked; {} without one."""
+    """relation id -> {trusted, transitive, closed, world_values, reason}: the file's entries, checked;
+    {} without one."""
     if path is None or not path.is_file():
         return {}
     try:
@@ -111,14 +120,19 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
     except yaml.YAMLError as error:
         raise ConfigError(f"{path} is not valid YAML ({' '.join(str(error).split())}); fix the file") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, reason}}")
-    known = {"trusted", "transitive", "closed", "reason"}
+        raise ConfigError(
+            f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, world_values, reason}}"
+        )
+    known = {"trusted", "transitive", "closed", "world_values", "reason"}
     for relation, entry in data.items():
         if not isinstance(entry, dict) or set(entry) - known:
             raise ConfigError(
                 f"{path}: entry {relation!r} must be a mapping with keys among {', '.join(sorted(known))}; "
                 f"got {entry!r}"
             )
+        values = entry.get("world_values", 1)
+        if isinstance(values, bool) or not isinstance(values, int | float) or values < 1:
+            raise ConfigError(f"{path}: {relation}: world_values must be a number of at least 1; got {values!r}")
     return {str(relation): dict(entry) for relation, entry in data.items()}
 
 
@@ -194,7 +208,10 @@ class RelationProfiles:
             trusted, reason = False, f"audits: {flagged} of {rated} rated items using it rested on a wrong fact"
         elif noun and coherence < COHERENT_SHARE:
             trusted, reason = False, f"only {coherence:.0%} of the entities it reaches are a {noun}"
-        return RelationProfile(relation, direction, noun, closed, class_size, transitive, coherence, trusted, reason)
+        world_values = float(override.get("world_values", 1)) if direction == FORWARD else 1.0
+        return RelationProfile(
+            relation, direction, noun, closed, class_size, transitive, coherence, trusted, reason, world_values
+        )
 
     def _flagged(self, relation: str) -> bool:
         """Caught out often enough, and well above the items' own rate (every relation of an item with

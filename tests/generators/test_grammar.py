@@ -24,6 +24,11 @@ def test_an_object_noun_gives_way_to_a_description_and_shared_phrases_merge():
         "is a genre of both Saw and a film directed by X"
     ]
     assert grammar.merge_shared(["was born in Paris", "died in Rome"]) == ["was born in Paris", "died in Rome"]
+    # the plain object first, so the last "and" cannot seem to join the inner clause (a reader misread
+    # "both the person who composed ... and influenced ... and Leon Trotsky")
+    assert grammar.merge_shared(
+        ["is a citizen of the person who composed X and influenced Y", "is a citizen of Leon Trotsky"]
+    ) == ["is a citizen of both Leon Trotsky and the person who composed X and influenced Y"]
 
 
 def test_articles_possessives_and_in_which():

@@ -1,6 +1,7 @@
 """Walks, reverse construction and templates on a ten-entity graph whose answers are known by hand."""
 
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,24 @@ def test_generator_items_cite_evidence_for_chain_and_cue_edges(kg):
         assert all(hop.evidence_doc_id in item.evidence_doc_ids for hop in item.path)
         assert len(item.evidence_doc_ids) >= len({hop.head for hop in item.path})
         assert item.provenance.kg_snapshot == "tiny-1" and item.provenance.verbalizer == "template"
+
+
+def test_an_answer_cap_turns_walks_to_other_answers_before_construction(kg):
+    """With `max_answer_share`, no answer is constructed for more than its share of the run's items
+    (at least 5): the walk ending on it again is refused before construction is paid for."""
+    capped = ConstructConfig(max_answer_share=0.01)
+    generator = MultihopGenerator(kg, WalkConfig(min_seed_degree=1), capped, seed=0, items=100)
+    outcomes = [generator.attempt(2) for _ in range(300)]
+    answers = Counter(outcome.answer_entity_id for outcome in outcomes if not hasattr(outcome, "reason"))
+    assert answers and max(answers.values()) == 5, answers
+    assert any(getattr(outcome, "reason", "") == "frequent_answer" for outcome in outcomes)
+    uncapped = MultihopGenerator(kg, WalkConfig(min_seed_degree=1), ConstructConfig(), seed=0, items=100)
+    answers = Counter(
+        outcome.answer_entity_id
+        for outcome in (uncapped.attempt(2) for _ in range(300))
+        if not hasattr(outcome, "reason")
+    )
+    assert max(answers.values()) > 5, answers
 
 
 def test_min_cue_candidates_refuses_a_cue_only_the_answer_has(kg):
