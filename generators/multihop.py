@@ -152,6 +152,14 @@ class MultihopGenerator(Generator):
                 "world_ambiguous",
                 f"about {construction.world_answers:g} answers in a world {self.world.scale:g} times the graph",
             )
+        if self.world is not None and (
+            rivals := self.world.rivals(list(construction.constraints), construction.answer)
+        ) > self.world.config.rival_share:
+            return Rejection(
+                "uniqueness",
+                "known_rivals",
+                f"the graph's other candidates of the smallest clue fit the rest with summed chance {rivals:.2f}",
+            )
         if self.style == "obfuscated" and len(construction.constraints) == 1 and not construction.facts:
             # the chain from one named entity alone finds the answer: nothing to combine
             return Rejection(

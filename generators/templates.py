@@ -272,8 +272,9 @@ class TemplateVerbalizer:
     ) -> str:
         """The question; `hidden` are the names of its hidden entities (answer and intermediates),
         which no role or type noun may say; `path`, the chain's entities from its anchor, lets a long
-        chain call an entity by its own noun where the set its step reaches shares none ("A country
-        was involved in ...", not "Something was involved in ...": true of it, and only narrower)."""
+        chain call each entity by its own noun, not the noun the set its step reaches shares ("A school
+        is located in this place", not "Another place ..."; "A country was involved in ...", not
+        "Something ..."): true of it, and only narrower, so the answer stays unique."""
         self._avoid = sequences_of(hidden)
         self._path = tuple(path)
         self.nouns = {"typed": 0, "safe": 0}
@@ -309,7 +310,7 @@ class TemplateVerbalizer:
         for index, step in enumerate(chain.steps):
             reached = frontiers[index + 1]
             last = index == len(chain.steps) - 1
-            kind = noun if last else self.set_noun(reached, step) or self._own_noun(index + 1)
+            kind = noun if last else self._own_noun(index + 1) or self.set_noun(reached, step)
             kind = None if kind and self._says_hidden(kind) else kind
             self.nouns["typed" if kind else "safe"] += 1
             person = self.types.is_person(kind)

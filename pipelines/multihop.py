@@ -35,8 +35,10 @@ from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
+from synth.kg.contradictions import contradicting_edges
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
+from synth.kg.types import EntityTypes
 from synth.matching import normalize_answer
 from synth.pipelines.base import (
     Construction,
@@ -180,8 +182,13 @@ class MultihopRecipe(Recipe[Config]):
 
     @cached_property
     def kg(self) -> KnowledgeGraph:
-        """The graph walks use: without the excluded relations."""
-        return self.full.without_relations(self.config.exclude_relations)
+        """The graph walks use: without the excluded relations and without single facts that
+        contradict their relation's type (synth.kg.contradictions)."""
+        kg = self.full.without_relations(self.config.exclude_relations)
+        if not self.config.multiplicity.enabled:
+            return kg
+        wrong = contradicting_edges(kg, EntityTypes(kg), self.config.multiplicity.contradiction_share)
+        return kg.without_edges(wrong)
 
     def evidence(self, item: Item) -> list[Document]:
         """What the gold_evidence condition shows: each evidence document whole, or cut down to the

@@ -100,9 +100,28 @@ class WorldConfig(FrozenConfig):
     flagged_min: int = Field(default=3, ge=1, description="See audit_flags.")
     relation_overrides: Path | None = Field(
         default=None,
-        description="A YAML file of relation id -> {trusted, transitive, closed, reason}; default: the graph's own "
-        "relation_overrides.yaml where it has one (synth.kg.relation_profile).",
+        description="A YAML file of relation id -> {trusted, transitive, closed, world_values, reason}; default: the "
+        "graph's own relation_overrides.yaml where it has one (synth.kg.relation_profile).",
     )
+    rival_share: float = Field(
+        default=0.1,
+        ge=0,
+        description="The graph's other candidates of a question's smallest clue may be answers a reader adds: "
+        "rejected (known_rivals) when the chances that they also fit the other clues, as many values as they have "
+        "in the graph, sum above this (WorldModel.rivals). Readers' second answers follow it (docs/audit.md).",
+    )
+    contradiction_share: float = Field(
+        default=0.02,
+        ge=0,
+        le=1,
+        description="A single fact whose entity's type contradicts its relation is dropped where at most this share "
+        "of the relation's typed facts do (EastEnders 'was made in' London); self-loops always; 0 drops self-loops "
+        "only (synth.kg.contradictions).",
+    )
+
+
+RIVALS_WEIGHED = 50
+"""The smallest part's other candidates `rivals` weighs (more already make the question ambiguous)."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +313,33 @@ class WorldModel:
         if node is None:
             return np.zeros(0, dtype=np.int32)
         return self.containment.reach(np.array([node], dtype=np.int32), relation, direction, transitive)
+
+    def rivals(self, constraints: list[Constraint], answer: str) -> float:
+        """The answers a reader would add: the graph's other candidates of the smallest part (the other
+        composer of Batman Begins), each weighed by the chance that it is in every other part's set
+        in the world, where the graph lists only some of its values: for a part whose last step comes
+        from a set holding share f of its universe, a candidate with k values back over that step is
+        in it with chance 1 - (1 - f)^k (James Newton Howard, with dozens of scores, has scored some
+        film about a sport). Readers' second answers follow this figure (synth.audit, round 5)."""
+        answer_node = self.kg.node_index.get(answer)
+        paths = [self.states(constraint) for constraint in constraints]
+        order = sorted(range(len(paths)), key=lambda part: paths[part][-1].size)
+        smallest, others = order[0], order[1:]
+        rivals = [node for node in paths[smallest][-1].frontier.tolist() if node != answer_node]
+        expected = 0.0
+        for node in rivals[:RIVALS_WEIGHED]:
+            chance = 1.0
+            for part in others:
+                states, last = paths[part], constraints[part].steps[-1]
+                if node in set(states[-1].frontier.tolist()):
+                    continue  # in that set in the graph already
+                back = INVERSE if last.direction == FORWARD else FORWARD
+                before = states[-2]
+                share = before.size / before.universe if len(states) > 2 else 1 / self.universe(last.relation, back)
+                values = len(self.kg.step_nodes(np.array([node], dtype=np.int32), last.relation, back))
+                chance *= 1 - (1 - min(1.0, share)) ** max(1, values)
+            expected += chance
+        return expected
 
     def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
         """Estimated answers in the world of a question whose constraints the graph answers with

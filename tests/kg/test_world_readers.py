@@ -1,5 +1,6 @@
 """What readers taught the world estimate and the phrasing: relations listed in part (a country's
-capitals), a floor that spares hopeless constructions, and films named with their year."""
+capitals), a floor that spares hopeless constructions, films named with their year, single facts
+that contradict their relation's type, and the other candidates a reader adds."""
 
 import pytest
 
@@ -7,10 +8,12 @@ from synth.errors import ConfigError
 from synth.generators.kg_walk import Walk
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
+from synth.kg.contradictions import contradicting_edges
 from synth.kg.display import shown_name
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.relation_profile import read_overrides
+from synth.kg.types import EntityTypes
 from synth.schemas import Constraint, Entity, Hop, Relation, Step, Triple
 
 COUNTRIES = [f"/c/{number}" for number in range(12)]
@@ -91,3 +94,72 @@ def test_world_values_below_one_or_not_a_number_is_refused_in_one_line(tmp_path,
     path.write_text(f"/film/film/music:\n  world_values: {values}\n")
     with pytest.raises(ConfigError, match="world_values must be a number of at least 1"):
         read_overrides(path)
+
+
+def test_a_fact_that_contradicts_a_coherent_relation_and_a_self_loop_are_dropped():
+    """Fifty films 'made in' countries and one 'made in' a city (EastEnders in London): the city fact
+    is wrong where the relation is otherwise coherent; an entity related to itself is always wrong."""
+    countries = [f"/c/{n}" for n in range(5)]
+    triples = [Triple(head=f"/f/{n}", relation="made_in", tail=countries[n % 5]) for n in range(50)]
+    triples += [Triple(head=f"/f/{n}", relation="released_in", tail=countries[n % 5]) for n in range(50)]
+    triples += [Triple(head="/f/50", relation="made_in", tail="/x/london")]
+    triples += [Triple(head="/x/london", relation=relation, tail=countries[0]) for relation in ("capital_of", "in")]
+    triples += [Triple(head="/x/london", relation="in", tail=countries[1])]
+    triples += [Triple(head=f"/x/city{n}", relation="capital_of", tail=countries[n]) for n in range(1, 5)]
+    triples += [Triple(head="/f/1", relation="influenced_by", tail="/f/1")]
+    entities = {f"/f/{n}": Entity(id=f"/f/{n}", name=f"Film {n}") for n in range(51)}
+    entities |= {country: Entity(id=country, name=f"Country {country[3:]}") for country in countries}
+    entities |= {f"/x/city{n}": Entity(id=f"/x/city{n}", name=f"City {n}") for n in range(1, 5)}
+    entities["/x/london"] = Entity(id="/x/london", name="London")
+    relations = {
+        "made_in": Relation(id="made_in", forward="was made in", head_type="film", tail_type="country"),
+        "released_in": Relation(id="released_in", forward="was released in", head_type="film", tail_type="country"),
+        "capital_of": Relation(id="capital_of", forward="is the capital of", head_type="city", tail_type="country"),
+        "in": Relation(id="in", forward="is a city in", head_type="city", tail_type="country"),
+        "influenced_by": Relation(id="influenced_by", forward="was influenced by", head_type="film", tail_type="film"),
+    }
+    graph = KnowledgeGraph.from_triples(triples, entities, relations, "contradictions")
+    wrong = contradicting_edges(graph, EntityTypes(graph), max_share=0.02)
+    cleaned = graph.without_edges(wrong)
+    assert not cleaned.has_edge("/f/50", "made_in", "/x/london") and graph.has_edge("/f/50", "made_in", "/x/london")
+    assert not cleaned.has_edge("/f/1", "influenced_by", "/f/1")
+    assert cleaned.has_edge("/f/0", "made_in", countries[0]) and cleaned.has_edge(
+        "/x/london", "capital_of", countries[0]
+    )
+    assert int(wrong.sum()) == 2
+    # where a relation disagrees with its type often, the type is loose there, not the facts
+    assert int(contradicting_edges(graph, EntityTypes(graph), max_share=0.0).sum()) == 1
+
+
+def test_the_other_candidates_of_the_smallest_clue_are_the_answers_a_reader_adds(tmp_path):
+    """Two composers scored Heat; the answer scored one film about a sport, the other composer forty
+    films: a reader knows the prolific one has scored some film about a sport too."""
+    sport_films = [f"/f/sport{n}" for n in range(30)]
+    other_films = [f"/f/other{n}" for n in range(1000)]
+    triples = [Triple(head=film, relation="about", tail="/s/baseball") for film in sport_films]
+    triples += [Triple(head=film, relation="about", tail=f"/s/topic{n % 20}") for n, film in enumerate(other_films)]
+    triples += [Triple(head=film, relation="music", tail=f"/p/minor{n % 60}") for n, film in enumerate(other_films)]
+    triples += [Triple(head=sport_films[0], relation="music", tail="/p/answer")]
+    triples += [Triple(head=film, relation="music", tail=f"/p/minor{n}") for n, film in enumerate(sport_films[1:])]
+    triples += [Triple(head="/f/heat", relation="music", tail=composer) for composer in ("/p/answer", "/p/prolific")]
+    triples += [Triple(head=film, relation="music", tail="/p/prolific") for film in other_films[:40]]
+    names = [*sport_films, *other_films, "/f/heat", "/s/baseball", "/p/answer", "/p/prolific"]
+    names += [f"/s/topic{n}" for n in range(20)] + [f"/p/minor{n}" for n in range(60)]
+    entities = {name: Entity(id=name, name=name.split("/")[-1]) for name in names}
+    relations = {
+        "about": Relation(id="about", forward="is about", head_type="film", tail_type="subject"),
+        "music": Relation(id="music", forward="had music by", head_type="film", tail_type="composer"),
+    }
+    graph = KnowledgeGraph.from_triples(triples, entities, relations, "rivals")
+    world = _world(graph, tmp_path)
+    chain = Constraint(
+        anchor="/s/baseball", steps=[Step(relation="about", direction="inverse"), Step(relation="music")]
+    )
+    cue = Constraint(anchor="/f/heat", steps=[Step(relation="music")])
+    prolific = world.rivals([chain, cue], "/p/answer")
+    assert prolific > world.config.rival_share
+    # the same question where Heat's other composer scored one film: a reader adds no one
+    sparse = [t for t in triples if not (t.tail == "/p/prolific" and t.head != "/f/heat")]
+    sparse += [Triple(head=other_films[0], relation="music", tail="/p/prolific")]
+    graph = KnowledgeGraph.from_triples(sparse, entities, relations, "rivals-sparse")
+    assert _world(graph, tmp_path).rivals([chain, cue], "/p/answer") < world.config.rival_share < prolific
