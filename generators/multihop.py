@@ -152,9 +152,11 @@ class MultihopGenerator(Generator):
                 "world_ambiguous",
                 f"about {construction.world_answers:g} answers in a world {self.world.scale:g} times the graph",
             )
-        if self.world is not None and (
-            rivals := self.world.rivals(list(construction.constraints), construction.answer)
-        ) > self.world.config.rival_share:
+        if (
+            self.world is not None
+            and (rivals := self.world.rivals(list(construction.constraints), construction.answer))
+            > self.world.config.rival_share
+        ):
             return Rejection(
                 "uniqueness",
                 "known_rivals",
