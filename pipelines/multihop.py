@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from synth.audit.flags import relation_flags
+from synth.audit.flags import RelationFlags, relation_flags
 from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
@@ -38,6 +38,7 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.contradictions import contradicting_edges
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
+from synth.kg.relation_profile import overrides_path, read_overrides, wrong_facts
 from synth.kg.types import EntityTypes
 from synth.matching import normalize_answer
 from synth.pipelines.base import (
@@ -182,13 +183,24 @@ class MultihopRecipe(Recipe[Config]):
 
     @cached_property
     def kg(self) -> KnowledgeGraph:
-        """The graph walks use: without the excluded relations and without single facts that
-        contradict their relation's type (synth.kg.contradictions)."""
+        """The graph walks use: without the excluded relations, and without single facts readers
+        found wrong (the store's audits, the graph's override file) or that contradict their
+        relation's type (synth.kg.contradictions)."""
         kg = self.full.without_relations(self.config.exclude_relations)
-        if not self.config.multiplicity.enabled:
+        world = self.config.multiplicity
+        if not world.enabled:
             return kg
-        wrong = contradicting_edges(kg, EntityTypes(kg), self.config.multiplicity.contradiction_share)
-        return kg.without_edges(wrong)
+        wrong = contradicting_edges(kg, EntityTypes(kg), world.contradiction_share)
+        read = set(self.flags.wrong_facts) if self.flags is not None else set()
+        read |= wrong_facts(read_overrides(world.relation_overrides or overrides_path(kg.source)))
+        return kg.without_edges(wrong | kg.edge_mask(read))
+
+    @cached_property
+    def flags(self) -> RelationFlags | None:
+        """What the store's audits said of this graph's relations and facts (synth.audit.flags)."""
+        if not self.config.multiplicity.audit_flags:
+            return None
+        return relation_flags(self.context.settings, self.full.snapshot, names=self.full.names)
 
     def evidence(self, item: Item) -> list[Document]:
         """What the gold_evidence condition shows: each evidence document whole, or cut down to the
@@ -229,7 +241,7 @@ class MultihopRecipe(Recipe[Config]):
                 world=config.multiplicity,
                 max_words=getattr(find_check(config.checks, "format"), "max_question_words", None),
                 min_words=getattr(find_check(config.checks, "format"), "min_question_words", 1),
-                flags=relation_flags(context.settings, kg.snapshot) if config.multiplicity.audit_flags else None,
+                flags=self.flags,
                 items=target,
             )
         except ValueError as error:

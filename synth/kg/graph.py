@@ -166,6 +166,25 @@ class KnowledgeGraph:
         index = self.out_index
         return self.without_edges(np.isin(np.repeat(index.run_rel, np.diff(index.run_start)), drop))
 
+    def edge_mask(self, facts: Iterable[tuple[str, str, str]]) -> np.ndarray:
+        """A mask over the edges in out-index order marking these (head, relation, tail) facts (those
+        the graph holds)."""
+        mask = np.zeros(len(self.out_index.neighbors), dtype=bool)
+        index = self.out_index
+        for head, relation, tail in facts:
+            node, rel, target = self.node_index.get(head), self.relation_index.get(relation), self.node_index.get(tail)
+            if node is None or rel is None or target is None:
+                continue
+            relations, first = index.runs(node)
+            if rel not in relations:
+                continue
+            run = first + relations.index(rel)
+            start = int(index.run_start[run])
+            found = start + int(np.searchsorted(index.run_neighbors(run), target))
+            if found < index.run_start[run + 1] and int(index.neighbors[found]) == target:
+                mask[found] = True
+        return mask
+
     def without_edges(self, drop: np.ndarray) -> "KnowledgeGraph":
         """The same snapshot minus the edges `drop` marks (a mask over the edges in out-index order:
         by head, then relation, then tail), with the same numbering and snapshot id."""

@@ -28,7 +28,9 @@ An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
     /location/location/contains: {transitive: true}
     /location/country/capital: {world_values: 2, reason: "capitals move (Saint Petersburg, Moscow)"}
 
-`world_values` counts the values of a holder in the forward direction (head to tails).
+`world_values` counts the values of a holder in the forward direction (head to tails);
+`wrong_facts` lists single facts of the relation readers found wrong, as [head id, tail id] pairs
+(never walked or used as a cue).
 """
 
 import re
@@ -123,17 +125,29 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
         raise ConfigError(
             f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, world_values, reason}}"
         )
-    known = {"trusted", "transitive", "closed", "world_values", "reason"}
+    known = {"trusted", "transitive", "closed", "world_values", "wrong_facts", "reason"}
     for relation, entry in data.items():
         if not isinstance(entry, dict) or set(entry) - known:
             raise ConfigError(
                 f"{path}: entry {relation!r} must be a mapping with keys among {', '.join(sorted(known))}; "
                 f"got {entry!r}"
             )
+        facts = entry.get("wrong_facts", [])
+        if not isinstance(facts, list) or not all(
+            isinstance(fact, list) and len(fact) == 2 and all(isinstance(part, str) for part in fact) for fact in facts
+        ):
+            raise ConfigError(f"{path}: {relation}: wrong_facts must be a list of [head id, tail id]; got {facts!r}")
         values = entry.get("world_values", 1)
         if isinstance(values, bool) or not isinstance(values, int | float) or values < 1:
             raise ConfigError(f"{path}: {relation}: world_values must be a number of at least 1; got {values!r}")
     return {str(relation): dict(entry) for relation, entry in data.items()}
+
+
+def wrong_facts(overrides: dict[str, dict]) -> set[tuple[str, str, str]]:
+    """(head, relation, tail) of the single facts an override file says are wrong."""
+    return {
+        (head, relation, tail) for relation, entry in overrides.items() for head, tail in entry.get("wrong_facts", [])
+    }
 
 
 class RelationProfiles:

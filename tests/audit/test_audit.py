@@ -212,6 +212,11 @@ def test_people_s_ratings_flag_the_relations_of_wrong_items_and_a_judge_s_do_not
         items = {item.question: item for item in read_items(store, version)}
     for row in rows:  # every two-hop item (directed, then released in) rests on a wrong fact
         row["right"] = "no" if len(items[row["question"]].path) == 2 else "yes"
+    denied = next(items[row["question"]] for row in rows if row["right"] == "no").path[-1]
+    for row in rows:  # the reader's note denies one fact of a wrong item, and names another in passing
+        path = items[row["question"]].path
+        if row["right"] == "no" and denied in path:
+            row["note"] = f"{denied.head} was not {denied.relation} {denied.tail}; {path[0].head}"
     run_cli("audit", "import", "films@1", str(_write(tmp_path / "filled.csv", rows)), "--reader", "ada")
     code, _, err = run_cli("audit", "judge", "films@1", "--model", "fake", "--n", "8", "--seed", "3")
     assert code == 0, err  # the dry-run judge calls every answer wrong: not believed
@@ -220,6 +225,9 @@ def test_people_s_ratings_flag_the_relations_of_wrong_items_and_a_judge_s_do_not
     assert flags.rated["released in"] == flags.flagged["released in"] == two_hop
     assert flags.rated["directed"] == len(items) and flags.flagged["directed"] == two_hop
     assert (flags.items_rated, flags.items_flagged) == (len(items), two_hop)
+    assert not flags.wrong_facts  # without the graph's names no note is read
+    named = relation_flags(store, version.kg_snapshot, names=lambda entity: [entity])
+    assert named.wrong_facts == {(denied.head, denied.relation, denied.tail)}
     # a relation caught out well above the rest is dropped, with the audits as its reason
     tiny = load_snapshot(TESTS / "fixtures" / "tiny_kg")
     caught = RelationFlags(Counter({"directed": 4}), Counter({"directed": 5, "born_in": 20}), 4, 20)

@@ -12,7 +12,7 @@ from synth.kg.contradictions import contradicting_edges
 from synth.kg.display import shown_name
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
-from synth.kg.relation_profile import read_overrides
+from synth.kg.relation_profile import read_overrides, wrong_facts
 from synth.kg.types import EntityTypes
 from synth.schemas import Constraint, Entity, Hop, Relation, Step, Triple
 
@@ -163,3 +163,16 @@ def test_the_other_candidates_of_the_smallest_clue_are_the_answers_a_reader_adds
     sparse += [Triple(head=other_films[0], relation="music", tail="/p/prolific")]
     graph = KnowledgeGraph.from_triples(sparse, entities, relations, "rivals-sparse")
     assert _world(graph, tmp_path).rivals([chain, cue], "/p/answer") < world.config.rival_share < prolific
+
+
+def test_an_override_file_lists_single_wrong_facts_and_the_graph_leaves_them_out(tmp_path):
+    path = tmp_path / "relation_overrides.yaml"
+    path.write_text("capital:\n  wrong_facts:\n    - [/c/1, /c/1-city]\n    - [/c/9, /nowhere]\n")
+    graph = _capitals_graph()
+    mask = graph.edge_mask(wrong_facts(read_overrides(path)))
+    assert int(mask.sum()) == 1  # a fact the graph does not hold marks nothing
+    cleaned = graph.without_edges(mask)
+    assert not cleaned.has_edge("/c/1", "capital", "/c/1-city") and cleaned.has_edge("/c/2", "capital", "/c/2-city")
+    path.write_text("capital:\n  wrong_facts: [/c/1]\n")
+    with pytest.raises(ConfigError, match=r"wrong_facts must be a list of \[head id, tail id\]"):
+        read_overrides(path)
