@@ -21,6 +21,8 @@ class RawGraph:
     def __init__(self):
         self.forward, self.inverse = defaultdict(set), defaultdict(set)
         for row in raw_tsv("triples.tsv.gz"):
+            if row["head"] == row["tail"]:  # an entity related to itself is no fact (a place as its own
+                continue  # county seat); construction leaves such triples out too
             self.forward[(row["head"], row["relation"])].add(row["tail"])
             self.inverse[(row["tail"], row["relation"])].add(row["head"])
         entities = raw_tsv("entities.tsv.gz")

@@ -160,7 +160,7 @@ def test_obfuscated_style_needs_every_cue_and_no_cue_names_the_answer(raw_kg, tm
             assert len(raw_kg.follow(cue.anchor, cue.steps)) >= 2, f"one cue names the answer: {item.question}"
             assert needed(_without(item.constraints, index)), f"cue not needed: {item.question}"
     rejected = {stage.stage: stage.dropped for stage in result.version.funnel}["uniqueness"]
-    assert set(rejected) <= {"not_unique", "single_cue", "world_ambiguous", "shortcut_cue"}
+    assert set(rejected) <= {"not_unique", "single_cue", "world_ambiguous", "shortcut_cue", "known_rivals"}
 
 
 def test_a_second_run_drops_near_duplicates_of_the_first_version(published, raw_graph):
