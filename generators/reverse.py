@@ -181,6 +181,9 @@ class ReverseConstructor:
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
         self._usable: dict[str, list[_Option]] = {}
+        self._suffixes: dict[tuple, object] = {}
+        """Per (chain's facts, intermediate, option) of the walk being constructed: the chain's world state
+        with the option as a fact (`_best_cue` scores the same options again after adding an answer cue)."""
         self._lasting: dict[str, list[_Option]] = {}
         """Per entity: its facts any walk may use (`_lasting_options`)."""
         """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
@@ -318,6 +321,7 @@ class ReverseConstructor:
         if hidden != self._hidden:
             self._hidden = hidden
             self._usable.clear()
+            self._suffixes.clear()
 
     def _options(self, entity: str, used: set[str]) -> list[_Option]:
         """Facts linking `entity` to a named, non-hub entity that the question does not use yet."""
@@ -327,12 +331,14 @@ class ReverseConstructor:
 
     def _usable_options(self, entity: str) -> list[_Option]:
         """Facts linking `entity` to a named entity that is no hub, not too big and names no hidden entity."""
-        sequences = self.names.sequences
+        sequences, words = self.names.sequences, self.names.words
         hidden = [(other, sequences(other)) for other in self._hidden]
+        said = frozenset().union(*(words(other) for other in self._hidden))  # a name sharing no word overlaps none
         return [
             option
             for option in self._lasting_options(entity)
-            if not any(
+            if words(option.other).isdisjoint(said)
+            or not any(
                 option.other != other and shared_words(sequences(option.other), names) for other, names in hidden
             )
         ]
@@ -380,6 +386,11 @@ class ReverseConstructor:
                 estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))
             scored.append((estimate, left, len(matches), option, None))
         prefix = [state.frontier for state in states] if states else self.kg.frontiers(chain.anchor, chain.steps)
+        chained = tuple(
+            (index, fact.anchor, fact.relation, fact.direction)
+            for index, step in enumerate(chain.steps)
+            for fact in step.where
+        )  # the chain's facts: with the walk, what its states depend on
         for position, entity in enumerate(walk.entities[1:-1]):
             before = prefix[position + 1]  # the candidates for this intermediate
             options = self._options(entity, used)
@@ -394,11 +405,14 @@ class ReverseConstructor:
                 if world is None or states is None:
                     reached = self.kg.expand(narrowed, rest)  # the chain's set, with the fact
                 else:
-                    step = chain.steps[position]
-                    fact = self._fact(position, option, len(matches)).fact
-                    suffix = world.extend(
-                        states[position], [step.model_copy(update={"where": [*step.where, fact]}), *rest]
-                    )
+                    key = (chained, position, option)
+                    suffix = self._suffixes.get(key)
+                    if suffix is None:  # the same chain is scored again after an answer cue is added
+                        step = chain.steps[position]
+                        fact = self._fact(position, option, len(matches)).fact
+                        suffix = self._suffixes[key] = world.extend(
+                            states[position], [step.model_copy(update={"where": [*step.where, fact]}), *rest]
+                        )
                     reached = suffix.frontier
                 left = np.intersect1d(remaining, reached, assume_unique=True)
                 estimate = (

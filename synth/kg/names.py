@@ -55,6 +55,10 @@ class NameOverlap:
         self._names = lru_cache(maxsize=100_000)(lambda entity_id: tuple(names(entity_id)))
         self.sequences = lru_cache(maxsize=100_000)(lambda entity_id: sequences_of(self._names(entity_id)))
         """entity id -> the token sequences of its names."""
+        self.words = lru_cache(maxsize=100_000)(
+            lambda entity_id: frozenset(word for sequence in self.sequences(entity_id) for word in sequence.split())
+        )
+        """entity id -> every word of its names (two names that share no word cannot overlap)."""
 
     def names(self, entity_id: str) -> tuple[str, ...]:
         return self._names(entity_id)
