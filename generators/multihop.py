@@ -54,7 +54,7 @@ class MultihopGenerator(Generator):
         `max_words`, `min_words`: the longest and shortest question the format check takes; a
         phrasing outside is rejected here, by name, never left for the check to drop.
         `flags`: what the store's audits said of the graph's relations (synth.audit.flags).
-        `items`: how many items the run wants, for the per-answer cap (`construct.max_answer_share`)."""
+        `items`: how many items the run wants, for the per-answer cap (`reverse.max_answer_share`)."""
         self.kg = kg
         self.max_words, self.min_words = max_words, min_words
         self.seed = seed
@@ -152,11 +152,8 @@ class MultihopGenerator(Generator):
                 "world_ambiguous",
                 f"about {construction.world_answers:g} answers in a world {self.world.scale:g} times the graph",
             )
-        if (
-            self.world is not None
-            and (rivals := self.world.rivals(list(construction.constraints), construction.answer))
-            > self.world.config.rival_share
-        ):
+        rivals = self.world.rivals(list(construction.constraints), construction.answer) if self.world else 0.0
+        if self.world is not None and rivals > self.world.config.rival_share:
             return Rejection(
                 "uniqueness",
                 "known_rivals",
@@ -226,7 +223,7 @@ class MultihopGenerator(Generator):
                 "effective_hops": shortcut.hops,
                 **({"shortcut": shortcut.label} if shortcut.label else {}),
                 "type_nouns": dict(self.verbalizer.nouns),
-                **self._world_record(construction),
+                **self._world_record(construction, rivals),
                 "intermediates": list(walk.entities[1:-1]),
                 "cue_edges": [
                     hop.model_copy(update={"evidence_doc_id": evidence[hop]}).model_dump(mode="json")
@@ -235,14 +232,16 @@ class MultihopGenerator(Generator):
             },
         )
 
-    def _world_record(self, construction) -> dict:
-        """What the item records of the larger world: the estimate, the scale, and per constraint
-        which steps are world-bounded (what tests re-derive from the raw triples)."""
+    def _world_record(self, construction, rivals: float) -> dict:
+        """What the item records of the larger world: the estimate, the other candidates a reader
+        may add (`WorldModel.rivals`, what audits calibrate), the scale, and per constraint which
+        steps are world-bounded (what tests re-derive from the raw triples)."""
         if self.world is None:
             return {}
         return {
             "world": {
                 "answers": construction.world_answers,
+                "rivals": round(rivals, 4),
                 "scale": self.world.scale,
                 "bounded_steps": [self.world.bounded_steps(constraint) for constraint in construction.constraints],
             }
