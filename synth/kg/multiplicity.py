@@ -326,12 +326,13 @@ class WorldModel:
         order = sorted(range(len(paths)), key=lambda part: paths[part][-1].size)
         smallest, others = order[0], order[1:]
         rivals = [node for node in paths[smallest][-1].frontier.tolist() if node != answer_node]
+        reached = {part: set(paths[part][-1].frontier.tolist()) for part in others}
         expected = 0.0
         for node in rivals[:RIVALS_WEIGHED]:
             chance = 1.0
             for part in others:
                 states, last = paths[part], constraints[part].steps[-1]
-                if node in set(states[-1].frontier.tolist()):
+                if node in reached[part]:
                     continue  # in that set in the graph already
                 back = INVERSE if last.direction == FORWARD else FORWARD
                 before = states[-2]
