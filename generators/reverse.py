@@ -32,7 +32,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.kg.multiplicity import WorldModel
+from synth.kg.multiplicity import SetState, WorldModel
 from synth.kg.names import NameOverlap, shared_words
 from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
 from synth.schemas import Constraint, Fact, Hop, Step
@@ -181,7 +181,7 @@ class ReverseConstructor:
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
         self._usable: dict[str, list[_Option]] = {}
-        self._suffixes: dict[tuple, object] = {}
+        self._suffixes: dict[tuple, SetState] = {}
         """Per (chain's facts, intermediate, option) of the walk being constructed: the chain's world state
         with the option as a fact (`_best_cue` scores the same options again after adding an answer cue)."""
         self._lasting: dict[str, list[_Option]] = {}
