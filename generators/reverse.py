@@ -33,7 +33,7 @@ from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.multiplicity import SetState, WorldModel
-from synth.kg.names import NameOverlap, shared_words
+from synth.kg.names import NameOverlap
 from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
 from synth.schemas import Constraint, Fact, Hop, Step
 from synth.schemas.item import Direction
@@ -181,12 +181,12 @@ class ReverseConstructor:
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
         self._usable: dict[str, list[_Option]] = {}
+        """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
         self._suffixes: dict[tuple, SetState] = {}
         """Per (chain's facts, intermediate, option) of the walk being constructed: the chain's world state
         with the option as a fact (`_best_cue` scores the same options again after adding an answer cue)."""
         self._lasting: dict[str, list[_Option]] = {}
         """Per entity: its facts any walk may use (`_lasting_options`)."""
-        """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
 
     def construct(self, walk: Walk) -> Construction | None:
         """A cue set whose conjunction identifies the walk's last entity, or None if none is found."""
@@ -331,16 +331,8 @@ class ReverseConstructor:
 
     def _usable_options(self, entity: str) -> list[_Option]:
         """Facts linking `entity` to a named entity that is no hub, not too big and names no hidden entity."""
-        sequences, words = self.names.sequences, self.names.words
-        hidden = [(other, sequences(other)) for other in self._hidden]
-        said = frozenset().union(*(words(other) for other in self._hidden))  # a name sharing no word overlaps none
         return [
-            option
-            for option in self._lasting_options(entity)
-            if words(option.other).isdisjoint(said)
-            or not any(
-                option.other != other and shared_words(sequences(option.other), names) for other, names in hidden
-            )
+            option for option in self._lasting_options(entity) if not self.names.any_overlap(option.other, self._hidden)
         ]
 
     def _lasting_options(self, entity: str) -> list[_Option]:

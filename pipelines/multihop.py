@@ -38,7 +38,7 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.contradictions import contradicting_edges
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
-from synth.kg.relation_profile import overrides_path, read_overrides, wrong_facts
+from synth.kg.relation_profile import graph_overrides, wrong_facts
 from synth.kg.types import EntityTypes
 from synth.matching import normalize_answer
 from synth.pipelines.base import (
@@ -192,7 +192,7 @@ class MultihopRecipe(Recipe[Config]):
             return kg
         wrong = contradicting_edges(kg, EntityTypes(kg), world.contradiction_share)
         read = set(self.flags.wrong_facts) if self.flags is not None else set()
-        read |= wrong_facts(read_overrides(world.relation_overrides or overrides_path(kg.source)))
+        read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
         return kg.without_edges(wrong | kg.edge_mask(read))
 
     @cached_property

@@ -26,10 +26,7 @@ def contradicting_edges(kg: KnowledgeGraph, types: EntityTypes, max_share: float
     """A mask over `kg`'s edges in out-index order (the order `KnowledgeGraph.without_edges` takes):
     self-loops, and facts whose head or tail has a noun that contradicts a relation side at most
     `max_share` of whose typed facts disagree with it."""
-    index = kg.out_index
-    heads = np.repeat(np.arange(kg.num_nodes, dtype=np.int32), index.edges_per_node())
-    relations = np.repeat(index.run_rel, np.diff(index.run_start))
-    tails = index.neighbors
+    heads, relations, tails = kg.edges()
     nouns = [types.noun(node) for node in kg.node_ids]
     known = sorted({noun for noun in nouns if noun is not None})
     noun_of = np.array([known.index(noun) if noun is not None else -1 for noun in nouns], dtype=np.int32)

@@ -73,6 +73,16 @@ class Adjacency:
             return self.run_neighbors(position)
         return self.neighbors[:0]
 
+    def edge_position(self, node: int, relation: int, target: int) -> int | None:
+        """Where the edge node -relation-> target sits in `neighbors` (edge order), or None."""
+        lo, hi = int(self.run_ptr[node]), int(self.run_ptr[node + 1])
+        run = lo + int(self.run_rel[lo:hi].searchsorted(relation))
+        if run >= hi or self.run_rel[run] != relation:
+            return None
+        start, end = int(self.run_start[run]), int(self.run_start[run + 1])
+        found = start + int(self.neighbors[start:end].searchsorted(target))
+        return found if found < end and int(self.neighbors[found]) == target else None
+
     def lookup_many(self, nodes: np.ndarray, relation: int) -> np.ndarray:
         """Sorted, distinct neighbours over `relation` of all `nodes`, without a Python loop."""
         runs = concat_ranges(self.run_ptr[nodes], self.run_ptr[nodes + 1])
@@ -163,25 +173,25 @@ class KnowledgeGraph:
         drop = [self.relation_index[relation] for relation in excluded if relation in self.relation_index]
         if not drop:
             return self
+        return self.without_edges(np.isin(self.edges()[1], drop))
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(heads, relations, tails) of every edge as node and relation numbers, in out-index order
+        (by head, then relation, then tail): the order edge masks use."""
         index = self.out_index
-        return self.without_edges(np.isin(np.repeat(index.run_rel, np.diff(index.run_start)), drop))
+        heads = np.repeat(np.arange(self.num_nodes, dtype=np.int32), index.edges_per_node())
+        return heads, np.repeat(index.run_rel, np.diff(index.run_start)), index.neighbors
 
     def edge_mask(self, facts: Iterable[tuple[str, str, str]]) -> np.ndarray:
         """A mask over the edges in out-index order marking these (head, relation, tail) facts (those
         the graph holds)."""
-        mask = np.zeros(len(self.out_index.neighbors), dtype=bool)
-        index = self.out_index
+        mask = np.zeros(self.num_triples, dtype=bool)
         for head, relation, tail in facts:
             node, rel, target = self.node_index.get(head), self.relation_index.get(relation), self.node_index.get(tail)
             if node is None or rel is None or target is None:
                 continue
-            relations, first = index.runs(node)
-            if rel not in relations:
-                continue
-            run = first + relations.index(rel)
-            start = int(index.run_start[run])
-            found = start + int(np.searchsorted(index.run_neighbors(run), target))
-            if found < index.run_start[run + 1] and int(index.neighbors[found]) == target:
+            found = self.out_index.edge_position(node, rel, target)
+            if found is not None:
                 mask[found] = True
         return mask
 
@@ -190,11 +200,8 @@ class KnowledgeGraph:
         by head, then relation, then tail), with the same numbering and snapshot id."""
         if not drop.any():
             return self
-        index = self.out_index
-        heads = np.repeat(np.arange(self.num_nodes, dtype=np.int32), index.edges_per_node())
-        relations = np.repeat(index.run_rel, np.diff(index.run_start))
         keep = ~drop
-        heads, relations, tails = heads[keep], relations[keep], index.neighbors[keep]
+        heads, relations, tails = (array[keep] for array in self.edges())
         return KnowledgeGraph(
             entities=self.entities,
             relations=self.relations,
@@ -331,9 +338,7 @@ class KnowledgeGraph:
         node, rel, target = self.node_index.get(head), self.relation_index.get(relation), self.node_index.get(tail)
         if node is None or rel is None or target is None:
             return False
-        neighbors = self.out_index.lookup(node, rel)
-        position = int(np.searchsorted(neighbors, target))
-        return position < len(neighbors) and int(neighbors[position]) == target
+        return self.out_index.edge_position(node, rel, target) is not None
 
     def triples(self) -> Iterable[tuple[str, str, str]]:
         """Every (head, relation, tail), sorted."""

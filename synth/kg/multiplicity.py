@@ -38,7 +38,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.kg.containment import Containment
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.kg.relation_profile import RelationProfiles, overrides_path, read_overrides
+from synth.kg.relation_profile import RelationProfiles, graph_overrides
 from synth.schemas import Constraint, Step
 
 SATURATED = 0.5
@@ -164,10 +164,9 @@ class WorldModel:
         self._hubs: dict[tuple[str, str, str], bool] = {}
         self._cue_sizes: dict[tuple[str, str, str], tuple[float, float]] = {}
         self._finals: dict[str, SetState] = {}
-        path = config.relation_overrides or overrides_path(kg.source)
         self.profiles = RelationProfiles(
             kg,
-            overrides=read_overrides(path),
+            overrides=graph_overrides(kg, config.relation_overrides),
             closed_growth=config.closed_growth,
             flags=flags if config.audit_flags else None,
             flagged_share=config.flagged_share,

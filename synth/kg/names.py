@@ -59,6 +59,10 @@ class NameOverlap:
             lambda entity_id: frozenset(word for sequence in self.sequences(entity_id) for word in sequence.split())
         )
         """entity id -> every word of its names (two names that share no word cannot overlap)."""
+        self._words_of = lru_cache(maxsize=10_000)(
+            lambda entity_ids: frozenset().union(*(self.words(entity_id) for entity_id in entity_ids))
+        )
+        """A tuple of entity ids -> every word of their names (construction asks about one walk's often)."""
 
     def names(self, entity_id: str) -> tuple[str, ...]:
         return self._names(entity_id)
@@ -69,4 +73,7 @@ class NameOverlap:
         return shared_words(self.sequences(first), self.sequences(second))
 
     def any_overlap(self, entity_id: str, others: Iterable[str]) -> bool:
+        others = tuple(others)
+        if self.words(entity_id).isdisjoint(self._words_of(others)):
+            return False  # names that share no word cannot overlap: most checks end here
         return any(self.overlap(entity_id, other) is not None for other in others)

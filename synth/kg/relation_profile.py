@@ -143,6 +143,11 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
     return {str(relation): dict(entry) for relation, entry in data.items()}
 
 
+def graph_overrides(kg: KnowledgeGraph, path: Path | None = None) -> dict[str, dict]:
+    """The overrides a graph is read with: the file at `path` where given, else the graph's own."""
+    return read_overrides(path or overrides_path(kg.source))
+
+
 def wrong_facts(overrides: dict[str, dict]) -> set[tuple[str, str, str]]:
     """(head, relation, tail) of the single facts an override file says are wrong."""
     return {
@@ -170,7 +175,7 @@ class RelationProfiles:
         self.flags, self.flagged_share, self.flagged_min = flags, flagged_share, flagged_min
         self.kg = kg
         self.types = types or EntityTypes(kg)
-        self.overrides = overrides if overrides is not None else read_overrides(overrides_path(kg.source))
+        self.overrides = overrides if overrides is not None else graph_overrides(kg)
         self.closed_growth, self.closed_share = closed_growth, closed_share
         self._profiles: dict[tuple[str, str], RelationProfile] = {}
 
