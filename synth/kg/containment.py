@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from synth.kg.alike import alike_steps
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges
 
 CLOSURE_LEVELS = 4
@@ -24,16 +25,24 @@ class Containment:
         self.kg, self.profiles, self.statistics = kg, profiles, statistics
 
     def reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
-        """One step from `nodes`; with `transitive`, every level of it (at most CLOSURE_LEVELS) over
-        every containment relation going the same way (up from a town to its county, state and
-        country, whichever relation lists each level)."""
+        """One step from `nodes`, over every relation that reads the same (synth.kg.alike); with
+        `transitive`, every level of it (at most CLOSURE_LEVELS) over every containment relation
+        going the same way (up from a town to its county, state and country, whichever relation
+        lists each level)."""
         reached = self.kg.step_nodes(nodes, relation, direction)
+        for other, way in self.alike.get((relation, direction), [])[1:]:  # read alike: one step to a reader
+            reached = np.union1d(reached, self.kg.step_nodes(nodes, other, way))
         if not transitive or not len(reached):
             return reached
         up, _ = self.families
         pointers, members = self.closures[0 if (relation, direction) in up else 1]
         more = members[concat_ranges(pointers[reached], pointers[reached + 1])]
         return np.union1d(reached, more) if len(more) else reached
+
+    @cached_property
+    def alike(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
+        """Steps a reader cannot tell apart (synth.kg.alike)."""
+        return alike_steps(self.kg)
 
     @cached_property
     def closures(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:

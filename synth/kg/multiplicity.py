@@ -36,6 +36,7 @@ import numpy as np
 from pydantic import Field
 
 from synth.config import FrozenConfig
+from synth.kg.cocredits import CoCredits
 from synth.kg.containment import Containment
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.relation_profile import RelationProfiles, graph_overrides
@@ -122,6 +123,10 @@ class WorldConfig(FrozenConfig):
 
 RIVALS_WEIGHED = 50
 """The smallest part's other candidates `rivals` weighs (more already make the question ambiguous)."""
+CREDITED_SOURCES = 5
+"""A part's last step starts from at most this many members for `rivals` to look for co-workers there."""
+CREDITED_LEAST = 0.05
+"""Co-workers credited in a role that comes with the asked one less often than this are left out."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,7 @@ class WorldModel:
             flagged_min=config.flagged_min,
         )
         self.containment = Containment(kg, self.profiles, self.statistics)
+        self.cocredits = CoCredits(kg)
 
     @cached_property
     def _statistics(self) -> dict[tuple[str, str], StepStatistics]:
@@ -314,32 +320,52 @@ class WorldModel:
         return self.containment.reach(np.array([node], dtype=np.int32), relation, direction, transitive)
 
     def rivals(self, constraints: list[Constraint], answer: str) -> float:
-        """The answers a reader would add: the graph's other candidates of the smallest part (the other
-        composer of Batman Begins), each weighed by the chance that it is in every other part's set
-        in the world, where the graph lists only some of its values: for a part whose last step comes
-        from a set holding share f of its universe, a candidate with k values back over that step is
-        in it with chance 1 - (1 - f)^k (James Newton Howard, with dozens of scores, has scored some
-        film about a sport). Readers' second answers follow this figure (synth.audit, round 5)."""
+        """The answers a reader would add, summed as chances. The smallest part's other candidates:
+        the graph's (the other composer of Batman Begins) and those credited in another role on the
+        entities its last step starts from (Joel Coen, an editor of The Ladykillers, for its
+        producers: synth.kg.cocredits). Each is weighed by the chance that it is in every other
+        part's set in the world, where the graph lists only some values: for a part whose last step
+        comes from a set holding share f of its universe, a candidate with k values back over that
+        step (k times the step's world factor: as many as the world gives it) is in it with chance
+        1 - (1 - f)^k (James Newton Howard, with dozens of scores, has scored some film about a
+        sport), or more where it is credited in another role on one of that set's members.
+        Readers' second answers follow this figure (docs/audit.md, rounds 5-7)."""
         answer_node = self.kg.node_index.get(answer)
         paths = [self.states(constraint) for constraint in constraints]
         order = sorted(range(len(paths)), key=lambda part: paths[part][-1].size)
         smallest, others = order[0], order[1:]
-        rivals = [node for node in paths[smallest][-1].frontier.tolist() if node != answer_node]
+        pool = self._candidates(paths[smallest], constraints[smallest])
+        pool.pop(answer_node, None)
         reached = {part: set(paths[part][-1].frontier.tolist()) for part in others}
         expected = 0.0
-        for node in rivals[:RIVALS_WEIGHED]:
-            chance = 1.0
+        for node, chance in sorted(pool.items(), key=lambda item: -item[1])[:RIVALS_WEIGHED]:
             for part in others:
-                states, last = paths[part], constraints[part].steps[-1]
-                if node in reached[part]:
-                    continue  # in that set in the graph already
-                back = INVERSE if last.direction == FORWARD else FORWARD
-                before = states[-2]
-                share = before.size / before.universe if len(states) > 2 else 1 / self.universe(last.relation, back)
-                values = len(self.kg.step_nodes(np.array([node], dtype=np.int32), last.relation, back))
-                chance *= 1 - (1 - min(1.0, share)) ** max(1, values)
+                if node not in reached[part]:  # in that set in the graph already: chance 1
+                    chance *= self._fits(node, paths[part], constraints[part])
             expected += chance
         return expected
+
+    def _candidates(self, states: list[SetState], constraint: Constraint) -> dict[int, float]:
+        """A part's candidates with their chance of being in its world set: the graph's (1), and those
+        credited in another role on the members its last step starts from (a few only)."""
+        pool: dict[int, float] = {}
+        before, last = states[-2].frontier, constraint.steps[-1]
+        if 0 < len(before) <= CREDITED_SOURCES:
+            pool = self.cocredits.candidates(before, last.relation, last.direction, CREDITED_LEAST)
+        pool.update(dict.fromkeys(states[-1].frontier.tolist(), 1.0))
+        return pool
+
+    def _fits(self, node: int, states: list[SetState], constraint: Constraint) -> float:
+        """The chance that `node`, not in the part's set in the graph, is in it in the world (see `rivals`)."""
+        last = constraint.steps[-1]
+        back = INVERSE if last.direction == FORWARD else FORWARD
+        before = states[-2]
+        share = before.size / before.universe if len(states) > 2 else 1 / self.universe(last.relation, back)
+        values = len(self.kg.step_nodes(np.array([node], dtype=np.int32), last.relation, back))
+        values = max(1.0, values * self.factor(last.relation, back))  # as many as the world gives it
+        listed = 1 - (1 - min(1.0, share)) ** values
+        credited = self.cocredits.chance(node, before.frontier, last.relation, last.direction)
+        return 1 - (1 - listed) * (1 - credited)
 
     def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
         """Estimated answers in the world of a question whose constraints the graph answers with
