@@ -111,6 +111,13 @@ class WorldConfig(FrozenConfig):
         "rejected (known_rivals) when the chances that they also fit the other clues, as many values as they have "
         "in the graph, sum above this (WorldModel.rivals). Readers' second answers follow it (docs/audit.md).",
     )
+    works_listed: float = Field(
+        default=4.0,
+        ge=1,
+        description="An open-class entity's values (a person's credits) in the world per value the graph lists: "
+        "Joel Coen directed 10 of his 19 films in FB15k-237, Marshall Herskovitz produced 2 of about 10 "
+        "(WorldModel.rivals).",
+    )
     contradiction_share: float = Field(
         default=0.02,
         ge=0,
@@ -326,7 +333,7 @@ class WorldModel:
         producers: synth.kg.cocredits). Each is weighed by the chance that it is in every other
         part's set in the world, where the graph lists only some values: for a part whose last step
         comes from a set holding share f of its universe, a candidate with k values back over that
-        step (k times the step's world factor: as many as the world gives it) is in it with chance
+        step (k times as many as the world gives it: `values_grown`) is in it with chance
         1 - (1 - f)^k (James Newton Howard, with dozens of scores, has scored some film about a
         sport), or more where it is credited in another role on one of that set's members.
         Readers' second answers follow this figure (docs/audit.md, rounds 5-7)."""
@@ -355,6 +362,15 @@ class WorldModel:
         pool.update(dict.fromkeys(states[-1].frontier.tolist(), 1.0))
         return pool
 
+    def values_grown(self, last: Step) -> float:
+        """How many values back over `last` the world gives a candidate per value the graph lists: a
+        closed class's member gains holders as the world grows (English has `scale` times the
+        speakers), an open one's works do not (a composer scores no more films in a bigger world),
+        but the graph lists them in part (`works_listed`)."""
+        back = INVERSE if last.direction == FORWARD else FORWARD
+        grown = self.factor(last.relation, back)
+        return grown if self.profiles(last.relation, last.direction).closed else min(grown, self.config.works_listed)
+
     def _fits(self, node: int, states: list[SetState], constraint: Constraint) -> float:
         """The chance that `node`, not in the part's set in the graph, is in it in the world (see `rivals`)."""
         last = constraint.steps[-1]
@@ -362,7 +378,7 @@ class WorldModel:
         before = states[-2]
         share = before.size / before.universe if len(states) > 2 else 1 / self.universe(last.relation, back)
         values = len(self.kg.step_nodes(np.array([node], dtype=np.int32), last.relation, back))
-        values = max(1.0, values * self.factor(last.relation, back))  # as many as the world gives it
+        values = max(1.0, values * self.values_grown(last))
         listed = 1 - (1 - min(1.0, share)) ** values
         credited = self.cocredits.chance(node, before.frontier, last.relation, last.direction)
         return 1 - (1 - listed) * (1 - credited)

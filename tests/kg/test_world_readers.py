@@ -132,10 +132,11 @@ def test_a_fact_that_contradicts_a_coherent_relation_and_a_self_loop_are_dropped
 
 
 def test_the_other_candidates_of_the_smallest_clue_are_the_answers_a_reader_adds(tmp_path):
-    """Two composers scored Heat; the answer scored one film about a sport, the other composer forty
-    films: a reader knows the prolific one has scored some film about a sport too."""
+    """Two composers scored Heat; the answer scored one film about a sport (one film in a hundred is),
+    the other composer forty films: a reader knows the prolific one has scored some film about a sport
+    too."""
     sport_films = [f"/f/sport{n}" for n in range(30)]
-    other_films = [f"/f/other{n}" for n in range(1000)]
+    other_films = [f"/f/other{n}" for n in range(3000)]
     triples = [Triple(head=film, relation="about", tail="/s/baseball") for film in sport_films]
     triples += [Triple(head=film, relation="about", tail=f"/s/topic{n % 20}") for n, film in enumerate(other_films)]
     triples += [Triple(head=film, relation="music", tail=f"/p/minor{n % 60}") for n, film in enumerate(other_films)]
