@@ -177,3 +177,78 @@ def test_an_override_file_lists_single_wrong_facts_and_the_graph_leaves_them_out
     path.write_text("capital:\n  wrong_facts: [/c/1]\n")
     with pytest.raises(ConfigError, match=r"wrong_facts must be a list of \[head id, tail id\]"):
         read_overrides(path)
+
+
+def _credits_graph(joel_credited_on_ladykillers: bool) -> KnowledgeGraph:
+    """Forty films each directed and produced by one person (a director produces his films here), a
+    producer G's film edited by the brothers Ethan and Joel, and The Ladykillers, produced by Ethan
+    (and by B, a producer who edited nothing), maybe directed by Joel."""
+    triples = [Triple(head=f"/f/{n}", relation="directed", tail=f"/p/d{n}") for n in range(40)]
+    triples += [Triple(head=f"/f/{n}", relation="produced", tail=f"/p/d{n}") for n in range(40)]
+    triples += [Triple(head="/f/g", relation="produced", tail="/p/g")]
+    triples += [Triple(head="/f/g", relation="edited", tail=brother) for brother in ("/p/ethan", "/p/joel")]
+    triples += [Triple(head="/f/lady", relation="produced", tail=person) for person in ("/p/ethan", "/p/b")]
+    if joel_credited_on_ladykillers:
+        triples += [Triple(head="/f/lady", relation="directed", tail="/p/joel")]
+    names = [f"/f/{n}" for n in range(40)] + [f"/p/d{n}" for n in range(40)]
+    names += ["/f/g", "/p/g", "/f/lady", "/p/ethan", "/p/joel", "/p/b"]
+    entities = {name: Entity(id=name, name=name.split("/")[-1]) for name in names}
+    relations = {
+        relation: Relation(id=relation, forward=f"was {relation} by", head_type="film", tail_type="person")
+        for relation in ("directed", "produced", "edited")
+    }
+    return KnowledgeGraph.from_triples(triples, entities, relations, "credits")
+
+
+def test_a_co_worker_credited_on_the_anchor_in_another_role_is_an_answer_a_reader_adds(tmp_path):
+    """ "The producer of The Ladykillers who edited a film G produced": the graph lists Ethan Coen
+    only, but Joel directed The Ladykillers, and directors produce their films (the graph's own rate),
+    so a reader names Joel too."""
+    chain = Constraint(anchor="/p/g", steps=[Step(relation="produced", direction="inverse"), Step(relation="edited")])
+    cue = Constraint(anchor="/f/lady", steps=[Step(relation="produced")])
+    credited = _world(_credits_graph(True), tmp_path)
+    assert credited.cocredits.rates("produced", "forward")[credited.kg.relation_index["directed"], 0] > 0.8
+    assert credited.rivals([chain, cue], "/p/ethan") > credited.config.rival_share
+    uncredited = _world(_credits_graph(False), tmp_path)
+    assert uncredited.rivals([chain, cue], "/p/ethan") < uncredited.config.rival_share
+
+
+def test_relations_that_read_alike_are_one_step_to_the_world_estimate(tmp_path):
+    """ "The place that has the capital Canberra and contains the university": an administrative area's
+    capital and a country's read the same, so Australia answers as well as the territory."""
+    triples = [
+        Triple(head="/territory", relation="area_capital", tail="/canberra"),
+        Triple(head="/australia", relation="country_capital", tail="/canberra"),
+        Triple(head="/territory", relation="contains", tail="/canberra"),
+        Triple(head="/australia", relation="contains", tail="/territory"),
+        Triple(head="/canberra", relation="contains", tail="/university"),
+    ]
+    names = ["/territory", "/australia", "/canberra", "/university"]
+    entities = {name: Entity(id=name, name=name[1:]) for name in names}
+    relations = {
+        "area_capital": Relation(id="area_capital", forward="has the capital", inverse="is the capital of"),
+        "country_capital": Relation(
+            id="country_capital", forward="has had the capital", inverse="has served as the capital of"
+        ),
+        "contains": Relation(id="contains", forward="contains", inverse="is located in"),
+    }
+    world = _world(
+        KnowledgeGraph.from_triples(triples, entities, relations, "alike"), tmp_path, "contains:\n  transitive: true\n"
+    )
+    capital = Constraint(anchor="/canberra", steps=[Step(relation="area_capital", direction="inverse")])
+    contains = Constraint(anchor="/university", steps=[Step(relation="contains", direction="inverse")])
+    assert world.containment.alike[("area_capital", "inverse")] == [
+        ("area_capital", "inverse"),
+        ("country_capital", "inverse"),
+    ]
+    assert world.answers([capital, contains]) >= 2
+
+
+def test_a_closed_class_member_gains_holders_as_the_world_grows_a_person_gains_only_unlisted_works(tmp_path):
+    """A language has `scale` times the speakers in a bigger world; a composer scores no more films
+    there, only the ones the graph leaves out."""
+    graph = _capitals_graph()  # five composers with four films each: many-valued back from a composer
+    closed = _world(graph, tmp_path, "music:\n  closed: true\n")
+    assert closed.values_grown(Step(relation="music")) == closed.factor("music", "inverse") == closed.scale
+    open_world = _world(graph, tmp_path)
+    assert open_world.values_grown(Step(relation="music")) == open_world.config.works_listed < open_world.scale
