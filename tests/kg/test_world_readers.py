@@ -1,6 +1,7 @@
 """What readers taught the world estimate and the phrasing: relations listed in part (a country's
 capitals), a floor that spares hopeless constructions, films named with their year, single facts
-that contradict their relation's type, and the other candidates a reader adds."""
+that contradict their relation's type, the other candidates a reader adds (co-workers credited in
+another role among them), and relations that read alike."""
 
 import pytest
 
