@@ -17,6 +17,7 @@ from synth.filters.grammar_lint import lint
 from synth.filters.leakage import LeakageFilter
 from synth.kg.multiplicity import WorldModel, deciding_part, hub_cues
 from synth.kg.shortcuts import effective_hops
+from synth.kg.types import AnswerKind, EntityTypes
 from synth.schemas import Item
 
 LENGTH_TARGET = 25
@@ -109,6 +110,7 @@ def _world_figures(items: list[Item], world: WorldModel) -> dict:
     re-checked against the graph."""
     answers = Counter()
     hubs = deciding = cue_decides = 0
+    types = EntityTypes(world.kg)
     for item in items:
         recorded = (item.metadata.get("world") or {}).get("answers")
         answers[
@@ -123,7 +125,8 @@ def _world_figures(items: list[Item], world: WorldModel) -> dict:
         if item.constraints:  # items built from a graph (imported ones have none)
             hubs += bool(hub_cues(world, item.constraints))
             deciding += deciding_part(world.kg, item.constraints, item.answer_entity_id or "", world) is not None
-            cue_decides += effective_hops(world.kg, world, item.constraints).cues_only
+            kind = AnswerKind(types, item.answer_entity_id or "")
+            cue_decides += effective_hops(world.kg, world, item.constraints, kind).cues_only
     over = sum(count for bucket, count in answers.items() if bucket not in ("1", "unknown"))
     return {
         "world_scale": world.scale,

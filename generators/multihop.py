@@ -18,6 +18,7 @@ from synth.hashing import content_hash
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel, deciding_part
 from synth.kg.shortcuts import LONG_CHAIN, effective_hops
+from synth.kg.types import AnswerKind
 from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
@@ -85,7 +86,12 @@ class MultihopGenerator(Generator):
         self.shared_names = {name for name, count in names.items() if count > 1}
         """Names the graph gives to several entities ("Portland", "Mary"): a question never names one."""
         self.constructor = ReverseConstructor(
-            kg, construct, random.Random(f"construct-{seed}"), world=self.world, avoid=self._unnameable
+            kg,
+            construct,
+            random.Random(f"construct-{seed}"),
+            world=self.world,
+            avoid=self._unnameable,
+            types=self.verbalizer.types,
         )
         self.corpus = evidence or KGCorpus(kg)
 
@@ -167,7 +173,8 @@ class MultihopGenerator(Generator):
         deciding = deciding_part(self.kg, list(construction.constraints), construction.answer, self.world)
         if deciding is not None:
             return Rejection("uniqueness", "single_cue", deciding)
-        shortcut = effective_hops(self.kg, self.world, list(construction.constraints))
+        kind = AnswerKind(self.verbalizer.types, construction.answer)
+        shortcut = effective_hops(self.kg, self.world, list(construction.constraints), kind)
         chain_hops = len(walk.hops)
         if shortcut.hops < chain_hops - self.construct.hops_tolerance and (
             self.construct.below_tolerance == "reject" or (shortcut.cues_only and chain_hops >= LONG_CHAIN)

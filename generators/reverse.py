@@ -34,7 +34,8 @@ from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.multiplicity import SetState, WorldModel
 from synth.kg.names import NameOverlap
-from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
+from synth.kg.shortcuts import KIND_CHECKED, LONG_CHAIN, SHORTCUT_CANDIDATES
+from synth.kg.types import AnswerKind, EntityTypes
 from synth.schemas import Constraint, Fact, Hop, Step
 from synth.schemas.item import Direction
 
@@ -169,10 +170,16 @@ class ReverseConstructor:
         rng: random.Random | None = None,
         world: WorldModel | None = None,
         avoid: Callable[[str], bool] | None = None,
+        types: EntityTypes | None = None,
     ):
         """`world`: keep answers unique in a larger world and hub facts out of cues (None: the graph only).
-        `avoid`: entities no cue may name (a node that stands for two things)."""
+        `avoid`: entities no cue may name (a node that stands for two things). `types`: what kind of
+        thing each entity is, so a long chain gets no cue that gives away an answer of the kind the
+        question names (`AnswerKind`)."""
         self.kg = kg
+        self.types = types
+        self._kind: AnswerKind | None = None
+        """The kind of the answer of the walk being constructed."""
         self.avoid = avoid or (lambda entity: False)
         self.world = world
         self.config = config
@@ -192,6 +199,7 @@ class ReverseConstructor:
         """A cue set whose conjunction identifies the walk's last entity, or None if none is found."""
         answer, intermediates = walk.entities[-1], walk.entities[1:-1]
         self._hide(walk.entities[1:])
+        self._kind = AnswerKind(self.types, answer) if self.types is not None else None
         if self.anchor_overlap(walk):
             return None
         used = set(walk.entities)
@@ -356,6 +364,15 @@ class ReverseConstructor:
         ]
         return found
 
+    def _gives_away(self, world_size: float, matches: np.ndarray) -> bool:
+        """Whether a cue alone leaves a couple of candidates of the answer's kind, in the graph and in the
+        world (its world size narrowed to the share of its graph candidates of that kind)."""
+        typed = matches
+        if self._kind is not None and len(matches) <= KIND_CHECKED:
+            typed = self._kind.of_kind(matches)
+        share = len(typed) / len(matches) if len(matches) else 1.0
+        return world_size * share <= SHORTCUT_CANDIDATES and len(typed) <= SHORTCUT_CANDIDATES
+
     def _best_cue(self, walk: Walk, chain: Constraint, answer_cues: list, remaining: np.ndarray, used: set[str]):
         """(new candidate nodes, option, intermediate position or None for an answer cue, entities
         with the fact) of the cue that leaves the fewest answers in the larger world and then in the
@@ -373,7 +390,7 @@ class ReverseConstructor:
             estimate = float(len(left))
             if world is not None and states is not None:
                 cue = world.cue_size(option.other, option.relation, option.direction)
-                if long_chain and cue[0] <= SHORTCUT_CANDIDATES and len(matches) <= SHORTCUT_CANDIDATES:
+                if long_chain and self._gives_away(cue[0], matches):
                     continue  # alone it leaves a couple of candidates: the long chain would be decoration
                 estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))
             scored.append((estimate, left, len(matches), option, None))

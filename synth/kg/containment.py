@@ -39,6 +39,10 @@ class Containment:
         more = members[concat_ranges(pointers[reached], pointers[reached + 1])]
         return np.union1d(reached, more) if len(more) else reached
 
+    def literal(self, relation: str, direction: str, transitive: bool) -> bool:
+        """Whether `reach` is the graph's own step: no containment closure and no relation reads alike."""
+        return not transitive and (relation, direction) not in self.alike
+
     @cached_property
     def alike(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
         """Steps a reader cannot tell apart (synth.kg.alike)."""

@@ -289,7 +289,10 @@ class WorldModel:
         for step in steps:
             profile = self.profiles(step.relation, step.direction)
             reached = self.kg.step_nodes(frontier, step.relation, step.direction)
-            reading = self.containment.reach(reading, step.relation, step.direction, profile.transitive)
+            if reading is frontier and self.containment.literal(step.relation, step.direction, profile.transitive):
+                reading = reached  # the world reads this step as the graph lists it: one lookup
+            else:
+                reading = self.containment.reach(reading, step.relation, step.direction, profile.transitive)
             grown = len(reading) if profile.transitive else len(reached)
             size *= grown / max(1, len(frontier)) * self.factor(step.relation, step.direction)
             if profile.closed:
@@ -300,9 +303,15 @@ class WorldModel:
             for fact in step.where:
                 fact_profile = self.profiles(fact.relation, fact.direction)
                 holders = self.kg.fact_nodes(fact.anchor, fact.relation, fact.direction)
-                read = self._holders(fact.anchor, fact.relation, fact.direction, fact_profile.transitive)
+                literal = self.containment.literal(fact.relation, fact.direction, fact_profile.transitive)
+                read = (
+                    holders
+                    if literal
+                    else self._holders(fact.anchor, fact.relation, fact.direction, fact_profile.transitive)
+                )
+                same = reading is reached
                 reached = np.intersect1d(reached, holders, assume_unique=True)
-                reading = np.intersect1d(reading, read, assume_unique=True)
+                reading = reached if same and literal else np.intersect1d(reading, read, assume_unique=True)
                 shared = len(read) * self.factor(fact.relation, fact.direction)
                 if fact_profile.closed:
                     shared = min(shared, fact_profile.class_size)
@@ -342,7 +351,8 @@ class WorldModel:
         order = sorted(range(len(paths)), key=lambda part: paths[part][-1].size)
         smallest, others = order[0], order[1:]
         pool = self._candidates(paths[smallest], constraints[smallest])
-        pool.pop(answer_node, None)
+        if answer_node is not None:
+            pool.pop(answer_node, None)
         reached = {part: set(paths[part][-1].frontier.tolist()) for part in others}
         expected = 0.0
         for node, chance in sorted(pool.items(), key=lambda item: -item[1])[:RIVALS_WEIGHED]:

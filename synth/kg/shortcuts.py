@@ -6,8 +6,10 @@ the shortcuts into it (a fact on an intermediate, followed by the rest of the ch
 from the fact's named anchor) and the answer's cues. A small combination of parts (one or two, none
 of them the whole chain) is a shortcut when it leaves at most `SHORTCUT_CANDIDATES` candidates both
 in the graph and in the larger world (so a cue about an open class, "born in 1970", needs the world's
-scale, and a cue about a closed one does not). The effective hops are the fewest hops of any
-shortcut (the longest part in it: parts are searched side by side), else the chain's length.
+scale, and a cue about a closed one does not). Only candidates of the kind the question names count
+(`AnswerKind`): "a subject of Bend It Like Beckham" is two subjects in the graph, one sport, and gives a
+question that asks for a sport away. The effective hops are the fewest hops of any shortcut (the
+longest part in it: parts are searched side by side), else the chain's length.
 """
 
 from dataclasses import dataclass
@@ -17,10 +19,13 @@ import numpy as np
 
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import SetState, WorldModel
+from synth.kg.types import AnswerKind
 from synth.schemas import Constraint, Step
 
 SHORTCUT_CANDIDATES = 2
 """A part (or pair) leaving this many candidates or fewer gives the answer away."""
+KIND_CHECKED = 100
+"""Candidates of a part (or pair) whose kinds are looked up; more could not come down to a shortcut's few."""
 LONG_CHAIN = 5
 """Chains of this many hops or more: no appended cue may decide one on its own, whatever the tolerance."""
 
@@ -59,8 +64,11 @@ def parts(constraints: list[Constraint]) -> list[Part]:
     return found
 
 
-def effective_hops(kg: KnowledgeGraph, world: WorldModel | None, constraints: list[Constraint]) -> Shortcut:
-    """The fewest hops a solver needs for the question these constraints make (see the module)."""
+def effective_hops(
+    kg: KnowledgeGraph, world: WorldModel | None, constraints: list[Constraint], kind: AnswerKind | None = None
+) -> Shortcut:
+    """The fewest hops a solver needs for the question these constraints make (see the module), where
+    the question names its answer's `kind`."""
     chain_hops = len(constraints[0].steps)
     all_parts = parts(constraints)
     candidates = [part for part in all_parts[1:] if part.hops < chain_hops]
@@ -77,13 +85,18 @@ def effective_hops(kg: KnowledgeGraph, world: WorldModel | None, constraints: li
             nodes = frontiers[id(group[0])]
             for part in group[1:]:
                 nodes = np.intersect1d(nodes, frontiers[id(part)], assume_unique=True)
+            share = 1.0  # of the candidates, those of the answer's kind
+            if kind is not None and 0 < len(nodes) <= KIND_CHECKED:
+                typed = kind.of_kind(nodes)
+                share, nodes = len(typed) / len(nodes), typed
             if not 0 < len(nodes) <= SHORTCUT_CANDIDATES:
                 continue
             if world is not None:
                 for part in group:
                     if id(part) not in states:
                         states[id(part)] = world.states(part.constraint)[-1]
-                if world.answers_of([states[id(part)] for part in group], len(nodes)) > SHORTCUT_CANDIDATES:
+                estimate = world.answers_of([states[id(part)] for part in group], len(nodes)) * share
+                if max(estimate, len(nodes)) > SHORTCUT_CANDIDATES:
                     continue
             label = " with ".join(part.label for part in group)
             best = Shortcut(hops, f"{label} leave {len(nodes)} candidate(s)", all(part.cue for part in group))

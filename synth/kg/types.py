@@ -190,3 +190,32 @@ class EntityTypes:
 
     def is_person(self, noun: str | None) -> bool:
         return noun in PERSON_KINDS
+
+
+class AnswerKind:
+    """The kind of thing a question says its answer is ("Identify the sport"): a reader counts only
+    candidates of that kind, so a clue whose graph set holds one sport among other subjects ("a
+    subject of Bend It Like Beckham": Football, Lesbian) gives a sport question away."""
+
+    def __init__(self, types: EntityTypes, answer: str):
+        self.types = types
+        self.noun = types.noun(answer)
+
+    def may_be(self, entity_id: str) -> bool:
+        """Whether the entity is of the answer's kind as far as the graph says (one of no known kind,
+        "Lesbian" as a film subject, is not: a reader asked for a sport does not count it)."""
+        noun = self.types.noun(entity_id)
+        if self.noun is None or noun == self.noun:
+            return True
+        if noun is None:
+            return False
+        if self.noun in PERSON_KINDS and noun in PERSON_KINDS:
+            return True
+        return BROADER.get(noun, noun) == BROADER.get(self.noun, self.noun)
+
+    def of_kind(self, nodes: np.ndarray) -> np.ndarray:
+        """The node numbers among `nodes` that may be of the answer's kind."""
+        if self.noun is None:
+            return nodes
+        ids = self.types.kg.node_ids
+        return nodes[[self.may_be(ids[node]) for node in nodes.tolist()]] if len(nodes) else nodes

@@ -14,7 +14,8 @@ from synth.kg.display import shown_name
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.relation_profile import read_overrides, wrong_facts
-from synth.kg.types import EntityTypes
+from synth.kg.shortcuts import effective_hops
+from synth.kg.types import AnswerKind, EntityTypes
 from synth.schemas import Constraint, Entity, Hop, Relation, Step, Triple
 
 COUNTRIES = [f"/c/{number}" for number in range(12)]
@@ -253,3 +254,31 @@ def test_a_closed_class_member_gains_holders_as_the_world_grows_a_person_gains_o
     assert closed.values_grown(Step(relation="music")) == closed.factor("music", "inverse") == closed.scale
     open_world = _world(graph, tmp_path)
     assert open_world.values_grown(Step(relation="music")) == open_world.config.works_listed < open_world.scale
+
+
+def test_a_cue_leaving_one_candidate_of_the_answers_kind_gives_a_long_chain_away(tmp_path):
+    """ "... It is also a subject of Bend It Like Beckham": two subjects in the graph, one of them a
+    sport, so a question that asks for a sport is decided by that cue alone."""
+    films = [f"/f/{n}" for n in range(6)]
+    triples = [Triple(head="/sport/football", relation="subject_of", tail=film) for film in films]
+    triples += [Triple(head="/topic/lesbian", relation="subject_of", tail=films[0])]
+    triples += [Triple(head=f"/team/{n}", relation="plays", tail="/sport/football") for n in range(3)]
+    triples += [Triple(head="/team/0", relation="based_in", tail="/city")]
+    names = [*films, "/sport/football", "/topic/lesbian", "/team/0", "/team/1", "/team/2", "/city"]
+    entities = {name: Entity(id=name, name=name.split("/")[-1]) for name in names}
+    relations = {
+        "subject_of": Relation(id="subject_of", forward="is a subject of the film", tail_type="film"),
+        "plays": Relation(id="plays", forward="plays", head_type="sports team", tail_type="sport"),
+        "based_in": Relation(id="based_in", forward="is based in", head_type="sports team", tail_type="city"),
+    }
+    graph = KnowledgeGraph.from_triples(triples, entities, relations, "kinds")
+    world = _world(graph, tmp_path)
+    # a long chain (its hops are decoration here) and the cue
+    chain = Constraint(
+        anchor="/city", steps=[Step(relation="based_in", direction="inverse"), Step(relation="plays")] * 3
+    )
+    cue = Constraint(anchor=films[0], steps=[Step(relation="subject_of", direction="inverse")])
+    kind = AnswerKind(EntityTypes(graph), "/sport/football")
+    assert kind.noun == "sport" and not kind.may_be("/topic/lesbian")
+    assert effective_hops(graph, world, [chain, cue], kind).cues_only
+    assert not effective_hops(graph, world, [chain, cue]).cues_only  # two subjects: as the graph counts
