@@ -37,12 +37,17 @@ def mentions(text: str, name: str) -> bool:
 def normalized(text: str) -> str:
     """`text` as names are looked for in it: normalized like answers, with a possessive's "s" kept
     apart ("Coolio's birthplace" mentions Coolio; plain normalizing makes it "coolios")."""
-    return normalize_answer(re.sub(r"(?<=\w)['’]s\b", " s", text))
+    return normalize_answer(_possessive_apart(text))
+
+
+def _possessive_apart(text: str) -> str:
+    return re.sub(r"(?<=\w)['’]s\b", " s", text)
 
 
 def contains_name(normalized_text: str, name: str) -> bool:
-    """`name`, normalized, as whole words in text already `normalized`."""
-    needle = normalize_answer(name)
+    """`name`, normalized as the text was (a possessive in it kept apart: "A Bug's Life" is found
+    in a question that names it), as whole words in text already `normalized`."""
+    needle = normalize_answer(_possessive_apart(name))
     return (
         bool(needle)
         and needle in normalized_text

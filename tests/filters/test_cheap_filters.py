@@ -17,6 +17,9 @@ def test_mentions_respects_word_boundaries_and_normalization():
     assert mentions("Who was born in Paris?", "paris")
     assert not mentions("Which Parisian painter?", "Paris")
     assert mentions("Which film by the Zoë Band?", "Zoe Band")
+    # a name with a possessive in it is found as itself, and a possessive of a name still counts
+    assert mentions("Who directed A Bug's Life (1998)?", "A Bug's Life")
+    assert mentions("Name Coolio's birthplace.", "Coolio") and not mentions("Name Coolio's birthplace.", "Coolios")
 
 
 def test_leakage_of_the_answer_or_an_alias(make_item):
