@@ -34,7 +34,7 @@ from synth.generators.kg_walk import Walk
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.multiplicity import SetState, WorldModel
 from synth.kg.names import NameOverlap
-from synth.kg.shortcuts import KIND_CHECKED, LONG_CHAIN, SHORTCUT_CANDIDATES
+from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
 from synth.kg.types import AnswerKind, EntityTypes
 from synth.schemas import Constraint, Fact, Hop, Step
 from synth.schemas.item import Direction
@@ -367,10 +367,7 @@ class ReverseConstructor:
     def _gives_away(self, world_size: float, matches: np.ndarray) -> bool:
         """Whether a cue alone leaves a couple of candidates of the answer's kind, in the graph and in the
         world (its world size narrowed to the share of its graph candidates of that kind)."""
-        typed = matches
-        if self._kind is not None and len(matches) <= KIND_CHECKED:
-            typed = self._kind.of_kind(matches)
-        share = len(typed) / len(matches) if len(matches) else 1.0
+        typed, share = self._kind.narrow(matches) if self._kind is not None else (matches, 1.0)
         return world_size * share <= SHORTCUT_CANDIDATES and len(typed) <= SHORTCUT_CANDIDATES
 
     def _best_cue(self, walk: Walk, chain: Constraint, answer_cues: list, remaining: np.ndarray, used: set[str]):

@@ -24,8 +24,6 @@ from synth.schemas import Constraint, Step
 
 SHORTCUT_CANDIDATES = 2
 """A part (or pair) leaving this many candidates or fewer gives the answer away."""
-KIND_CHECKED = 100
-"""Candidates of a part (or pair) whose kinds are looked up; more could not come down to a shortcut's few."""
 LONG_CHAIN = 5
 """Chains of this many hops or more: no appended cue may decide one on its own, whatever the tolerance."""
 
@@ -86,9 +84,8 @@ def effective_hops(
             for part in group[1:]:
                 nodes = np.intersect1d(nodes, frontiers[id(part)], assume_unique=True)
             share = 1.0  # of the candidates, those of the answer's kind
-            if kind is not None and 0 < len(nodes) <= KIND_CHECKED:
-                typed = kind.of_kind(nodes)
-                share, nodes = len(typed) / len(nodes), typed
+            if kind is not None:
+                nodes, share = kind.narrow(nodes)
             if not 0 < len(nodes) <= SHORTCUT_CANDIDATES:
                 continue
             if world is not None:

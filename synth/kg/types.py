@@ -192,6 +192,10 @@ class EntityTypes:
         return noun in PERSON_KINDS
 
 
+KIND_CHECKED = 100
+"""Candidates whose kinds `AnswerKind.narrow` looks up; more could not come down to a shortcut's few."""
+
+
 class AnswerKind:
     """The kind of thing a question says its answer is ("Identify the sport"): a reader counts only
     candidates of that kind, so a clue whose graph set holds one sport among other subjects ("a
@@ -219,3 +223,11 @@ class AnswerKind:
             return nodes
         ids = self.types.kg.node_ids
         return nodes[[self.may_be(ids[node]) for node in nodes.tolist()]] if len(nodes) else nodes
+
+    def narrow(self, nodes: np.ndarray) -> tuple[np.ndarray, float]:
+        """(the candidates among `nodes` of the answer's kind, their share of `nodes`), for at most
+        KIND_CHECKED candidates; more are left as they are (share 1)."""
+        if not 0 < len(nodes) <= KIND_CHECKED:
+            return nodes, 1.0
+        typed = self.of_kind(nodes)
+        return typed, len(typed) / len(nodes)
