@@ -13,7 +13,8 @@ Faults are queued with `inject(...)` and consumed one per request, in arrival or
   malformed              a 200 with JSON that is not a chat completion
   html                   a 200 with an HTML error page
   empty_choices          a 200 chat completion with no choices
-With `capacity` set, requests beyond that many in flight get 429, as an overloaded server does.
+With `slow_every=N`, every N-th distinct request waits `slow_s` longer (a long tail the client's stragglers
+come from). With `capacity` set, requests beyond that many in flight get 429, as an overloaded server does.
 `always` answers every request with one fault; `fail_first=N` gives each distinct request that
 fault on its first N tries only. `distinct` counts how often each distinct body arrived.
 """
@@ -44,6 +45,8 @@ class FaultServer:
         retry_after: str = "0",
         reasoning_words: int = 0,
         reasoning_style: str = "field",
+        slow_every: int = 0,
+        slow_s: float = 0.0,
     ):
         """`reasoning_words`: every answer also carries that many words of reasoning, in the `reasoning`
         field (`reasoning_style` field, as vLLM sends it) or as <think> text before the content (inline)."""
@@ -55,6 +58,9 @@ class FaultServer:
         self.hedges: Counter[str] = Counter()
         """Of `distinct`, the tries that came as a hedge (the client's twin of an overdue attempt)."""
         self.latency_s = latency_s
+        self.slow_every, self.slow_s = slow_every, slow_s
+        """A long tail: every `slow_every`-th distinct request waits `slow_s` more, each time it comes."""
+        self._slow: set[str] = set()
         self.hang_s = hang_s
         self.capacity = capacity
         self.faults: deque[str] = deque()
@@ -63,6 +69,8 @@ class FaultServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.answered = 0
+        self.answered_bodies: dict[str, str] = {}
+        """Each answer's unique `id` -> the request body it answered (a cache's stored answer names its request)."""
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -145,6 +153,10 @@ class FaultServer:
             self.headers.append(headers)
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
+            if self.slow_every and self.distinct[body.decode()] == 1 and len(self.distinct) % self.slow_every == 0:
+                self._slow.add(body.decode())
+            if body.decode() in self._slow:  # its hedges and retries too: the request is slow, not the try
+                await asyncio.sleep(self.slow_s)
             if fault == "timeout":
                 await asyncio.sleep(self.hang_s)
                 return False
@@ -172,7 +184,9 @@ class FaultServer:
             elif fault == "html":
                 self._send(writer, 200, "<html><body>502 Bad Gateway</body></html>", content_type="text/html")
             else:
-                self._send(writer, 200, json.dumps(self.answer(request)))
+                reply = {**self.answer(request), "id": f"chatcmpl-{len(self.requests)}"}
+                self.answered_bodies[reply["id"]] = body.decode()
+                self._send(writer, 200, json.dumps(reply))
                 self.answered += 1
             await writer.drain()
             return True

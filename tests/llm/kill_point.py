@@ -50,7 +50,8 @@ elif point == "reserve":
 elif point == "staged":
     after(publish, "_write_manifest")
 elif point == "renamed":
-    after(publish.os, "rename", lambda source, target: "partial" in str(source))
+    # the publish's staging folder only (.vN.partial-xxxx): other caches stage their folders the same way
+    after(publish.os, "rename", lambda source, target: ".partial-" in str(source) and "datasets" in str(source))
 elif point == "committed":
     after(Catalog, "mark_published")
 elif point == "marked":
