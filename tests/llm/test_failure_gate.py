@@ -75,7 +75,7 @@ def test_a_refused_connection_stops_the_run_unpublished(tmp_path, run_cli):
 def test_faults_on_the_first_tries_only_are_retried_and_counted(tmp_path, run_cli):
     server = FaultServer(always="500", fail_first=2).start_in_thread()
     try:
-        code, out, err = _generate(run_cli, _flows(tmp_path, server.url, max_attempts=4), "--json")
+        code, out, err = _generate(run_cli, _flows(tmp_path, server.url, max_attempts=4, hedge=False), "--json")
     finally:
         server.stop()
     assert code == 0, err
@@ -90,8 +90,9 @@ def test_faults_on_the_first_tries_only_are_retried_and_counted(tmp_path, run_cl
 def test_a_rerun_after_the_fix_resumes_and_sends_only_what_never_got_an_answer(tmp_path, run_cli):
     server = FaultServer(always="500").start_in_thread()
     try:
-        # declared without reasoning, so no probe: this test counts every request on the wire
-        flows = _flows(tmp_path, server.url, max_attempts=1, reasoning="off")
+        # declared without reasoning (no probe) nor hedging (no twin of a slow try on a loaded
+        # machine): this test counts every request on the wire
+        flows = _flows(tmp_path, server.url, max_attempts=1, reasoning="off", hedge=False)
         server.always = None
         server.inject(*["500"] * 8)  # the first 8 calls fail, the rest are answered: above the gate
         code, _, err = _generate(run_cli, flows)
