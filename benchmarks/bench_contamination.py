@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from synth.contract.matching import normalize_answer  # noqa: E402
 from synth.filters.contamination import ContaminationConfig, ContaminationFilter  # noqa: E402
-from synth.generate import generate  # noqa: E402
-from synth.matching import normalize_answer  # noqa: E402
+from synth.run.generate import generate  # noqa: E402
 from synth.schemas import Item, Provenance  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.reader import iter_records  # noqa: E402

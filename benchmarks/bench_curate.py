@@ -33,9 +33,9 @@ from synth.filters.format import FormatFilter  # noqa: E402
 from synth.filters.leakage import LeakageFilter  # noqa: E402
 from synth.filters.near_dup import NearDupFilter  # noqa: E402
 from synth.filters.shortcut import ShortcutConfig, ShortcutFilter  # noqa: E402
-from synth.generate import generate  # noqa: E402
 from synth.pipelines.curate import CurateFormat, CurateNearDup  # noqa: E402
 from synth.progress import Progress  # noqa: E402
+from synth.run.generate import generate  # noqa: E402
 from synth.search.world import World  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.imports import read_source  # noqa: E402

@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 from bench_panel import make_items  # noqa: E402
 
-from synth.flows_file import declared_models  # noqa: E402
 from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
 from synth.generators.guidance import path_guidance  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
@@ -33,6 +32,7 @@ from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.models import ModelPool  # noqa: E402
 from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
+from synth.run.flows_file import declared_models  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402

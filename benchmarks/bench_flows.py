@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import peak_rss_mib  # noqa: E402
 
 from synth.config import apply_params  # noqa: E402
-from synth.prefect_env import configure_prefect  # noqa: E402
-from synth.runner import RunRequest, run_locally  # noqa: E402
+from synth.run.prefect_env import configure_prefect  # noqa: E402
+from synth.run.runner import RunRequest, run_locally  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 
 FLOWS = "models:\n  dry:\n    backend: fake\n"
@@ -62,7 +62,7 @@ def main() -> None:
     with get_client(sync_client=True) as client:  # starts the temporary server when no PREFECT_API_URL
         client.api_healthcheck()
     server_seconds = time.perf_counter() - started
-    from synth.pipelines.flows import multihop_flow
+    from synth.run.flows import multihop_flow
 
     def flow(home: str, task_runner=None):
         return multihop_flow(

@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib, scratch_settings  # noqa: E402
 
-from synth.flows_file import declared_models  # noqa: E402
 from synth.generators.base import Rejection  # noqa: E402
 from synth.generators.multihop import MultihopGenerator  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
@@ -30,6 +29,7 @@ from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.models import ModelPool  # noqa: E402
 from synth.pipelines.multihop import Config  # noqa: E402
+from synth.run.flows_file import declared_models  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402

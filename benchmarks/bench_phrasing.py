@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import peak_rss_mib  # noqa: E402
 
-from synth.generate import generate  # noqa: E402
+from synth.run.generate import generate  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.reader import iter_records  # noqa: E402
 

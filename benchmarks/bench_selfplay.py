@@ -30,13 +30,13 @@ from synth.filters.format import FormatFilter  # noqa: E402
 from synth.filters.leakage import LeakageFilter  # noqa: E402
 from synth.filters.proposer_searches import ProposerSearchFilter  # noqa: E402
 from synth.filters.rag_verify import RAGConfig, RAGVerifier  # noqa: E402
-from synth.flows_file import declared_models  # noqa: E402
 from synth.generators.selfplay import Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
 from synth.llm.models import ModelPool  # noqa: E402
 from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
+from synth.run.flows_file import declared_models  # noqa: E402
 from synth.schemas import Item, Provenance  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402

@@ -26,9 +26,9 @@ from collections.abc import Callable, Collection, Sequence
 from pydantic import Field
 
 from synth.config import FrozenConfig
+from synth.contract.matching import normalize_answer
 from synth.filters.base import CheckResult, Filter
 from synth.llm.types import is_model_failure
-from synth.matching import normalize_answer
 from synth.schemas import DifficultyLabel, DifficultyName, Item, PassRate, SolverAttempt
 from synth.schemas.solving import Condition
 

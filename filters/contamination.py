@@ -25,10 +25,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from synth.contract.matching import normalize_answer
 from synth.evalsets import BenchmarkItem, load_benchmark
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
-from synth.matching import normalize_answer
 from synth.schemas import FilterVerdict, Item
 from synth.search.similar import QuestionIndex
 

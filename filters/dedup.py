@@ -5,9 +5,9 @@ Near-duplicate removal (MinHash or embeddings) and dedup against earlier version
 
 from typing import Literal
 
+from synth.contract.matching import normalize_answer
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
-from synth.matching import normalize_answer
 from synth.schemas import Item
 
 

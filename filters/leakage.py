@@ -13,10 +13,10 @@ Construction already avoids such cues (synth.kg.names); this filter is the last 
 from collections.abc import Callable
 from typing import Literal
 
+from synth.contract.matching import contains_name, normalized
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
 from synth.kg.names import NameOverlap, sequences_of, shared_words
-from synth.matching import contains_name, normalized
 from synth.schemas import Item
 
 

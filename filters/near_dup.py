@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from synth.contract.matching import normalize_answer
 from synth.errors import ConfigError
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope, Questions
-from synth.matching import normalize_answer
 from synth.schemas import FilterVerdict, Item
 from synth.settings import Settings
 from synth.store.catalog import Catalog

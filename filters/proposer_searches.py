@@ -11,9 +11,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from synth.contract.matching import mentions, normalize_answer
 from synth.filters.base import CheckResult, Filter
 from synth.filters.checks import CheckConfig, CheckScope
-from synth.matching import mentions, normalize_answer
 from synth.schemas import Item
 
 

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from synth.config import FrozenConfig
+from synth.contract.matching import match_answer
 from synth.filters.base import CheckResult, Filter
 from synth.hashing import item_seed
 from synth.llm.client import LLMClient
-from synth.matching import match_answer
 from synth.schemas import Document, FilterVerdict, Item
 from synth.search.budget import AgentBudget
 from synth.search.tools import SearchTools

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from synth.contract.matching import mentions
 from synth.filters.base import Filter
 from synth.filters.checks import CheckConfig, CheckScope
-from synth.matching import mentions
 from synth.schemas import FilterVerdict, Item
 from synth.search.corpus import Corpus
 from synth.search.retrieval import Retriever

@@ -12,9 +12,9 @@ cannot be rewritten without changing the run, so such a trajectory is rejected a
 import re
 from dataclasses import dataclass
 
+from synth.contract.matching import mentions
 from synth.llm.client import LLMClient
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
-from synth.matching import mentions
 from synth.schemas import ChatMessage, Item
 
 _ANSWER_TAG = re.compile(r"<answer>.*?</answer>", re.DOTALL | re.IGNORECASE)

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from synth.contract.matching import mentions
 from synth.filters.leakage import LeakageFilter
 from synth.generators.rephrase_judge import Equivalence, RephraseJudge
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
-from synth.matching import mentions
 from synth.schemas import Item
 
 STAGE = "verbalize"

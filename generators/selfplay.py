@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
+from synth.contract.matching import normalize_answer
 from synth.generators.base import Rejection
 from synth.hashing import content_hash
 from synth.llm.client import LLMClient
-from synth.matching import normalize_answer
 from synth.schemas import Item, Provenance, Trajectory
 from synth.search.agent import Rollout, SearchAgent
 from synth.search.budget import PROPOSER_AGENT, AgentBudget, nest_agent_keys

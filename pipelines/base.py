@@ -1,7 +1,7 @@
 """What a recipe is: one base class with the whole contract and the parts every recipe shares.
 
-A run is a sequence of resumable stages (`synth.runner` drives them, in one process or as Prefect
-tasks, from one plan: `synth.runner.STAGES`): optional rounds, in order (each sees the ones before)
+A run is a sequence of resumable stages (`synth.run.runner` drives them, in one process or as Prefect
+tasks, from one plan: `synth.run.runner.STAGES`): optional rounds, in order (each sees the ones before)
 -> `construct` -> `attempt` on each panel shard -> `label` (consensus over every shard) -> optional
 `distill` on each shard of the labeled items -> publish. A recipe subclasses `Recipe`, names its
 `Config`, and writes `construct` and `label` (and `play_round` if it plays rounds); the base builds
@@ -13,7 +13,7 @@ Panel and distillation shards are coroutines: the runner runs a stage's shards i
 so they share each model's concurrency pool. A round is one synchronous stage (it runs its own
 event loops: the next round needs all of its results).
 
-A streaming run (`synth.streaming`) calls `attempt` and `distill` one item at a time, so they must
+A streaming run (`synth.run.streaming`) calls `attempt` and `distill` one item at a time, so they must
 treat items independently (they do whatever the shard); a recipe that can hand out candidates
 while it makes them says so (`streams_construction`), and one whose `label` is the base's consensus
 and quota says so too (`labels_per_item`), so each item's distillation starts with its own verdict.
@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar, Generic, TypeVar
 
-from synth.config import FrozenConfig
 from synth.filters.base import FilterChain
 from synth.filters.checks import CheckScope, check_chain
 from synth.generators.guidance import Guidance
 from synth.pipelines.context import RunContext
 from synth.pipelines.distilling import add_distillation, distill_items
 from synth.pipelines.labeling import Calibration, Labeled, attempt_items, build_panel, judge_items, judge_one
+from synth.pipelines.recipe_config import RecipeConfig
 from synth.pipelines.records import (
     Construction,
     DistillShard,
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-C = TypeVar("C", bound=FrozenConfig)
+C = TypeVar("C", bound=RecipeConfig)
 
 
 @dataclass(frozen=True)
@@ -70,17 +70,34 @@ class Quota:
     stage: FunnelStage
 
 
+@dataclass(frozen=True)
+class PanelLabels:
+    """What consensus over the panel's attempts, and the quota where a recipe has one, made of the
+    candidates: the one merge of the panel into a recipe's published tables."""
+
+    labeled: Labeled
+    items: list[Item]
+    """Published: consensus's kept items (difficulty set), cut to the quota."""
+    verdicts: list[FilterVerdict]
+    """Consensus's drops, then the quota's."""
+    funnel: list[FunnelStage]
+    tables: dict[str, list]
+    """`attempts`, `trajectories` and the `labels` of the published items."""
+    models: dict[str, str]
+    """`solver:NAME` -> model identity, for the version's models."""
+
+
 class Recipe(ABC, Generic[C]):
     """A recipe: its config type, its stages, and which optional stages it runs.
 
-    Subclasses set `name`, `description` and `Config`, and implement `construct` and `label`. The
-    standard sections of the config, where it has them, give the run its world (`world`) and switch
-    the shared stages on: `panel.enabled` the panel shards, `distill.enabled` the teacher.
+    Subclasses set `name`, `description` and `Config` (a `RecipeConfig`), and implement `construct`
+    and `label`. The config's standard sections give the run its world (`world`) and switch the
+    shared stages on: `panel.enabled` the panel shards, `distill.enabled` the teacher.
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
-    Config: ClassVar[type[FrozenConfig]]
+    Config: ClassVar[type[RecipeConfig]]
 
     def __init__(self, config: C, context: RunContext):
         self.config, self.context = config, context
@@ -94,11 +111,11 @@ class Recipe(ABC, Generic[C]):
     @cached_property
     def world(self) -> World:
         """The graph or corpus of the config's `world` section, and the search tools every agent of the run uses."""
-        return self.config.world.open(self.context.settings, self.context.progress.log)  # type: ignore[attr-defined]
+        return self.config.world.open(self.context.settings, self.context.progress.log)
 
     def tools(self, retriever: str | None, k: int | None) -> SearchTools:
         """The search tools of an agent configured with `retriever` and top-k `k` (None: the world's)."""
-        world = self.config.world  # type: ignore[attr-defined]
+        world = self.config.world
         return self.world.tools(retriever or world.retriever, k or world.retrieval_k)
 
     # rounds: a recipe that plays them returns how many; round i sees rounds 0..i-1
@@ -134,22 +151,21 @@ class Recipe(ABC, Generic[C]):
         scope = CheckScope(
             settings=context.settings,
             world=lambda: self.world,
-            retriever=config.world.retriever,  # type: ignore[attr-defined]
+            retriever=config.world.retriever,
             names=self.leak_names(),
             earlier_questions=context.earlier_questions,
             earlier_items=earlier_items,
             log=context.progress.log,
         )
-        return check_chain(config.checks, scope)  # type: ignore[attr-defined]
+        return check_chain(config.checks, scope)
 
     # the solver panel on shards of the candidates
     def runs_panel(self) -> bool:
-        panel = getattr(self.config, "panel", None)
-        return bool(panel is not None and panel.enabled)
+        return self.config.panel.enabled
 
     def evidence(self, item: Item) -> list[Document]:
         """What the panel's gold_evidence condition shows: the item's evidence documents."""
-        panel = self.config.panel  # type: ignore[attr-defined]
+        panel = self.config.panel
         return self.tools(panel.retriever, panel.retrieval_k).open_all(item.evidence_doc_ids)
 
     async def attempt(
@@ -158,7 +174,7 @@ class Recipe(ABC, Generic[C]):
         """The panel's attempts on one shard of the candidates, each item on its own (a streaming run
         passes them one at a time); `on_gold` receives the gold-evidence attempts as soon as they
         are in."""
-        config = self.config.panel  # type: ignore[attr-defined]
+        config = self.config.panel
         panel, solvers = build_panel(
             config, self.context, self.tools(config.retriever, config.retrieval_k), self.evidence
         )
@@ -175,9 +191,31 @@ class Recipe(ABC, Generic[C]):
             [attempt for shard in shards for attempt in shard.attempts],
             [trajectory for shard in shards for trajectory in shard.trajectories],
             {name: model for shard in shards for name, model in shard.solvers.items()},
-            self.config.consensus,  # type: ignore[attr-defined]
+            self.config.consensus,
             judge=shards[0].judge if shards else None,
             supports=supports,
+        )
+
+    def panel_labels(self, items: list[Item], shards: list[PanelShard], n: int | None = None) -> PanelLabels:
+        """Consensus over every shard's attempts on `items` (with `consensus_supports`), then, given
+        `n`, the quota: the panel's part of what `label` publishes."""
+        labeled = self.consensus(items, shards, supports=self.consensus_supports())
+        chosen, verdicts, funnel = labeled.items, list(labeled.verdicts), [labeled.stage]
+        if n is not None:
+            quota = self.quota(chosen, n)
+            chosen, verdicts, funnel = quota.chosen, verdicts + quota.verdicts, funnel + [quota.stage]
+        kept = {item.id for item in chosen}
+        return PanelLabels(
+            labeled=labeled,
+            items=chosen,
+            verdicts=verdicts,
+            funnel=funnel,
+            tables={
+                "attempts": labeled.attempts,
+                "trajectories": labeled.trajectories,
+                "labels": [label for label in labeled.labels if label.item_id in kept],
+            },
+            models={f"solver:{name}": model for name, model in labeled.models.items()},
         )
 
     def labels_per_item(self) -> bool:
@@ -200,7 +238,7 @@ class Recipe(ABC, Generic[C]):
             calibration.attempts,
             calibration.ids,
             calibration.solvers,
-            self.config.consensus,  # type: ignore[attr-defined]
+            self.config.consensus,
             judge=calibration.judge,
             supports=self.consensus_supports(),
         )
@@ -215,9 +253,9 @@ class Recipe(ABC, Generic[C]):
         """The selection hook of `quota`: (chosen, surplus); by default the first `n`."""
         return items[:n], items[n:]
 
-    def quota(self, items: list[Item]) -> Quota:
-        """Up to the config's `n` of `items`, chosen by `select`; the rest dropped as over_quota."""
-        chosen, surplus = self.select(items, self.config.n)  # type: ignore[attr-defined]
+    def quota(self, items: list[Item], n: int) -> Quota:
+        """Up to `n` of `items`, chosen by `select`; the rest dropped as over_quota."""
+        chosen, surplus = self.select(items, n)
         return Quota(
             chosen,
             [FilterVerdict(item_id=item.id, filter="quota", kept=False, reason="over_quota") for item in surplus],
@@ -235,8 +273,7 @@ class Recipe(ABC, Generic[C]):
 
     # teacher distillation on shards of the labeled items
     def distills(self) -> bool:
-        distill = getattr(self.config, "distill", None)
-        return bool(distill is not None and distill.enabled)
+        return self.config.distill.enabled
 
     def guidance(self, item: Item) -> Guidance | None:
         """The hint a guided teacher sees for `item` (None: this recipe has none to give)."""
@@ -244,28 +281,28 @@ class Recipe(ABC, Generic[C]):
 
     async def distill(self, items: list[Item]) -> DistillShard:
         """Teacher rollouts on one shard of the labeled items, judged (`distill` section)."""
-        config = self.config.distill  # type: ignore[attr-defined]
+        config = self.config.distill
         tools = self.tools(config.retriever, config.retrieval_k)
         return await distill_items(
             items, config, self.context, tools, guidance=self.guidance, graph=lambda: self.world.graph
         )
 
     def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:
-        return add_distillation(result, shards, self.config.distill)  # type: ignore[attr-defined]
+        return add_distillation(result, shards, self.config.distill)
 
     # which models each stage calls
     def stage_models(self, stage: str) -> list[str]:
         """The declared models stage kind `stage` ("round", "attempt" or "distill") calls, so a
         scheduler can cap the shards in flight per model."""
         if stage == "distill":
-            distill = getattr(self.config, "distill", None)
-            return [distill.teacher_model] if distill is not None and distill.teacher == "model" else []
-        if stage == "attempt":
-            return self.panel_models() if hasattr(self.config, "panel") else []
+            distill = self.config.distill
+            return [distill.teacher_model] if distill.teacher == "model" else []
+        if stage == "attempt":  # the configured panel's models, where it is the panel that runs
+            return self.panel_models() if self.config.panel.enabled else []
         return self.round_models()
 
     def panel_models(self) -> list[str]:
-        panel = self.config.panel  # type: ignore[attr-defined]
+        panel = self.config.panel
         return [solver.model for solver in panel.solvers if solver.model] + (
             [panel.judge_model] if panel.judge_model else []
         )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from synth.config import FrozenConfig
+from synth.contract.matching import match_answer
 from synth.errors import ConfigError, NotFoundError
 from synth.filters.checks import Checks, move_old_check_keys
 from synth.filters.consensus import ConsensusConfig
@@ -26,9 +26,9 @@ from synth.filters.format import FormatConfig
 from synth.filters.leakage import LeakageConfig
 from synth.filters.near_dup import NearDupConfig
 from synth.hashing import file_hash
-from synth.matching import match_answer
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
-from synth.recipes import RECIPES
+from synth.pipelines.recipe_config import RecipeConfig
+from synth.pipelines.recipes import RECIPES
 from synth.schemas import DatasetVersion, FilterVerdict, FunnelStage, Item, Trajectory
 from synth.search.world_settings import WorldSettings, move_world_keys
 from synth.settings import Settings
@@ -90,7 +90,7 @@ RENAMED_CHECK_KEYS = {"against": ("near_dup", "against")}
 """Keys of before `checks`: old key -> (check kind, its key now)."""
 
 
-class Config(FrozenConfig):
+class Config(RecipeConfig):
     source: str | None = Field(
         default=None, description="What to curate: a published version (NAME or NAME@VERSION) or a file to import."
     )
@@ -208,20 +208,18 @@ class CurateRecipe(Recipe[Config]):
             "labels": construction.labels,
         }
         if shards:
-            labeled = self.consensus(items, shards)
-            solvers = labeled.models
-            dropped = {item.id: item for item in items}
-            verdicts += [_with_text(verdict, dropped) for verdict in labeled.verdicts]
-            funnel.append(labeled.stage)
+            panel = self.panel_labels(items, shards)
+            candidates = {item.id: item for item in items}
+            verdicts += [_with_text(verdict, candidates) for verdict in panel.verdicts]
+            funnel += panel.funnel
             tables.update(
-                items=labeled.items,
+                panel.tables,
+                items=panel.items,
                 verdicts=verdicts,
-                attempts=labeled.attempts,
-                labels=labeled.labels,
-                trajectories=construction.trajectories + labeled.trajectories,
+                trajectories=construction.trajectories + panel.tables["trajectories"],
             )
-            models.update({f"solver:{name}": model for name, model in solvers.items()})
-            statistics["difficulty"] = dict(Counter(item.difficulty for item in labeled.items))
+            models.update(panel.models)
+            statistics["difficulty"] = dict(Counter(item.difficulty for item in panel.items))
         statistics["kept"] = len(tables["items"])
         return RecipeResult(
             tables=tables,

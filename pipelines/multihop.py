@@ -15,11 +15,11 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from synth.audit.flags import RelationFlags, relation_flags
-from synth.config import FrozenConfig
+from synth.contract.matching import normalize_answer
 from synth.errors import ConfigError
 from synth.filters.base import FilterChain
 from synth.filters.checks import Checks, find_check, move_old_check_keys
-from synth.filters.consensus import ConsensusConfig, pass_rates
+from synth.filters.consensus import pass_rates
 from synth.filters.contamination import ContaminationConfig
 from synth.filters.dedup import DedupConfig
 from synth.filters.format import FormatConfig
@@ -28,7 +28,6 @@ from synth.filters.near_dup import NearDupConfig
 from synth.filters.quality import quality_report
 from synth.filters.shortcut import ShortcutConfig
 from synth.generators.base import Rejection
-from synth.generators.distill import DistillConfig
 from synth.generators.guidance import path_guidance
 from synth.generators.kg_walk import WalkConfig
 from synth.generators.llm_verbalizer import LLMVerbalizer
@@ -40,7 +39,6 @@ from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.relation_profile import graph_overrides, wrong_facts
 from synth.kg.types import EntityTypes
-from synth.matching import normalize_answer
 from synth.pipelines.base import (
     Construction,
     PanelShard,
@@ -49,15 +47,15 @@ from synth.pipelines.base import (
     Round,
 )
 from synth.pipelines.candidate_line import CandidateLine, Rephrasing
-from synth.recipes import RECIPES
+from synth.pipelines.recipe_config import RecipeConfig
+from synth.pipelines.recipes import RECIPES
 from synth.schemas import Document, FunnelStage, Hop, Item
 from synth.search.corpus import KGCorpus, fact_sentence
 from synth.search.world import World
 from synth.search.world_settings import WorldSettings, move_world_keys
-from synth.solving.panel import PanelConfig
 
 
-class Config(FrozenConfig):
+class Config(RecipeConfig):
     n: int = Field(default=50, ge=1, description="Items to publish.")
     seed: int = Field(default=0, description="Same seed and config reproduce the same items.")
     hops: list[int] = Field(default=[2, 3, 4], description="Chain lengths; the published mix is balanced across them.")
@@ -109,9 +107,6 @@ class Config(FrozenConfig):
         description="The cheap checks every candidate passes, in order (synth.filters.CHECK_KINDS); a mapping "
         "changes entries by kind, e.g. checks.near_dup.threshold=0.7.",
     )
-    panel: PanelConfig = PanelConfig()
-    consensus: ConsensusConfig = ConsensusConfig()
-    distill: DistillConfig = DistillConfig()
     oversample: float = Field(
         default=1.0,
         ge=1.0,
@@ -309,20 +304,13 @@ class MultihopRecipe(Recipe[Config]):
         statistics, models = dict(construction.statistics), dict(construction.models)
         tables: dict[str, list] = {}
         if shards:
-            labeled = self.consensus(items, shards, supports=self.consensus_supports())
-            solvers = labeled.models
-            quota = self.quota(labeled.items)
-            items = quota.chosen
-            verdicts += labeled.verdicts + quota.verdicts
-            funnel += [labeled.stage, quota.stage]
-            kept_ids = {item.id for item in items}
-            tables.update(
-                attempts=labeled.attempts,
-                trajectories=labeled.trajectories,
-                labels=[label for label in labeled.labels if label.item_id in kept_ids],
-            )
-            models.update({f"solver:{name}": model for name, model in solvers.items()})
-            statistics.update(_panel_statistics(labeled))
+            panel = self.panel_labels(items, shards, n=config.n)
+            items = panel.items
+            verdicts += panel.verdicts
+            funnel += panel.funnel
+            tables.update(panel.tables)
+            models.update(panel.models)
+            statistics.update(_panel_statistics(panel.labeled))
         statistics.update(_statistics(items))
         world = WorldModel(self.kg, config.multiplicity) if config.multiplicity.enabled else None
         statistics["quality"] = quality_report(items, self.full.names, world)

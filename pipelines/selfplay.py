@@ -17,7 +17,6 @@ from functools import cached_property
 
 from pydantic import Field, model_validator
 
-from synth.config import FrozenConfig
 from synth.errors import ConfigError
 from synth.filters.band import BandConfig, BandFilter
 from synth.filters.base import FilterChain, add_stages
@@ -31,7 +30,6 @@ from synth.filters.near_dup import NearDupConfig
 from synth.filters.proposer_searches import ProposerSearchesConfig
 from synth.filters.rag_verify import RAGConfig, RAGVerifier
 from synth.generators.curriculum import CurriculumConfig, next_searches
-from synth.generators.distill import DistillConfig
 from synth.generators.selfplay import Proposal, Proposer, ProposerConfig, TargetConfig, eligible_targets, sample_targets
 from synth.llm.types import is_model_failure
 from synth.pipelines.base import (
@@ -41,7 +39,8 @@ from synth.pipelines.base import (
     RecipeResult,
     Round,
 )
-from synth.recipes import RECIPES
+from synth.pipelines.recipe_config import RecipeConfig
+from synth.pipelines.recipes import RECIPES
 from synth.schemas import DifficultyLabel, FilterVerdict, FunnelStage, Item, SolverAttempt, Trajectory
 from synth.search.world_settings import WorldSettings, move_world_keys
 from synth.solving.panel import PanelConfig, SolverSpec
@@ -75,7 +74,7 @@ RENAMED_CHECK_KEYS = {"min_distinct_searches": ("proposer_searches", "min_distin
 """Keys of before `checks`: old key -> (check kind, its key now)."""
 
 
-class Config(FrozenConfig):
+class Config(RecipeConfig):
     n: int = Field(default=20, ge=1, description="Items to publish (fewer if fewer survive every gate).")
     seed: int = Field(default=0, description="Same seed and config reproduce the same targets and requests.")
     rounds: int = Field(
@@ -114,7 +113,6 @@ class Config(FrozenConfig):
     panel: SolverPanelConfig = SolverPanelConfig()
     consensus: SelfplayConsensus = SelfplayConsensus()
     band: BandConfig = BandConfig()
-    distill: DistillConfig = DistillConfig()
 
     @model_validator(mode="before")
     @classmethod
@@ -257,7 +255,7 @@ class SelfplayRecipe(Recipe[Config]):
 
     def construct(self, rounds: list[Round]) -> Construction:
         """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""
-        quota = self.quota([item for stage in rounds for item in stage.items])
+        quota = self.quota([item for stage in rounds for item in stage.items], self.config.n)
         chosen = quota.chosen
         chosen_ids = {item.id for item in chosen}
         funnel = [*_merge_funnels([stage for r in rounds for stage in r.funnel]), quota.stage]

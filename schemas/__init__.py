@@ -3,7 +3,7 @@
 One module per concept; import them from here: `from synth.schemas import Item, Trajectory`.
 """
 
-from synth.schemas.audit import AuditRating, AuditRun
+from synth.schemas.audit import AuditRating, AuditRun, AuditSample, SampledItem
 from synth.schemas.base import JsonDict, Record
 from synth.schemas.dataset import DatasetVersion, FunnelStage, RunRecord, RunStatus, VersionStatus
 from synth.schemas.evaluation import EvalAttempt, EvalRun
@@ -23,6 +23,7 @@ from synth.schemas.world import Document, Entity, Relation, Triple
 __all__ = [
     "AuditRating",
     "AuditRun",
+    "AuditSample",
     "ChatMessage",
     "Condition",
     "Constraint",
@@ -44,6 +45,7 @@ __all__ = [
     "PassRate",
     "Provenance",
     "Record",
+    "SampledItem",
     "Relation",
     "RunRecord",
     "RunStatus",

@@ -68,3 +68,26 @@ class AuditRun(Record):
     summary: JsonDict = Field(default_factory=dict)
     source: str = ""
     """The sheet file imported (its name), or the judge's model id."""
+
+
+class SampledItem(Record):
+    sheet_id: str
+    item_id: str
+
+
+class AuditSample(Record):
+    """Which items of `dataset@version` a sheet shows, in the order shown."""
+
+    id: str
+    dataset: str
+    version: int = Field(ge=1)
+    seed: int
+    style: str | None = None
+    min_hops: int | None = None
+    max_hops: int | None = None
+    created_at: datetime
+    items: list[SampledItem]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.dataset}@{self.version}"

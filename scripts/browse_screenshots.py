@@ -16,7 +16,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from synth.browse.background import serving
-from synth.generate import generate
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.evals import list_runs
 from synth.store.reader import iter_records

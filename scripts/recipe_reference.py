@@ -5,7 +5,7 @@ python scripts/recipe_reference.py
 
 from pathlib import Path
 
-from synth.recipe_params import reference_page
+from synth.pipelines.recipe_params import reference_page
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "recipe-keys.md"
 

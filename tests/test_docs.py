@@ -17,9 +17,9 @@ import yaml
 from synth.cli.main import cli
 from synth.config import apply_params, build_config
 from synth.errors import ConfigError
-from synth.flows_file import load_flows
-from synth.recipe_params import reference_page
-from synth.recipes import RECIPES
+from synth.pipelines.recipe_params import reference_page
+from synth.pipelines.recipes import RECIPES
+from synth.run.flows_file import load_flows
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -1,4 +1,4 @@
-"""The project's modules import each other without circles, and at module top.
+"""The project's modules and packages import each other without circles, and at module top.
 
 A circle hidden by a function-level import still ties two modules together (neither can be read,
 tested or moved alone), so the graph counts every import of a project module, wherever it is,
@@ -103,6 +103,36 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 def test_no_import_circle_among_the_projects_modules():
     cycle = find_cycle(graph())
     assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def package_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """The graph of packages: a module counts as the folder it sits in (a package's own modules, not
+    its subpackages: synth's loose root modules are the package `synth`), so two packages whose
+    modules import each other's in opposite directions form a circle even when no module does."""
+
+    def package(name: str) -> str:
+        return name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
+
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        for target, _, _ in imports_of(name, path, modules):
+            if package(target) != package(name):
+                edges.setdefault(package(name), set()).add(package(target))
+    return edges
+
+
+def test_no_import_circle_among_the_projects_packages():
+    cycle = find_cycle(package_graph(project_modules()))
+    assert cycle is None, "package import circle: " + " -> ".join(cycle)
+
+
+def test_the_package_graph_sees_a_planted_circle(tmp_path):
+    module = tmp_path / "leaky.py"  # the graph of knowledge importing a recipe: kg -> pipelines -> kg
+    module.write_text("from synth.pipelines.base import Recipe\n")
+    modules = {**project_modules(), "synth.kg.leaky": module}
+    assert find_cycle(graph()) is None and find_cycle(package_graph(project_modules())) is None
+    cycle = find_cycle(package_graph(modules))
+    assert cycle is not None and {"synth.kg", "synth.pipelines"} <= set(cycle)
 
 
 def test_the_graph_walk_finds_a_circle():

@@ -18,7 +18,7 @@ from synth.errors import ConfigError
 from synth.filters.checks import KINDS
 from synth.kg.multiplicity import WorldConfig
 from synth.pipelines import curate, selfplay
-from synth.recipes import RECIPES
+from synth.pipelines.recipes import RECIPES
 from synth.search.world_settings import WORLD_KEYS
 
 WORLD_VALUES = {

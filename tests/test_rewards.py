@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from synth.matching import match_answer, normalize_answer, token_f1
-from synth.rewards import compute_score, extract_answer
+from synth.contract.matching import match_answer, normalize_answer, token_f1
+from synth.contract.portable import compute_score, extract_answer
 
 
 def test_normalization_drops_case_punctuation_articles_and_accents():

@@ -7,13 +7,13 @@ from pathlib import Path
 from synth.audit.judge import judge_sample
 from synth.audit.record import StoredAudit, store_audit
 from synth.audit.reveal import reveals
-from synth.audit.sample import AuditSample, draw_sample
+from synth.audit.sample import draw_sample
 from synth.audit.sheets import write_sheets
 from synth.browse.data import StoreView
 from synth.llm.base import LLMBackend
 from synth.llm.models import ModelSpec
 from synth.llm.session import LLMSession
-from synth.schemas import DatasetVersion
+from synth.schemas import AuditSample, DatasetVersion
 from synth.settings import Settings
 from synth.store.audits import save_sample
 from synth.store.catalog import Catalog

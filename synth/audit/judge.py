@@ -13,13 +13,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from synth.audit.rubric import RUBRIC
-from synth.audit.sample import AuditSample
 from synth.audit.sheets import Reveal, SheetRow
 from synth.errors import SynthError
 from synth.llm.client import LLMClient
 from synth.llm.structured import Structured, complete_structured
 from synth.llm.types import ChatRequest, SamplingParams
-from synth.schemas import Item
+from synth.schemas import AuditSample, Item
 
 STAGE = "audit_judge"
 SYSTEM = "You are a careful reader auditing quiz questions for a dataset. Follow this rubric.\n\n" + RUBRIC

@@ -5,12 +5,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from synth.audit.sample import AuditSample, read_items
+from synth.audit.sample import read_items
 from synth.audit.sheets import SheetRow, read_sheet
 from synth.audit.summary import summarize
 from synth.errors import InputFileError
 from synth.hashing import content_hash
-from synth.schemas import AuditRating, AuditRun, DatasetVersion
+from synth.schemas import AuditRating, AuditRun, AuditSample, DatasetVersion
 from synth.settings import Settings
 from synth.store.audits import audit_stored, load_ratings, load_samples, save_audit, version_audits
 from synth.store.catalog import Catalog

@@ -9,37 +9,12 @@ against it.
 import random
 from datetime import UTC, datetime
 
-from pydantic import Field
-
 from synth.errors import ConfigError
 from synth.hashing import content_hash
-from synth.schemas import DatasetVersion, Item, Record
+from synth.schemas import AuditSample, DatasetVersion, Item, SampledItem
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
 from synth.store.reader import shard_glob
-
-
-class SampledItem(Record):
-    sheet_id: str
-    item_id: str
-
-
-class AuditSample(Record):
-    """Which items of `dataset@version` a sheet shows, in the order shown."""
-
-    id: str
-    dataset: str
-    version: int = Field(ge=1)
-    seed: int
-    style: str | None = None
-    min_hops: int | None = None
-    max_hops: int | None = None
-    created_at: datetime
-    items: list[SampledItem]
-
-    @property
-    def ref(self) -> str:
-        return f"{self.dataset}@{self.version}"
 
 
 def read_items(settings: Settings, version: DatasetVersion) -> list[Item]:

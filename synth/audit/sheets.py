@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synth.audit.rubric import RUBRIC, answer_list, rating, yes_no
-from synth.audit.sample import AuditSample
 from synth.errors import InputFileError
 from synth.row_files import read_rows
-from synth.schemas import Item
+from synth.schemas import AuditSample, Item
 
 BLIND_COLUMNS = ["id", "question", "answers"]
 REVEAL_COLUMNS = [

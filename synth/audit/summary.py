@@ -53,11 +53,3 @@ def summarize(ratings: list[AuditRating]) -> dict:
         "by_style": {style: figures(group) for style, group in sorted(by_style.items())},
         "by_hops": {hops: figures(group) for hops, group in sorted(by_hops.items(), key=lambda pair: pair[0])},
     }
-
-
-def shown(figure: dict | None) -> str:
-    """ "57% [39-73]" for a share with its interval; "-" where nothing was said."""
-    if not figure or figure.get("share") is None:
-        return "-"
-    low, high = figure["ci95"]
-    return f"{figure['share']:.0%} [{low:.0%}-{high:.0%}] of {figure['of']}"

@@ -23,7 +23,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from synth.audit.summary import shown
 from synth.browse.construction import draw
 from synth.browse.data import PAGE_SIZE, ItemFilter, StoreView
 from synth.browse.diff import diff_versions
@@ -35,6 +34,7 @@ from synth.schemas import DatasetVersion, EvalRun, Item
 from synth.settings import Settings
 from synth.store.arrow_schema import from_row
 from synth.store.audits import item_ratings, version_audits
+from synth.store.card import shown
 from synth.store.evals import list_runs, load_run
 from synth.store.query import run_query
 from synth.store.sandbox import WEB_BOUNDS

@@ -81,7 +81,7 @@ def judge_command(ref, model, n, seed, style, min_hops, max_hops, flows_file, as
 
     Example: synth audit judge multihop@3 --model judge --n 30 --seed 7"""
     from synth.audit.commands import judge
-    from synth.flows_file import declared_models
+    from synth.run.flows_file import declared_models
 
     log = (lambda line: None) if as_json else (lambda line: click.echo(line, err=True))
     request = _request(ref, n, seed, style, min_hops, max_hops)
@@ -113,8 +113,8 @@ def list_command(ref, as_json) -> None:
 
 def print_audits(runs: list[dict], title: str) -> None:
     """One row per audit and style (runs as JSON, as `datasets show --json` gives them)."""
-    from synth.audit.summary import shown
     from synth.cli.render import print_table
+    from synth.store.card import shown
 
     if not runs:
         click.echo(f"{title}: none yet (synth audit sample NAME@V writes the sheets; synth audit judge reads them)")

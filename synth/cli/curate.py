@@ -58,8 +58,8 @@ def curate(
     Example: synth curate imported@1 --benchmark hotpot_dev.json --against multihop
     """
     from synth.cli.summary import print_result
-    from synth.generate import generate
     from synth.progress import Progress
+    from synth.run.generate import generate
 
     values = {
         "source": source,

@@ -62,9 +62,9 @@ def eval_command(model, dataset, benchmark, split, k, limit, **options) -> None:
     Example: synth eval embedded multihop --k 4"""
     from synth.cli.render import print_json
     from synth.evaluation.command import EvalRequest, evaluate
-    from synth.flows_file import declared_models
     from synth.llm.accounting import Budget
     from synth.llm.gate import FailurePolicy
+    from synth.run.flows_file import declared_models
     from synth.search.budget import AgentBudget
 
     world = {key: options[key] for key in ("retriever", "retrieval_k", "contract", "kg", "corpus") if options[key]}

@@ -18,7 +18,7 @@ def flows() -> None:
 @flows_file_argument
 def validate(flows_file: Path) -> None:
     """Check flows.yaml: keys, cron schedules, recipes, parameters and model references."""
-    from synth.flows_file import load_flows
+    from synth.run.flows_file import load_flows
 
     loaded = load_flows(flows_file, check=True)
     scheduled = sum(1 for entry in loaded.flows.values() if entry.schedule)
@@ -37,7 +37,7 @@ def run(name: str, flows_file: Path, as_json: bool) -> None:
     Example: synth flows run multihop-small
     """
     from synth.cli.render import print_json
-    from synth.orchestrate import run_flow
+    from synth.run.orchestrate import run_flow
 
     result = run_flow(load_settings(), flows_file, name)
     if as_json:
@@ -55,7 +55,7 @@ def run(name: str, flows_file: Path, as_json: bool) -> None:
 def serve(names: tuple[str, ...], flows_file: Path) -> None:
     """Register the schedules of NAMES (default: every scheduled flow) with the Prefect server at
     PREFECT_API_URL and run their flow runs from this process until stopped (Ctrl-C)."""
-    from synth.orchestrate import serve_flows
+    from synth.run.orchestrate import serve_flows
 
     serve_flows(load_settings(), flows_file, names)
 
@@ -66,7 +66,7 @@ def serve(names: tuple[str, ...], flows_file: Path) -> None:
 def deploy(names: tuple[str, ...], flows_file: Path) -> None:
     """Register NAMES (default: every scheduled flow) as deployments on their `work_pool`; a worker
     of that pool (`prefect worker start --pool NAME`) runs them."""
-    from synth.orchestrate import deploy_flows
+    from synth.run.orchestrate import deploy_flows
 
     for deployment_id in deploy_flows(load_settings(), flows_file, names):
         click.echo(f"deployment {deployment_id}")

@@ -77,13 +77,13 @@ def generate(
     Example: synth generate --recipe multihop --n 50 --seed 0
     """
     from synth.cli.summary import print_result
-    from synth.generate import generate as run_generate
-    from synth.limits import RunLimits
     from synth.progress import Progress
+    from synth.run.generate import generate as run_generate
+    from synth.run.limits import RunLimits
 
     values, limits = {}, None
     if flow:
-        from synth.flows_file import resolve_flow
+        from synth.run.flows_file import resolve_flow
 
         recipe, name, values, limits = resolve_flow(flows_file, flow, recipe, name)
     limits = (limits or RunLimits()).merged(

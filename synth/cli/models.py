@@ -24,8 +24,8 @@ def list_models(flows_file, as_json) -> None:
     """Every declared model: backend, model, endpoints, reasoning, agent budgets, prices, and whether the
     embedded one is ready."""
     from synth.cli.render import print_json, print_table
-    from synth.flows_file import declared_models
     from synth.llm.models import describe_model
+    from synth.run.flows_file import declared_models
 
     settings = load_settings()
     rows = [describe_model(name, spec, settings) for name, spec in declared_models(flows_file).items()]
@@ -76,9 +76,9 @@ def ask(prompt, model_name, system, max_tokens, temperature, seed, schema_text, 
     import asyncio
 
     from synth.cli.render import print_json
-    from synth.flows_file import declared_models
     from synth.llm.session import LLMSession
     from synth.llm.types import ChatRequest, LLMFailure, SamplingParams
+    from synth.run.flows_file import declared_models
 
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
     request = ChatRequest(

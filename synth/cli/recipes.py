@@ -13,13 +13,13 @@ from synth.cli.options import json_option
 def recipes(show_params: bool, as_json: bool) -> None:
     """List the recipes `synth generate --recipe` can run."""
     from synth.cli.render import print_json, print_table
-    from synth.recipes import RECIPES
+    from synth.pipelines.recipes import RECIPES
 
     listing = []
     for recipe in RECIPES.values():
         entry: dict[str, object] = {"name": recipe.name, "description": recipe.description}
         if show_params or as_json:
-            from synth.recipe_params import parameter_rows
+            from synth.pipelines.recipe_params import parameter_rows
 
             config = recipe.load().Config()
             entry["parameters"] = config.model_dump(mode="json")
@@ -30,7 +30,7 @@ def recipes(show_params: bool, as_json: bool) -> None:
         return
     print_table(["recipe", "description"], [(entry["name"], entry["description"]) for entry in listing])
     if show_params:
-        from synth.recipe_params import parameter_rows
+        from synth.pipelines.recipe_params import parameter_rows
 
         for recipe in RECIPES.values():
             rows = list(parameter_rows(recipe.load().Config()))

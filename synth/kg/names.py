@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from synth.matching import normalize_answer
+from synth.contract.matching import normalize_answer
 
 
 def token_sequence(name: str) -> str:

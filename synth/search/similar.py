@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from synth.contract.matching import normalize_answer
 from synth.hashing import content_hash
-from synth.matching import normalize_answer
 from synth.search.embeddings import load_embedder
 
 BATCH = 64

@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from synth.config import FrozenConfig
+from synth.contract.matching import match_answer
 from synth.hashing import content_hash
-from synth.matching import match_answer
 from synth.schemas import Item, SolverAttempt, Trajectory
 from synth.schemas.solving import Condition
 from synth.search.budget import AgentBudget, nest_agent_keys

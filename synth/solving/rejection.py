@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import Field
 
 from synth.config import FrozenConfig
-from synth.matching import match_answer
+from synth.contract.matching import match_answer
 from synth.schemas import ChatMessage, Item, Trajectory
 
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from synth.contract.matching import mentions
 from synth.hashing import item_seed
 from synth.llm.client import LLMClient
 from synth.llm.responses import TRUNCATED_REASONING
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
-from synth.matching import mentions
 from synth.schemas import ChatMessage, Document, Item, Usage
 from synth.schemas.solving import Condition
 from synth.search.agent import SearchAgent, close_stopped_tag, extract_answer

@@ -15,9 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synth.audit.sample import AuditSample
 from synth.errors import NotFoundError
-from synth.schemas import AuditRating, AuditRun
+from synth.schemas import AuditRating, AuditRun, AuditSample
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
 from synth.store.shards import finished_folders, schema_shard, write_parquet_atomically

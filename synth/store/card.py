@@ -2,7 +2,6 @@
 found, with intervals. `synth datasets card` prints it; the Hugging Face export writes it as the
 folder's README.md, so the figures travel with the data."""
 
-from synth.audit.summary import shown
 from synth.settings import Settings
 from synth.store.describe import describe_version
 
@@ -55,3 +54,11 @@ def dataset_card(settings: Settings, ref: str) -> str:
     lines += ["", "## Examples", ""]
     lines += [f"- {row['question']} (answer: {row['answer']}; {row['hops']} hops)" for row in described["examples"]]
     return "\n".join(lines) + "\n"
+
+
+def shown(figure: dict | None) -> str:
+    """ "57% [39-73]" for a share with its interval; "-" where nothing was said."""
+    if not figure or figure.get("share") is None:
+        return "-"
+    low, high = figure["ci95"]
+    return f"{figure['share']:.0%} [{low:.0%}-{high:.0%}] of {figure['of']}"

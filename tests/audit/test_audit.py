@@ -177,7 +177,7 @@ def test_a_served_judge_reads_blind_then_revealed_and_is_kept_apart(store, tmp_p
         flows.write_text(
             json.dumps({"models": {"judge": {"backend": "openai", "model": "judge", "endpoints": [server.url]}}})
         )
-        from synth.flows_file import declared_models
+        from synth.run.flows_file import declared_models
 
         request = SampleRequest(ref="films@1", n=len(items), seed=1)
         stored, calls = judge(store, request, "judge", declared_models(flows), log=lambda line: None)

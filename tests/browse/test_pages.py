@@ -135,7 +135,7 @@ def test_a_malformed_query_string_is_a_400_not_a_500(client):
 
 
 def test_a_multihop_items_chain_is_drawn_with_the_names_of_its_graph(tmp_path):
-    from synth.generate import generate
+    from synth.run.generate import generate
     from synth.store.reader import iter_records
 
     settings = Settings(home=tmp_path)

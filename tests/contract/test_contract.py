@@ -7,9 +7,9 @@ import pytest
 
 from synth.contract import CONTRACTS, portable
 from synth.contract.contracts import SEARCHR1, SYNTH, SYNTH_ANSWER_TOOL, VERL_SEARCH
+from synth.contract.matching import plain_variants
 from synth.contract.observations import parse_search
 from synth.contract.render import Unrenderable, render
-from synth.matching import plain_variants
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 
 DOCS = [

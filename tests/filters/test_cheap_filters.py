@@ -1,10 +1,10 @@
 import pytest
 
+from synth.contract.matching import mentions
 from synth.filters.base import FilterChain
 from synth.filters.dedup import ExactDedupFilter
 from synth.filters.format import FormatConfig, FormatFilter
 from synth.filters.leakage import LeakageFilter
-from synth.matching import mentions
 
 NAMES = {"/m/town0": "Town 0", "/m/person0": "Ada Lovelace", "/m/film0": "Film 0"}
 

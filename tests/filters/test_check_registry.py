@@ -9,9 +9,9 @@ import pytest
 
 from synth.config import apply_params
 from synth.errors import ConfigError
-from synth.generate import generate
 from synth.llm.fake import ScriptedBackend
-from synth.recipes import RECIPES
+from synth.pipelines.recipes import RECIPES
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

@@ -4,12 +4,12 @@ import asyncio
 import json
 from pathlib import Path
 
-from synth.generate import generate
 from synth.generators.llm_verbalizer import LLMVerbalizer
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.llm.client import LLMClient
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import LLMFailure
+from synth.run.generate import generate
 from synth.schemas import Cue
 from synth.store.reader import iter_records
 

@@ -5,11 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synth.generate import generate
 from synth.kg.arrays import EntityTable, arrays_folder
 from synth.kg.importer import ImportSource, import_graph
 from synth.kg.snapshot import bundled_path
 from synth.kg.store import load_graph
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

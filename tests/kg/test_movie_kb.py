@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from synth.errors import ConfigError
-from synth.generate import generate
 from synth.kg.importer import VALUE_PREFIX, ImportSource, import_graph
 from synth.kg.store import load_graph
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

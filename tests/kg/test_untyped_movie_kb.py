@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from synth.errors import ConfigError
-from synth.generate import generate
 from synth.kg.importer import ImportSource, import_graph
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from synth.errors import ConfigError
-from synth.flows_file import declared_models, load_flows
 from synth.llm import embedded
 from synth.llm.models import BUILTIN_MODELS, build_backend, describe_model
 from synth.llm.session import LLMSession
 from synth.llm.types import ChatRequest
+from synth.run.flows_file import declared_models, load_flows
 
 FLOWS = """
 models:

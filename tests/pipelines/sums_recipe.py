@@ -5,13 +5,13 @@ import random
 
 from pydantic import Field
 
-from synth.config import FrozenConfig
 from synth.llm.types import ChatRequest, ChatResponse, SamplingParams
 from synth.pipelines.base import Construction, PanelShard, Recipe, RecipeResult, Round
+from synth.pipelines.recipe_config import RecipeConfig
 from synth.schemas import FunnelStage, Item, Provenance, SolverAttempt
 
 
-class SumsConfig(FrozenConfig):
+class SumsConfig(RecipeConfig):
     n: int = Field(default=6, ge=1, description="Questions to publish.")
     seed: int = Field(default=0, description="Same seed, same numbers.")
     solver_model: str = Field(default="fake", description="Declared model that answers.")

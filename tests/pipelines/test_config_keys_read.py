@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from synth.config import apply_params
 from synth.errors import NothingSurvived
 from synth.llm.fake import ScriptedBackend, dry_run_reply
-from synth.runner import Run, RunRequest, open_run
+from synth.run.runner import Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
@@ -286,7 +286,7 @@ def test_every_curate_key_is_read(tmp_path):
 
 @pytest.mark.parametrize("recipe", ["multihop", "selfplay"])
 def test_the_tracker_reports_a_key_nobody_reads(recipe):
-    from synth.recipes import get_recipe
+    from synth.pipelines.recipes import get_recipe
 
     config = get_recipe(recipe).Config()
     seen: set = set()

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from synth.config import apply_params, build_config, nest_dotted
 from synth.errors import ConfigError
-from synth.recipes import RECIPES, get_recipe
+from synth.pipelines.recipes import RECIPES, get_recipe
 
 
 def leaves(value: Any, path: tuple = ()) -> dict[tuple, Any]:

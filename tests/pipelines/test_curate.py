@@ -6,7 +6,7 @@ import json
 import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from synth.pipelines.flows import curate_flow
+from synth.run.flows import curate_flow
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records

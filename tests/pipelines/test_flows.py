@@ -9,7 +9,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from synth.config import apply_params
 from synth.errors import SynthError
 from synth.pipelines import multihop
-from synth.pipelines.flows import multihop_flow
+from synth.run.flows import multihop_flow
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records
@@ -80,7 +80,7 @@ def test_dask_on_two_workers_makes_the_same_items_as_the_default_runner(tmp_path
 def test_models_declaring_max_parallel_shards_get_a_concurrency_limit(tmp_path):
     from prefect.client.orchestration import get_client
 
-    from synth.orchestrate import apply_shard_limits
+    from synth.run.orchestrate import apply_shard_limits
 
     path = tmp_path / "limited.yaml"
     path.write_text("models:\n  limited:\n    backend: fake\n    max_parallel_shards: 3\n  free:\n    backend: fake\n")
@@ -136,8 +136,8 @@ def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypat
 
 
 def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
-    from synth.pipelines.flows import _model_tags
-    from synth.runner import Run, RunRequest, open_run
+    from synth.run.flows import _model_tags
+    from synth.run.runner import Run, RunRequest, open_run
 
     settings = Settings(home=tmp_path)
     run = Run(settings, open_run(settings, RunRequest("multihop", apply_params({}, PARAMS), flows_file=flows_file)))
@@ -155,7 +155,7 @@ def test_shard_tasks_are_tagged_with_the_models_they_call(tmp_path, flows_file):
 def test_selfplay_rounds_and_teacher_name_the_models_they_call(tmp_path, flows_file):
     from test_selfplay import params
 
-    from synth.runner import Run, RunRequest, open_run
+    from synth.run.runner import Run, RunRequest, open_run
 
     settings = Settings(home=tmp_path)
     values = apply_params({}, [*params(), "proposer.model=fake", "rag.judge_model=dry", "distill.teacher_model=dry"])
@@ -183,7 +183,7 @@ def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monk
     from test_selfplay import ScriptedWorld, params
 
     import synth.llm.fake
-    from synth.pipelines.flows import selfplay_flow
+    from synth.run.flows import selfplay_flow
 
     monkeypatch.setattr(synth.llm.fake, "dry_run_reply", ScriptedWorld("alternate"))
     result = selfplay_flow(config=apply_params({}, params()), dataset="sp", llm="fake", home=str(tmp_path))
@@ -214,7 +214,7 @@ def test_selfplay_runs_one_task_per_round_in_order_then_publishes(tmp_path, monk
 def test_a_deployed_run_without_a_data_root_is_refused_not_lost(monkeypatch, tmp_path):
     """A process worker runs flows in a temporary folder: without SYNTH_HOME the dataset would vanish."""
     from synth.errors import ConfigError
-    from synth.pipelines.flows import worker_flows_file, worker_settings
+    from synth.run.flows import worker_flows_file, worker_settings
 
     monkeypatch.delenv("SYNTH_HOME", raising=False)
     with pytest.raises(ConfigError, match="set SYNTH_HOME in the worker's environment"):

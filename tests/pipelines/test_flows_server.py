@@ -139,10 +139,10 @@ def test_a_deployed_flow_runs_on_a_worker_in_another_folder_and_venv(tmp_path, p
     assert "deployment " in run(deploy, deployer, deploying)
     with urllib.request.urlopen(f"{prefect_server}/deployments/name/synth-multihop/pooled", timeout=10) as response:
         deployment = json.loads(response.read())
-    assert deployment["entrypoint"] == "synth.pipelines.flows.multihop_flow" and not deployment["pull_steps"]
+    assert deployment["entrypoint"] == "synth.run.flows.multihop_flow" and not deployment["pull_steps"]
     assert str(deployer) not in json.dumps(deployment) and sys.prefix not in json.dumps(deployment)
     # serving the same entry registers its own deployment, so it never replaces the deployed one
-    from synth.orchestrate import deployments
+    from synth.run.orchestrate import deployments
     from synth.settings import Settings
 
     served = deployments(Settings(home=deployer / "home"), deployer / "flows.yaml")

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from synth.generate import generate
 from synth.hashing import content_hash
 from synth.llm.fake import ScriptedBackend
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

@@ -2,13 +2,13 @@
 
 import pytest
 
-from synth.generate import generate
+from synth.contract.matching import mentions
 from synth.generators.kg_walk import WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.snapshot import load_snapshot
-from synth.matching import mentions
+from synth.run.generate import generate
 from synth.schemas import Item
 from synth.search.corpus import KGCorpus
 from synth.settings import Settings

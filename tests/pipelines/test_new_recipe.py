@@ -7,9 +7,9 @@ import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from sums_recipe import SumsRecipe
 
-from synth.generate import generate
 from synth.llm.fake import ScriptedBackend
-from synth.pipelines.flows import flow_for
+from synth.run.flows import flow_for
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

@@ -8,7 +8,7 @@ import unicodedata
 import pytest
 
 from synth.filters.grammar_lint import lint
-from synth.generate import generate
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

@@ -5,8 +5,8 @@ import inspect
 
 import pytest
 
-from synth.generate import generate
-from synth.recipes import RECIPES
+from synth.pipelines.recipes import RECIPES
+from synth.run.generate import generate
 from synth.search.world import World
 from synth.settings import Settings
 

@@ -8,8 +8,8 @@ import pytest
 from search_server import search_server
 from test_selfplay import CORPUS, ScriptedWorld, params
 
-from synth.generate import generate
 from synth.llm.fake import ScriptedBackend, dry_run_reply
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

@@ -11,8 +11,8 @@ import pytest
 
 import synth.llm.fake
 from synth.errors import NothingSurvived
-from synth.generate import generate
 from synth.llm.fake import ScriptedBackend
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.catalog import Catalog
 from synth.store.reader import iter_records

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from synth.generate import generate
 from synth.pipelines import multihop
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 

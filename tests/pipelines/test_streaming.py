@@ -1,4 +1,4 @@
-"""Streaming runs (synth.streaming, what `synth generate` does): the version a staged run publishes,
+"""Streaming runs (synth.run.streaming, what `synth generate` does): the version a staged run publishes,
 with each item's distillation started while other items are still with the panel."""
 
 import asyncio
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from synth.generate import generate
 from synth.llm.fake import ScriptedBackend
 from synth.llm.types import ChatRequest
 from synth.pipelines import multihop
+from synth.run.generate import generate
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
@@ -192,8 +192,8 @@ def test_an_item_the_quota_releases_early_is_always_among_those_it_publishes(tmp
 )
 def test_construction_comes_first_when_a_model_runs_in_this_process(tmp_path, llm, injected, in_process):
     """An in-process engine shares the CPU with construction: such a run constructs first."""
-    from synth.runner import Run, RunRequest, prepare_run
-    from synth.streaming import _serves_in_process
+    from synth.run.runner import Run, RunRequest, prepare_run
+    from synth.run.streaming import _serves_in_process
 
     settings = Settings(home=tmp_path)
     run_dir, config = prepare_run(settings, RunRequest("multihop", {"n": 2}, llm=llm))

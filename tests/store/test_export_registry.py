@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from synth.export_formats import EXPORT_FORMATS, ExportFormat, register_format
-from synth.generate import generate
+from synth.run.generate import generate
 from synth.settings import Settings
 
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from synth.contract.matching import plain_variants
 from synth.errors import ConfigError
-from synth.matching import plain_variants
 from synth.store.export import verl
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render, search_r1_answer_tag_warning

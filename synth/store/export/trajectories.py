@@ -22,6 +22,7 @@ from synth.errors import ConfigError, NotFoundError
 from synth.schemas import ChatMessage, Trajectory
 from synth.schemas.trajectory import PATH_TEACHER
 from synth.search.proposing import PROPOSING
+from synth.store.dialects import looks_like_tool_use
 from synth.store.export.options import ExportRequest
 from synth.store.export.prompts import load_template
 from synth.store.export.prompts import render as render_template
@@ -72,8 +73,6 @@ class Skipped:
     """World calls (not the final answer's) in the rendered conversations."""
 
     def count_calls(self, trajectory: Trajectory, conversation: Conversation) -> None:
-        from synth.store.imports.dialects import looks_like_tool_use  # the importers import the exports
-
         used = world_calls(trajectory.messages) or any(
             looks_like_tool_use(message.content) for message in trajectory.messages if message.role == "assistant"
         )

@@ -37,8 +37,8 @@ import pyarrow as pa
 import yaml
 
 from synth.contract import AgentContract, get_contract, portable
+from synth.contract.matching import plain_variants
 from synth.errors import ConfigError, NotFoundError
-from synth.matching import plain_variants
 from synth.schemas import Item
 from synth.search.budget import TEACHER_AGENT
 from synth.splits import split_of

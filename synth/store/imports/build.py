@@ -17,13 +17,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from synth.contract.portable import extract_answer
 from synth.errors import InputFileError
 from synth.hashing import content_hash
-from synth.rewards import extract_answer
 from synth.schemas import ChatMessage, Item, Provenance, Trajectory
+from synth.store.dialects import looks_like_tool_use
 from synth.store.export.dpo import PAIRED_WITH
 from synth.store.imports.base import Parsed, Rollout, RowError
-from synth.store.imports.dialects import looks_like_tool_use
 from synth.store.imports.fields import ANSWER_KEYS, ImportFields, outcome_key, row_answers, row_outcome, row_question
 from synth.store.imports.messages import first_problem
 

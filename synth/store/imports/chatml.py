@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from synth.schemas import ChatMessage, FunctionCall, ToolCall
+from synth.store.dialects import unbatch
 from synth.store.export.chatml import TOOLS_HEADING
 from synth.store.imports.base import Parsed, Rollout, RowError, first_user, require
-from synth.store.imports.dialects import unbatch
 from synth.store.imports.messages import decoded, tools_list
 
 _CALL = re.compile(r"<tool_call>\n?(.*?)\n?</tool_call>", re.DOTALL)

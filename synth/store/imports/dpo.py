@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 from synth.schemas import ChatMessage
+from synth.store.dialects import expand, unbatch
 from synth.store.imports.base import Parsed, Rollout, first_user, require
-from synth.store.imports.dialects import expand, unbatch
 from synth.store.imports.messages import chat_messages, tools_list
 
 

@@ -1,7 +1,7 @@
 """Rows of the `searchr1-sft` export (or Search-R1, R1-Searcher and ReAct rollouts saved as chat): a
 user prompt and one assistant completion with its searches written as text.
 
-The completion is cut at each call + observation pair of its dialect (`synth.store.imports.dialects`:
+The completion is cut at each call + observation pair of its dialect (`synth.store.dialects`:
 `<search>`/`<information>`, `<|begin_of_query|>`/`<|begin_of_documents|>`, `Action:`/`Observation:`)
 into OpenAI turns: the text before it is the assistant content, the call a tool call (`call_N`), the
 observation its tool message; the text after the last one (thoughts and the answer) is the final
@@ -14,9 +14,9 @@ from typing import Any
 
 from synth.contract.contracts import SEARCHR1
 from synth.schemas import ChatMessage
+from synth.store.dialects import split
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.imports.base import Parsed, Rollout, RowError, require
-from synth.store.imports.dialects import split
 from synth.store.imports.messages import decoded
 
 

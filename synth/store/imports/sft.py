@@ -3,16 +3,16 @@
 tau-bench's result rows keep their messages under `traj`.
 
 Assistant turns that write their calls as text in a known dialect (Search-R1 tags, R1-Searcher
-tokens, ReAct) are read into tool calls (`synth.store.imports.dialects`); a row of plain role/content
+tokens, ReAct) are read into tool calls (`synth.store.dialects`); a row of plain role/content
 turns with Hermes/Qwen `<tool_call>` blocks and `<tool_response>` user turns (WebDancer, WebSailor)
 is read as ChatML is."""
 
 from typing import Any
 
 from synth.schemas import ChatMessage
+from synth.store.dialects import expand, unbatch
 from synth.store.imports import chatml
 from synth.store.imports.base import Parsed, Rollout, first_user, require
-from synth.store.imports.dialects import expand, unbatch
 from synth.store.imports.messages import chat_messages, tools_list
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from synth.config import apply_params
-from synth.limits import RunLimits
 from synth.llm.base import LLMBackend
 from synth.progress import Progress
-from synth.runner import DEFAULT_SHARD_SIZE, RunRequest, run_locally
+from synth.run.limits import RunLimits
+from synth.run.runner import DEFAULT_SHARD_SIZE, RunRequest, run_locally
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 

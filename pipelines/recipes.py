@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from synth.errors import NotFoundError
+from synth.errors import ConfigError, NotFoundError
 
 if TYPE_CHECKING:  # the base class imports the model and store layers; this module stays light
     from synth.pipelines.base import Recipe
@@ -66,6 +66,7 @@ def get_recipe(name: str) -> "type[Recipe]":
 
 def _import(target: str) -> "type[Recipe]":
     from synth.pipelines.base import Recipe  # deferred: see the module docstring
+    from synth.pipelines.recipe_config import RecipeConfig  # deferred: as the base
 
     module_name, _, class_name = target.partition(":")
     try:
@@ -79,4 +80,9 @@ def _import(target: str) -> "type[Recipe]":
         raise NotFoundError(f"recipe {target!r}: module {module_name} has no {class_name!r}")
     if not (isinstance(found, type) and issubclass(found, Recipe)):
         raise NotFoundError(f"{target!r} is not a Recipe subclass (synth.pipelines.base.Recipe)")
+    if not issubclass(found.Config, RecipeConfig):
+        raise ConfigError(
+            f"recipe {target!r}: its Config {found.Config.__name__} is not a RecipeConfig; subclass "
+            "synth.pipelines.recipe_config.RecipeConfig (it brings the standard world, checks, panel, ... sections)"
+        )
     return found

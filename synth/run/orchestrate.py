@@ -4,7 +4,7 @@
 `deploy` register schedules, which only a real server fires: they need PREFECT_API_URL.
 
 A deployed entry runs on a worker anywhere synth is installed: its entry point is a module path
-(`synth.pipelines.flows.multihop_flow`), it has no pull steps, and it holds no path of the machine
+(`synth.run.flows.multihop_flow`), it has no pull steps, and it holds no path of the machine
 that registered it: the worker's SYNTH_HOME is the data root (required) and its SYNTH_FLOWS_FILE
 declares the models the entry names. A served entry runs in the serving process,
 under its own deployment name (`NAME-served`), so `serve` and `deploy` never replace each other.
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import ConfigError
-from synth.flows_file import FlowEntry, get_flow, load_flows
-from synth.prefect_env import configure_prefect
+from synth.run.flows_file import FlowEntry, get_flow, load_flows
+from synth.run.prefect_env import configure_prefect
 from synth.settings import Settings
 
 
@@ -34,7 +34,7 @@ def flow_parameters(settings: Settings, path: Path, name: str, entry: FlowEntry)
 
 
 def _recipe_flow(recipe: str):
-    from synth.pipelines.flows import flow_for  # deferred: the flows import Prefect (seconds); listing needs none
+    from synth.run.flows import flow_for  # deferred: the flows import Prefect (seconds); listing needs none
 
     return flow_for(recipe)
 

@@ -4,8 +4,8 @@ order), construct, attempt on each panel shard (a slice of `shard_size` candidat
 recipes only through `Recipe` (`synth.pipelines.base`).
 
 `synth generate` streams items through the stages in one process with no barrier between them
-(`Run.stream`, `synth.streaming`); `--staged` drives them in order, a stage's shards together in one
-event loop, as the Prefect flows (`synth.pipelines.flows`) do with a task per stage or shard, so
+(`Run.stream`, `synth.run.streaming`); `--staged` drives them in order, a stage's shards together in one
+event loop, as the Prefect flows (`synth.run.flows`) do with a task per stage or shard, so
 shards can run on other workers. Every way saves the same stages to the run's folder
 (`synth.store.workdir`) as they finish, and a rerun after a crash skips the stages already saved:
 the model calls of finished shards are not made again, and those of the shards that were cut off
@@ -25,8 +25,6 @@ from typing import Any, TypeVar, cast
 
 from synth.config import FrozenConfig, build_config
 from synth.errors import BudgetExhausted, ConfigError, NotFoundError, NothingSurvived
-from synth.flows_file import declared_models, model_references
-from synth.limits import RunLimits
 from synth.llm.accounting import Ledger, Price
 from synth.llm.base import LLMBackend
 from synth.llm.gate import check_stage
@@ -40,16 +38,18 @@ from synth.pipelines.base import (
     RunContext,
     StageRecord,
 )
+from synth.pipelines.recipes import get_recipe
 from synth.progress import Progress
-from synth.recipes import get_recipe
 from synth.redact import redact, redact_value
+from synth.run.flows_file import declared_models, model_references
+from synth.run.limits import RunLimits
+from synth.run.stage_names import CONSTRUCT, LABEL, distill_stage, round_stage, shard_stage
+from synth.run.streaming import stream_run
 from synth.schemas import DatasetVersion, Item, RunRecord, RunStatus
 from synth.settings import Settings
-from synth.stage_names import CONSTRUCT, LABEL, distill_stage, round_stage, shard_stage
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version, validate_dataset_name
 from synth.store.workdir import RunDir, StageOutput
-from synth.streaming import stream_run
 
 DEFAULT_SHARD_SIZE = 64
 """Items per panel shard: the unit of resumption and of distribution over workers."""
@@ -111,7 +111,7 @@ class RunRequest:
     """RunLimits as JSON (budget, failure gate); None keeps what the run folder has, else the defaults."""
     staged: bool = False
     """Run stage after stage, each waiting for the whole batch (as the Prefect flows do), instead of
-    streaming items through them (`synth.streaming`). Either way the same stages are saved and the
+    streaming items through them (`synth.run.streaming`). Either way the same stages are saved and the
     same version is published."""
 
 
@@ -383,7 +383,7 @@ class Run:
 
     def stream(self) -> None:
         """Every stage with no barrier between them: items flow from construction through the panel
-        and their labels to distillation (`synth.streaming`); rounds, if any, come first, in order."""
+        and their labels to distillation (`synth.run.streaming`); rounds, if any, come first, in order."""
         for index in range(self.round_count()):
             self.play_round(index)
         stream_run(self)

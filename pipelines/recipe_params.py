@@ -36,7 +36,7 @@ def _shown(value: Any) -> str:
 
 def reference_page() -> str:
     """docs/reference/recipe-keys.md: every built-in recipe's keys, defaults and descriptions."""
-    from synth.recipes import RECIPES  # the recipe modules load the world stack: only for this page
+    from synth.pipelines.recipes import RECIPES  # the recipe modules load the world stack: only for this page
 
     lines = [
         "# Recipe parameters",

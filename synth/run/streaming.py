@@ -25,11 +25,11 @@ from synth.llm.accounting import Ledger
 from synth.pipelines.labeling import Calibration
 from synth.pipelines.records import Construction, DistillShard, PanelShard
 from synth.progress import Progress
+from synth.run.stage_names import CONSTRUCT, distill_stage, shard_stage
 from synth.schemas import Item, SolverAttempt
-from synth.stage_names import CONSTRUCT, distill_stage, shard_stage
 
 if TYPE_CHECKING:
-    from synth.runner import Run
+    from synth.run.runner import Run
 
 
 @dataclass

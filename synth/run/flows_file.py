@@ -16,11 +16,11 @@ from pydantic import Field, ValidationError, field_validator
 from synth.bounded_yaml import refuse_expansion
 from synth.config import FrozenConfig, nest_dotted
 from synth.errors import ConfigError, NotFoundError
-from synth.limits import RunLimits
 from synth.llm.accounting import Budget
 from synth.llm.gate import FailurePolicy
 from synth.llm.models import BUILTIN_MODELS, ModelSpec
-from synth.recipes import get_recipe
+from synth.pipelines.recipes import get_recipe
+from synth.run.limits import RunLimits
 from synth.textfiles import decode_utf8
 
 

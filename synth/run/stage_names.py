@@ -1,5 +1,5 @@
 """The names of a run's saved stages (folders under the run's folder), shared by every way of
-driving a run (`synth.runner`, `synth.streaming`, the Prefect flows)."""
+driving a run (`synth.run.runner`, `synth.run.streaming`, the Prefect flows)."""
 
 CONSTRUCT = "construct"
 LABEL = "label"

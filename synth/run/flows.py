@@ -1,4 +1,4 @@
-"""Prefect flows, one per recipe, thin over `synth.runner`: one task per self-play round (in
+"""Prefect flows, one per recipe, thin over `synth.run.runner`: one task per self-play round (in
 order), a construction task, one task per panel shard, a label task, one task per distillation shard (when
 distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
 clients, so a Dask worker on another machine can run a shard: it rebuilds the recipe's world from
@@ -20,9 +20,9 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.tasks import exponential_backoff
 
 from synth.errors import BudgetExhausted, ConfigError, NothingSurvived, SynthError
-from synth.recipes import get_recipe
+from synth.pipelines.recipes import get_recipe
 from synth.redact import install_logging_filter
-from synth.runner import DEFAULT_SHARD_SIZE, STAGES, Run, RunRequest, open_run
+from synth.run.runner import DEFAULT_SHARD_SIZE, STAGES, Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.workdir import RunDir
 
@@ -68,7 +68,7 @@ _RETRIES = {
 
 @task(**_RETRIES)
 def stage_task(home: str, run_root: str, runner: str, kind: str, index: int) -> int:
-    """Shard `index` of the plan's stage `kind` (synth.runner.STAGES); its task run is named after it."""
+    """Shard `index` of the plan's stage `kind` (synth.run.runner.STAGES); its task run is named after it."""
     stage = next(stage for stage in STAGES if stage.kind == kind)
     _run(home, run_root, runner).step(stage, index)
     return index
