@@ -91,16 +91,14 @@ class Stream:
         self.solvers: tuple[dict[str, str], str | None] = ({}, None)
         """The panel's solver name -> model identity, and its answer judge."""
         self.position: dict[str, int] = {}
-        consensus = getattr(self.recipe.config, "consensus", None)
-        panel = getattr(self.recipe.config, "panel", None)
+        consensus, panel = self.recipe.config.consensus, self.recipe.config.panel
         self.calibrating = bool(
             self.per_item
             and self.panel_on
-            and consensus is not None
             and consensus.drop_unanswerable
-            and any("gold_evidence" in getattr(solver, "conditions", ()) for solver in panel.solvers)  # type: ignore[union-attr]
+            and any("gold_evidence" in solver.conditions for solver in panel.solvers)
         )
-        self.calibration_size = consensus.gold_calibration_items if consensus is not None else 0
+        self.calibration_size = consensus.gold_calibration_items
 
     # driving
     async def go(self) -> None:
@@ -436,7 +434,7 @@ def stream_run(run: "Run") -> None:
     streams = run.recipe.streams_construction() and not _serves_in_process(run)
     if not streams and not run.dir.done(CONSTRUCT):
         run.construct()  # made at once, then streamed on (see `_serves_in_process`)
-    if hasattr(run.recipe.config, "world") and (run.recipe.runs_panel() or run.recipe.distills()):
+    if run.recipe.config.panel.enabled or run.recipe.distills():  # the shared panel or the teacher searches it
         run.recipe.world  # noqa: B018 - opened (and its index built) before the item logs are muted
     run.context.progress = Progress(enabled=False)  # per-item logs would drown the bars
     try:
