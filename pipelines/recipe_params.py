@@ -10,12 +10,17 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from synth.config import is_keyed_list
+from synth.pipelines.recipe_config import RecipeConfig
 
 
 def parameter_rows(config: BaseModel, prefix: str = "") -> Iterator[tuple[str, str, str]]:
     """(dotted key, default as JSON, description) for every leaf of `config`; sections recurse, and a
     keyed list (a recipe's `checks`) lists each entry's settings under `checks.<kind>.`."""
-    for name, field in type(config).model_fields.items():
+    fields = type(config).model_fields
+    if isinstance(config, RecipeConfig) and not prefix:  # a recipe's own keys first, then the standard sections
+        standard = RecipeConfig.model_fields
+        fields = {name: fields[name] for name in sorted(fields, key=lambda name: name in standard)}
+    for name, field in fields.items():
         if name == "kind":
             continue
         value = getattr(config, name)
