@@ -19,22 +19,30 @@ FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component
 """Root in a container needs --no-sandbox; the rest keep the browser off the network."""
 
 
-@pytest.fixture
-def browser_page(served):
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module (a launch costs about a second); each test gets its own context."""
     from playwright.sync_api import sync_playwright
 
     assert CHROMIUM is not None, "chromium is required here (SYNTH_BROWSER_TESTS=required)"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        page = browser.new_page()
-        dialogs: list[str] = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.dialogs = dialogs  # type: ignore[attr-defined]
-        blocked: list[str] = []  # what the page's Content-Security-Policy stopped: the pages must need none of it
-        page.on("console", lambda message: "Content Security Policy" in message.text and blocked.append(message.text))
-        yield page, served
-        browser.close()
-        assert blocked == []
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def browser_page(browser, served):
+    context = browser.new_context()  # no cookie, storage or cache carried from another test
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.dialogs = dialogs  # type: ignore[attr-defined]
+    blocked: list[str] = []  # what the page's Content-Security-Policy stopped: the pages must need none of it
+    page.on("console", lambda message: "Content Security Policy" in message.text and blocked.append(message.text))
+    yield page, served
+    context.close()
+    assert blocked == []
 
 
 def test_every_page_renders_and_the_links_lead_through_the_store(browser_page):

@@ -173,3 +173,16 @@ def test_a_newer_source_version_or_an_edited_file_is_curated_anew(imported, run_
     assert code == 0, err
     with Catalog.open(settings, read_only=True) as catalog:
         assert [version.row_counts["items"] for version in catalog.versions("file")] == [16, 17]
+
+
+def test_curated_questions_can_be_distilled_like_any_recipes(imported, run_cli):
+    """`distill` is a standard section (RecipeConfig): a teacher solves the curated questions."""
+    settings, benchmark = imported
+    code, _, err = run_cli(
+        "generate", "--recipe", "curate", "--param", "source=imported@1", "--param", "distill.enabled=true",
+        "--llm", "fake", "--name", "taught", "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    version = curated(settings, "taught")
+    assert version.models["teacher"] == "fake:dry-run"
+    assert version.summary["statistics"]["distill"]["items"] == version.row_counts["items"] == 16
