@@ -23,7 +23,10 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 # Network guard: this process and every Python process the tests start record any contact with
 # a non-loopback address; the session fails if there was one.
 _NETGUARD = os.path.join(os.path.dirname(__file__), "netguard")
-os.environ["SYNTH_TEST_NETGUARD_LOG"] = os.path.join(tempfile.mkdtemp(prefix="synth-tests-netguard-"), "contacts.log")
+# One log for the whole run: xdist's workers inherit the controller's, whose session end reads it.
+if "SYNTH_TEST_NETGUARD_LOG" not in os.environ:
+    _guard_folder = tempfile.mkdtemp(prefix="synth-tests-netguard-")
+    os.environ["SYNTH_TEST_NETGUARD_LOG"] = os.path.join(_guard_folder, "contacts.log")
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [_NETGUARD, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
 )
@@ -67,12 +70,25 @@ SLOW_MODULES = {
 loop); CI runs everything."""
 
 
+WORKER_GROUPS = {
+    "pipelines/test_flows.py": "prefect",
+    "pipelines/test_flows_server.py": "prefect",
+    "pipelines/test_flow_kill.py": "prefect",
+    "pipelines/test_new_recipe.py": "prefect",
+}
+"""Modules that share one xdist worker beyond their own: each worker would start its own Prefect server."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (`--dist loadgroup`, see README)
 def pytest_collection_modifyitems(config, items):
     root = os.path.dirname(__file__)
     for item in items:
         module = os.path.relpath(str(item.path), root)
         if module in SLOW_MODULES or any(name in item.fixturenames for name in ("prefect_server",)):
             item.add_marker(pytest.mark.slow)
+        # a module stays on one worker (its module-scoped fixtures are built once), a Prefect one with the others
+        group = "prefect" if "prefect_server" in item.fixturenames else WORKER_GROUPS.get(module, module)
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_sessionfinish(session, exitstatus):
