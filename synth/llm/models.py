@@ -12,6 +12,7 @@ from synth.errors import ConfigError
 from synth.hashing import content_hash
 from synth.llm.accounting import Price
 from synth.llm.base import BudgetProfile, LLMBackend
+from synth.llm.concurrency import CircuitBreaker
 from synth.llm.embedded import SMOLLM2, locate_smollm2, prepare_smollm2
 from synth.llm.fake import ScriptedBackend
 from synth.llm.openai_http import OpenAICompatibleBackend
@@ -46,6 +47,12 @@ class ModelSpec(FrozenConfig):
         default=60.0,
         ge=0,
         description="Longest wait a server's Retry-After header is obeyed for (openai); longer asks are cut to this.",
+    )
+    give_up_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a server that failed every call in a row is probed before the requests waiting for it "
+        "fail and the failure gate stops the run (openai); a server that answers a probe in time loses nothing.",
     )
     max_model_len: int = Field(default=4096, ge=128, description="Context length (vllm, embedded).")
     engine: dict[str, Any] = Field(default_factory=dict, description="Extra vllm.LLM arguments (vllm, embedded).")
@@ -135,6 +142,7 @@ def _new_backend(spec: ModelSpec, settings: Settings, log) -> LLMBackend:
             max_attempts=spec.max_attempts,
             max_retry_after_s=spec.max_retry_after_s,
             hedge=spec.hedge,
+            breaker=CircuitBreaker(give_up_s=spec.give_up_s),
         )
     require_vllm()
 

@@ -17,6 +17,7 @@ def _flows(tmp_path, url: str, **spec) -> str:
         "timeout_s": 1,
         "max_attempts": 3,
         "budgets": "embedded",
+        "give_up_s": 2,  # a dead server is given up on in 2 s, not a minute: the same path, shorter
         **spec,
     }
     path = tmp_path / "flows.yaml"

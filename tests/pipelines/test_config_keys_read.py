@@ -271,6 +271,7 @@ def test_every_curate_key_is_read(tmp_path):
         f"checks.contamination.benchmarks=[{benchmark}]",
     ]
     curate += ["panel.enabled=true", "panel.judge_model=fake", GOLD_SOLVERS, "consensus.drop_unanswerable=true"]
+    curate += ["distill.enabled=true", "distill.n=2"]
     found.append(reads(settings, "curate", apply_params({}, curate), Teacher(), dataset="curated"))
     version = [
         "source=curated",
