@@ -172,14 +172,41 @@ def run_query(
     """Run one read-only statement on a private database (`synth.store.sandbox`): at most `limit` rows
     back (and the total), within `timeout_s` and `bounds`. A version whose part fails to read is
     checked in full: if damaged, it is quarantined and the query runs again without it."""
-    check_text(sql, bounds)
-    check_read_only(sql)
-    excluded: frozenset[str] = frozenset()
-    while True:
-        try:
-            return _run(settings, sql, limit, timeout_s, bounds, excluded)
-        except DamagedPart as damaged:
-            excluded |= {damaged.ref}
+    running = _Running()
+
+    def work() -> QueryResult:  # every DuckDB call off the main thread, its checks and setup too (in_worker)
+        check_text(sql, bounds)
+        check_read_only(sql)
+        excluded: frozenset[str] = frozenset()
+        while True:
+            try:
+                return _run(settings, sql, limit, timeout_s, bounds, excluded, running)
+            except DamagedPart as damaged:
+                excluded |= {damaged.ref}
+
+    return in_worker(running.interrupt, work)
+
+
+class _Running:
+    """The connection of the query under way, for Ctrl-C (on the main thread) to interrupt; one that
+    comes after Ctrl-C is interrupted as it opens, so a query whose setup was interrupted never runs."""
+
+    def __init__(self) -> None:
+        self.connection = None
+        self.stopped = threading.Event()
+        self._lock = threading.Lock()
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self.stopped.set()
+            if self.connection is not None:
+                self.connection.interrupt()
+
+    def opened(self, connection) -> None:
+        with self._lock:
+            self.connection = connection
+        if self.stopped.is_set():
+            raise KeyboardInterrupt
 
 
 class DamagedPart(Exception):
@@ -210,17 +237,24 @@ def check_text(sql: str, bounds: Bounds) -> None:
 
 
 def _run(
-    settings: Settings, sql: str, limit: int, timeout_s: float, bounds: Bounds, excluded: frozenset[str]
+    settings: Settings,
+    sql: str,
+    limit: int,
+    timeout_s: float,
+    bounds: Bounds,
+    excluded: frozenset[str],
+    running: _Running,
 ) -> QueryResult:
     import duckdb
 
     home = Paths(settings.home)
     with query_database(settings, bounds, excluded) as (connection, versions):
+        running.opened(connection)
         timer = threading.Timer(timeout_s, connection.interrupt)
         timer.start()
         try:
             try:
-                columns, rows, total = in_worker(connection, lambda: fetch(connection, sql, limit, bounds))
+                columns, rows, total = fetch(connection, sql, limit, bounds)
             except ReadFailed as failed:  # a part that does not read may be damaged
                 damaged = _damaged_version(settings, versions, failed.error)
                 if damaged is not None:

@@ -15,10 +15,11 @@ BATCH_ROWS = 1_024
 """Rows per Arrow batch read back: one batch is the most a result holds beyond what it keeps."""
 
 
-def in_worker(connection, work: Callable[[], T]) -> T:
+def in_worker(interrupt: Callable[[], None], work: Callable[[], T]) -> T:
     """`work()` run on a worker thread while this thread waits: Ctrl-C then always reaches Python in
-    the main thread (DuckDB swaps in its own SIGINT handler around a query run there, and a signal
-    landing in that swap was lost), interrupts the query and is raised here as KeyboardInterrupt."""
+    the main thread (DuckDB swaps in its own SIGINT handler around every statement run there, and a
+    signal landing in that swap was lost: on a loaded machine Ctrl-C during a query's setup went
+    unheard and the query ran on), calls `interrupt()` and is raised here as KeyboardInterrupt."""
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
@@ -35,7 +36,7 @@ def in_worker(connection, work: Callable[[], T]) -> T:
         while not done.wait(0.1):  # an Event, not Thread.join: Python 3.11 marks a thread stopped when
             pass  # Ctrl-C lands in join, and the connection would be closed under the running query
     except KeyboardInterrupt:
-        connection.interrupt()
+        interrupt()
         done.wait(30)
         raise
     if "error" in outcome:
