@@ -70,25 +70,28 @@ SLOW_MODULES = {
 loop); CI runs everything."""
 
 
-WORKER_GROUPS = {
-    "pipelines/test_flows.py": "prefect",
-    "pipelines/test_flows_server.py": "prefect",
-    "pipelines/test_flow_kill.py": "prefect",
-    "pipelines/test_new_recipe.py": "prefect",
-}
-"""Modules that share one xdist worker beyond their own: each worker would start its own Prefect server."""
+FIRST = [
+    "pipelines/test_question_quality.py",
+    "llm/test_kill_anywhere.py",
+    "llm/test_vllm_embedded.py",
+    "pipelines/test_multihop.py",
+    "pipelines/test_flows_server.py",
+    "pipelines/test_flow_kill.py",
+    "llm/test_failure_gate.py",
+    "pipelines/test_flows.py",
+]
+"""The longest modules (minutes each), started first: xdist hands out whole modules (`--dist loadfile`),
+so one of these begun last would keep a worker busy after the others are done."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (`--dist loadgroup`, see README)
 def pytest_collection_modifyitems(config, items):
     root = os.path.dirname(__file__)
     for item in items:
         module = os.path.relpath(str(item.path), root)
         if module in SLOW_MODULES or any(name in item.fixturenames for name in ("prefect_server",)):
             item.add_marker(pytest.mark.slow)
-        # a module stays on one worker (its module-scoped fixtures are built once), a Prefect one with the others
-        group = "prefect" if "prefect_server" in item.fixturenames else WORKER_GROUPS.get(module, module)
-        item.add_marker(pytest.mark.xdist_group(group))
+    rank = {module: index for index, module in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(os.path.relpath(str(item.path), root), len(FIRST)))  # stable: else as found
 
 
 def pytest_sessionfinish(session, exitstatus):
