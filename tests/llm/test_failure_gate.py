@@ -14,7 +14,9 @@ def _flows(tmp_path, url: str, **spec) -> str:
         "backend": "openai",
         "model": "smol",
         "endpoints": [url],
-        "timeout_s": 1,
+        # a healthy answer must never be taken for a hung one on a loaded machine (CI runs three
+        # test workers): only the test of the timeout fault itself shortens this
+        "timeout_s": 10,
         "max_attempts": 3,
         "budgets": "embedded",
         "give_up_s": 2,  # a dead server is given up on in 2 s, not a minute: the same path, shorter
@@ -56,7 +58,7 @@ def _closed_port() -> int:
 def test_a_server_failing_every_call_stops_the_run_unpublished(tmp_path, run_cli, fault, reason):
     server = FaultServer(always=fault, hang_s=3).start_in_thread()
     try:
-        code, _, err = _generate(run_cli, _flows(tmp_path, server.url))
+        code, _, err = _generate(run_cli, _flows(tmp_path, server.url, timeout_s=1))
     finally:
         server.stop()
     lines = [line for line in err.splitlines() if line.startswith("error:")]

@@ -213,7 +213,7 @@ def test_the_circuit_opens_on_a_server_that_fails_everything_and_stops_sending()
 def test_slow_requests_are_reported_while_they_wait(server):
     server.inject("timeout")
     said = []
-    backend = backend_for(server.url, timeout_s=1.0, slow_after_s=0.3, log=said.append)
+    backend = backend_for(server.url, timeout_s=2.0, slow_after_s=0.3, log=said.append)
     (result,) = run(backend, ask("slow one"))
     assert isinstance(result, ChatResponse) and result.retries == {"timeout": 1}
     assert said and all("1 requests waiting" in line and server.url in line for line in said)
