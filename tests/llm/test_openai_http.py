@@ -28,7 +28,7 @@ def backend_for(*urls: str, **options) -> OpenAICompatibleBackend:
     options = {
         "backoff_base_s": 0.01,
         "backoff_cap_s": 0.05,
-        "timeout_s": 0.5,
+        "timeout_s": 2.0,  # below the hang (3 s), far above a healthy answer on a loaded machine
         "max_attempts": 4,
         "reasoning": OFF,
         **options,
