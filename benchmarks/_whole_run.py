@@ -1,5 +1,8 @@
 """`bench_rollouts.py --run`: a whole multihop run (construction, panel, labels, distillation) through
 `synth generate`, staged and streaming, against the long-tailed, capacity-limited loopback server.
+With `--flow`, the same run as a Prefect flow (`synth flows run`) on a local Dask cluster of two
+worker processes: a task per shard, stage after stage (staged) or each shard's next stage as soon as
+it is ready (streaming).
 
 Each run is the CLI a user types, in its own process and data folder (a copy of one prepared with
 the graph's search index, so no run pays for building it), with `--llm bench` pointing every model
@@ -13,6 +16,7 @@ stage, world opening included, to the end of publishing).
 """
 
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -47,10 +51,38 @@ def _served_seconds(log: Path) -> tuple[float, int]:
     return sum(held), len(held)
 
 
+def _params(items: int, arguments) -> dict:
+    return {
+        "n": items,
+        "seed": arguments.seed,
+        "panel": {"agent": {"max_turns": 48}},
+        "distill": {"enabled": True, "n": arguments.distill_n, "agent": {"max_turns": 48}},
+    }
+
+
+def _command(flows: Path, items: int, staged: bool, arguments) -> list[str]:
+    """`synth generate` of the run, or with `--flow` `synth flows run` of the flows.yaml entry."""
+    if arguments.flow:
+        entry = "bench-staged" if staged else "bench-streaming"
+        return [sys.executable, "-m", "synth.cli.main", "flows", "run", entry, "--flows-file", str(flows), "--json"]
+    params = _params(items, arguments)
+    return [
+        *[sys.executable, "-m", "synth.cli.main", "generate", "--recipe", "multihop", "--llm", "bench"],
+        *["--n", str(items), "--seed", str(arguments.seed), "--flows-file", str(flows), "--json"],
+        *["--param", f"panel.agent.max_turns={params['panel']['agent']['max_turns']}"],
+        *["--param", "distill.enabled=true", "--param", f"distill.n={arguments.distill_n}"],
+        *["--param", f"distill.agent.max_turns={params['distill']['agent']['max_turns']}"],
+        *(["--staged"] if staged else []),
+    ]
+
+
 def _one_run(template: Path, folder: Path, url: str, items: int, staged: bool, log: Path, arguments) -> dict:
-    home = folder / ("staged" if staged else "streaming") / str(items)
+    mode = "staged" if staged else "streaming"
+    home = folder / mode / str(items)
     shutil.copytree(template, home)
     flows = home / "flows.yaml"
+    entry = {"recipe": "multihop", "dataset": "bench", "llm": "bench", "params": _params(items, arguments)}
+    entry["task_runner"] = {"kind": "dask", "workers": 2}
     flows.write_text(
         json.dumps(
             {
@@ -63,45 +95,23 @@ def _one_run(template: Path, folder: Path, url: str, items: int, staged: bool, l
                         "timeout_s": getattr(arguments, "timeout", None) or 600,
                     }
                 },
-                "flows": {},
+                "flows": {"bench-staged": {**entry, "staged": True}, "bench-streaming": entry},
             }
         )
     )
     log.write_text("")
-    command = [
-        sys.executable,
-        "-m",
-        "synth.cli.main",
-        "generate",
-        "--recipe",
-        "multihop",
-        "--n",
-        str(items),
-        "--seed",
-        str(arguments.seed),
-        "--llm",
-        "bench",
-        "--flows-file",
-        str(flows),
-        "--param",
-        "panel.agent.max_turns=48",
-        "--param",
-        "distill.enabled=true",
-        "--param",
-        f"distill.n={arguments.distill_n}",
-        "--param",
-        "distill.agent.max_turns=48",
-        "--json",
-        *(["--staged"] if staged else []),
-    ]
+    environment = {**os.environ, "SYNTH_HOME": str(home)}
+    environment.pop("PREFECT_API_URL", None)  # a flow run starts its own temporary Prefect server
     started, cpu = time.perf_counter(), _children_cpu()
-    done = subprocess.run(
-        command, capture_output=True, text=True, env={**__import__("os").environ, "SYNTH_HOME": str(home)}
-    )
+    done = subprocess.run(_command(flows, items, staged, arguments), capture_output=True, text=True, env=environment)
     process_seconds, cpu_seconds = time.perf_counter() - started, _children_cpu() - cpu
     if done.returncode != 0:
-        raise SystemExit(f"the {'staged' if staged else 'streaming'} run failed:\n{done.stderr[-3000:]}")
+        raise SystemExit(f"the {mode} run failed:\n{done.stderr[-3000:]}")
     version = json.loads(done.stdout)
+    if arguments.flow:  # the flow says which version it published; its summary is the catalog's
+        shown = [sys.executable, "-m", "synth.cli.main", "datasets", "show", version["ref"], "--json"]
+        described = subprocess.run(shown, capture_output=True, text=True, env=environment, check=True)
+        version = json.loads(described.stdout)["version"]
     served, requests = _served_seconds(log)
     if arguments.timeline:
         shutil.copy(log, Path(arguments.timeline) / f"{'staged' if staged else 'streaming'}-{items}.log")
@@ -131,13 +141,15 @@ def compare(arguments, start_server) -> None:
             template = folder / "template"
             _prepare(template)
             results: dict[tuple[int, str], dict] = {}
+            prefix = "flow " if arguments.flow else ""
             for items in arguments.items:
                 for mode in ("staged", "streaming"):
                     result = _one_run(template, folder, url, items, mode == "staged", log, arguments)
                     results[items, mode] = result
                     stages = ", ".join(f"{name} {times['wall']:.0f} s" for name, times in result["stages"].items())
                     print(
-                        f"{items:5d} items {mode:9s}: wall {result['wall']:.1f} s (process {result['process']:.1f} s, "
+                        f"{items:5d} items {prefix}{mode:9s}: wall {result['wall']:.1f} s "
+                        f"(process {result['process']:.1f} s, "
                         f"{result['cpu']:.0f} s of CPU), "
                         f"ideal {result['ideal']:.1f} s -> {result['ratio']:.2f}x, server busy {result['busy']:.2f}; "
                         f"{result['requests']} requests; stages: {stages}; published {result['published']}",
@@ -145,14 +157,16 @@ def compare(arguments, start_server) -> None:
                     )
         finally:
             stop()
+    prefix = "flow " if arguments.flow else ""
     for items in arguments.items:
         staged, streaming = results[items, "staged"], results[items, "streaming"]
         print(
-            f"run_vs_ideal items={items} staged={staged['ratio']:.2f} streaming={streaming['ratio']:.2f} "
+            f"run_vs_ideal {prefix}items={items} staged={staged['ratio']:.2f} "
+            f"streaming={streaming['ratio']:.2f} "
             f"busy={streaming['busy']:.2f}"
         )
     last = arguments.items[-1]
     print(
-        f"run_vs_ideal staged={results[last, 'staged']['ratio']:.2f} "
+        f"run_vs_ideal {prefix}staged={results[last, 'staged']['ratio']:.2f} "
         f"streaming={results[last, 'streaming']['ratio']:.2f} busy={results[last, 'streaming']['busy']:.2f}"
     )

@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import peak_rss_mib  # noqa: E402
 
 from synth.config import apply_params  # noqa: E402
+from synth.run.local import run_locally  # noqa: E402
 from synth.run.prefect_env import configure_prefect  # noqa: E402
-from synth.run.runner import RunRequest, run_locally  # noqa: E402
+from synth.run.runner import RunRequest  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 
 FLOWS = "models:\n  dry:\n    backend: fake\n"

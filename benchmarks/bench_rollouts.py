@@ -3,6 +3,7 @@
     python benchmarks/bench_rollouts.py [--rollouts 128] [--capacity 16] [--base-ms 20] [--seed 0]
     python benchmarks/bench_rollouts.py --simulate   # the scheduling model alone, many sizes
     python benchmarks/bench_rollouts.py --run [--items 512 2048]   # whole runs, staged vs streaming
+    python benchmarks/bench_rollouts.py --run --flow   # the same as Prefect flows on 2 Dask workers
 
 The server (a loopback OpenAI-compatible server, tests/llm/fault_server.py underneath) processes at
 most `--capacity` requests at once, as a GPU's batch does; each takes `base + per-token x tokens`
@@ -22,7 +23,9 @@ before rollouts became independent) in a simulation of the same server, for comp
 
 `--run` drives whole multihop runs (panel and distillation) through `synth generate` against the
 same server, staged and streaming (benchmarks/_whole_run.py says how they are measured); its last
-line reads `run_vs_ideal staged=<x> streaming=<y> busy=<z>` at the largest size. A run's client
+line reads `run_vs_ideal staged=<x> streaming=<y> busy=<z>` at the largest size (`run_vs_ideal flow
+...` with `--flow`: the run as a Prefect flow, `synth flows run`, on a local Dask cluster of two
+workers, a task per shard). A run's client
 does real work per request (cache, ledger, searches) and construction shares its process, so
 these runs default to a server whose turns take longer (150 ms base), as served models' do; the
 rollout workloads keep 20 ms.
@@ -344,6 +347,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--run", action="store_true", help="whole multihop runs through `synth generate`, staged vs streaming"
+    )
+    parser.add_argument(
+        "--flow", action="store_true", help="--run: as Prefect flows on a 2-worker local Dask cluster (synth flows run)"
     )
     parser.add_argument("--items", type=int, nargs="+", default=[512, 2048], help="--run: items per run")
     parser.add_argument("--distill-n", type=int, default=2, help="--run: teacher rollouts per item")

@@ -28,6 +28,11 @@ class Filter(ABC):
         """One verdict per item, in order."""
         return [self._verdict(item, self.check(item)) for item in items]
 
+    async def apply_async(self, items: Sequence[Item]) -> list[FilterVerdict]:
+        """`apply` on a running event loop: a filter that calls a model awaits its requests there
+        (sharing the loop's request pools); the others judge synchronously."""
+        return self.apply(items)
+
     def _verdict(self, item: Item, result: CheckResult) -> FilterVerdict:
         if isinstance(result, bool):
             return FilterVerdict(item_id=item.id, filter=self.name, kept=result, reason=None if result else "dropped")
@@ -48,13 +53,23 @@ class FilterChain:
     def run(self, items: Sequence[Item]) -> list[Item]:
         survivors = list(items)
         for stage in self.filters:
-            verdicts = stage.apply(survivors)
-            self.verdicts.extend(verdicts)
-            dropped = Counter(verdict.reason for verdict in verdicts if not verdict.kept)
-            kept = [item for item, verdict in zip(survivors, verdicts) if verdict.kept]
-            self._count(stage.name, len(survivors), len(kept), dropped)
-            survivors = kept
+            survivors = self._record(stage, survivors, stage.apply(survivors))
         return survivors
+
+    async def run_async(self, items: Sequence[Item]) -> list[Item]:
+        """`run` on a running event loop (see `Filter.apply_async`)."""
+        survivors = list(items)
+        for stage in self.filters:
+            survivors = self._record(stage, survivors, await stage.apply_async(survivors))
+        return survivors
+
+    def _record(self, stage: Filter, survivors: list[Item], verdicts: list[FilterVerdict]) -> list[Item]:
+        """Keep `stage`'s verdicts and count them; returns the items it kept."""
+        self.verdicts.extend(verdicts)
+        dropped = Counter(verdict.reason for verdict in verdicts if not verdict.kept)
+        kept = [item for item, verdict in zip(survivors, verdicts) if verdict.kept]
+        self._count(stage.name, len(survivors), len(kept), dropped)
+        return kept
 
     def _count(self, name: str, entered: int, kept: int, dropped: Counter) -> None:
         stage = FunnelStage(stage=name, input=entered, kept=kept, dropped=dict(sorted(dropped.items())))

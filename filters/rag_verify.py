@@ -55,12 +55,15 @@ class RAGVerifier(Filter):
         """Item id -> the documents the judge saw, in the order it saw them."""
 
     def check(self, item: Item) -> CheckResult:
-        return self._judge([item])[0]
+        return asyncio.run(self._judge([item]))[0]
 
     def apply(self, items: Sequence[Item]) -> list[FilterVerdict]:
-        return [self._verdict(item, result) for item, result in zip(items, self._judge(list(items)))]
+        return asyncio.run(self.apply_async(items))
 
-    def _judge(self, items: list[Item]) -> list[CheckResult]:
+    async def apply_async(self, items: Sequence[Item]) -> list[FilterVerdict]:
+        return [self._verdict(item, result) for item, result in zip(items, await self._judge(list(items)))]
+
+    async def _judge(self, items: list[Item]) -> list[CheckResult]:
         plans = self._plan(items)
         reader = ModelSolver(
             "rag_judge",
@@ -76,7 +79,7 @@ class RAGVerifier(Filter):
         outcomes = dict(
             zip(
                 (item.id for item in answerable),
-                asyncio.run(reader.solve(answerable, "gold_evidence", self.config.samples)) if answerable else [],
+                await reader.solve(answerable, "gold_evidence", self.config.samples) if answerable else [],
             )
         )
         results: list[CheckResult] = []

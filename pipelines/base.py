@@ -1,7 +1,7 @@
 """What a recipe is: one base class with the whole contract and the parts every recipe shares.
 
 A run is a sequence of resumable stages (`synth.run.runner` drives them, in one process or as Prefect
-tasks, from one plan: `synth.run.runner.STAGES`): optional rounds, in order (each sees the ones before)
+tasks, from one plan: `synth.run.plan.PLAN`): optional rounds, in order (each sees the ones before)
 -> `construct` -> `attempt` on each panel shard -> `label` (consensus over every shard) -> optional
 `distill` on each shard of the labeled items -> publish. A recipe subclasses `Recipe`, names its
 `Config`, and writes `construct` and `label` (and `play_round` if it plays rounds); the base builds
@@ -122,8 +122,21 @@ class Recipe(ABC, Generic[C]):
     def rounds(self) -> int:
         return 0
 
-    def play_round(self, index: int, earlier: list[Round]) -> Round:
+    async def play_round(self, index: int, earlier: list[Round]) -> Round:
+        """Round `index` as a coroutine: its model work (proposer, verifier, panel) shares the run's
+        event loop, so a streaming run distills earlier rounds' items meanwhile."""
         raise NotImplementedError(f"recipe {self.name} plays no rounds")
+
+    def streams_rounds(self) -> bool:
+        """Whether construction can hand out each round's candidates once that round is done
+        (`round_candidates`): a streaming run then plays the rounds in its own event loop and each
+        item goes on to distillation while later rounds are played."""
+        return False
+
+    def round_candidates(self, finished: Round, emitted: int) -> list[Item]:
+        """The candidates of the round just `finished` that construction will publish, in its
+        order, given that `emitted` came from the rounds before (see `streams_rounds`)."""
+        raise NotImplementedError(f"recipe {self.name} does not stream its rounds")
 
     @abstractmethod
     def construct(self, rounds: list[Round]) -> Construction:

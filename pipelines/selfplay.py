@@ -9,7 +9,6 @@ round every model call is batched and cached, so a run killed mid-round replays 
 `construct` merges the rounds (quota `n`); labels and distillation are shared with `multihop`.
 """
 
-import asyncio
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -164,7 +163,7 @@ class SelfplayRecipe(Recipe[Config]):
     def round_models(self) -> list[str]:
         return [self.config.proposer.model, self.config.rag.judge_model, *self.panel_models()]
 
-    def play_round(self, index: int, earlier: list[Round]) -> Round:
+    async def play_round(self, index: int, earlier: list[Round]) -> Round:
         """Round `index`: its targets, at the depth the round before chose; `earlier`: those rounds."""
         config, context, world = self.config, self.context, self.world
         searches = earlier[-1].statistics["next_searches"] if earlier else config.curriculum.start_searches
@@ -184,7 +183,7 @@ class SelfplayRecipe(Recipe[Config]):
             world.corpus.name,
             log=context.progress.log,
         )
-        proposals = asyncio.run(proposer.propose(targets, searches, index)) if targets else []
+        proposals = await proposer.propose(targets, searches, index) if targets else []
         rejected = Counter(p.outcome.reason for p in proposals if not isinstance(p.outcome, Item))
         candidates = [p.outcome for p in proposals if isinstance(p.outcome, Item)]
         funnel = [
@@ -195,9 +194,9 @@ class SelfplayRecipe(Recipe[Config]):
 
         judge = context.llm_session({"rag_judge": config.rag.judge_model}).client("rag_judge")
         chain = self._gates([item for stage in earlier for item in stage.items], judge)
-        verified = chain.run(candidates)
+        verified = await chain.run_async(candidates)
         funnel += list(chain.stages.values())
-        solved = self._solve(verified) if verified else _Solved()
+        solved = await self._solve(verified) if verified else _Solved()
         verdicts = list(chain.verdicts) + solved.verdicts
         funnel += solved.funnel
         decision = next_searches(config.curriculum, searches, solved.mean_success)
@@ -224,10 +223,10 @@ class SelfplayRecipe(Recipe[Config]):
             },
         )
 
-    def _solve(self, verified: list[Item]) -> "_Solved":
+    async def _solve(self, verified: list[Item]) -> "_Solved":
         """The solver panel on the verified questions, consensus labels, then the band."""
         config = self.config
-        shard = asyncio.run(self.attempt(verified))  # the base's panel shard, and its consensus
+        shard = await self.attempt(verified)  # the base's panel shard, and its consensus
         labeled = self.consensus(verified, [shard])
         attempts, trajectories, solvers = shard.attempts, shard.trajectories, shard.solvers
         band = FilterChain([BandFilter(config.band, {label.item_id: label for label in labeled.labels})])
@@ -252,6 +251,13 @@ class SelfplayRecipe(Recipe[Config]):
         chain = self.check_chain(earlier_items)
         chain.filters.append(RAGVerifier(config.rag, judge, self.tools(config.proposer.retriever, None)))
         return chain
+
+    def streams_rounds(self) -> bool:
+        return True
+
+    def round_candidates(self, finished: Round, emitted: int) -> list[Item]:
+        """Construction keeps the first `n` of every round's items, earlier rounds first."""
+        return finished.items[: max(0, self.config.n - emitted)]
 
     def construct(self, rounds: list[Round]) -> Construction:
         """Every round's kept items, up to `n` (earlier rounds first); the rest is over quota."""

@@ -1,8 +1,12 @@
-"""Prefect flows, one per recipe, thin over `synth.run.runner`: one task per self-play round (in
-order), a construction task, one task per panel shard, a label task, one task per distillation shard (when
-distillation is on), and a publish task. Tasks take and return plain values (paths, indexes, refs), never
-clients, so a Dask worker on another machine can run a shard: it rebuilds the recipe's world from
-the run folder, and its model calls go through its own session (with the shared response cache).
+"""Prefect flows, one per recipe: a scheduler over the run's plan (`synth.run.plan`) that submits one
+task per shard of each stage (each self-play round in order, construction, each panel shard, the
+label, each distillation shard) as soon as what that shard needs is saved, then a publish task. A
+shard's distillation therefore starts while other shards are still on the panel (where the recipe
+labels item by item), and on a Dask task runner the shards of different stages overlap across
+workers; `staged=True` waits for each whole stage instead, as `synth generate --staged` does. Tasks
+take and return plain values (paths, indexes, refs), never clients, so a Dask worker on another
+machine can run a shard: it rebuilds the recipe's world from the run folder, and its model calls go
+through its own session (with the shared response cache).
 
 A rerun of the same flow and parameters resumes the unfinished run: saved stages are skipped.
 Tasks retry with exponential backoff, except on errors a retry cannot fix (bad configuration,
@@ -16,13 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
+from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.tasks import exponential_backoff
 
-from synth.errors import BudgetExhausted, ConfigError, NothingSurvived, SynthError
+from synth.errors import ConfigError, SynthError
 from synth.pipelines.recipes import get_recipe
 from synth.redact import install_logging_filter
-from synth.run.runner import DEFAULT_SHARD_SIZE, STAGES, Run, RunRequest, open_run
+from synth.run.plan import PLAN, Grain, Stage, by_kind, ready, shards
+from synth.run.publishing import publish
+from synth.run.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.workdir import RunDir
 
@@ -68,9 +75,8 @@ _RETRIES = {
 
 @task(**_RETRIES)
 def stage_task(home: str, run_root: str, runner: str, kind: str, index: int) -> int:
-    """Shard `index` of the plan's stage `kind` (synth.run.runner.STAGES); its task run is named after it."""
-    stage = next(stage for stage in STAGES if stage.kind == kind)
-    _run(home, run_root, runner).step(stage, index)
+    """Shard `index` of the plan's stage `kind` (`synth.run.plan.PLAN`); its task run is named after it."""
+    by_kind(kind).make(_run(home, run_root, runner), index)
     return index
 
 
@@ -79,7 +85,7 @@ def publish_task(
     home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None, resumed: list[str]
 ) -> dict[str, Any]:
     try:
-        version = _run(home, run_root, runner).publish(flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
+        version = publish(_run(home, run_root, runner), flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
     finally:
         _release(run_root)
     return {"ref": version.ref, "items": version.row_counts.get("items", 0), "run_id": Path(run_root).name}
@@ -127,6 +133,7 @@ def run_recipe(
     llm: str | None = None,
     home: str | None = None,
     limits: dict[str, Any] | None = None,
+    staged: bool = False,
 ) -> dict[str, Any]:
     """The body every recipe flow shares."""
     from prefect.context import get_run_context
@@ -139,34 +146,59 @@ def run_recipe(
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"  # pyright: ignore[reportAttributeAccessIssue]
     home, root = str(settings.home.absolute()), str(run_dir.root)
     resumed = run_dir.stages()
+    run = _run(home, root, runner)
     try:
-        run = _run(home, root, runner)
-        earlier = run.published_version()
-        if earlier is not None:
-            return {"ref": earlier.ref, "items": earlier.row_counts.get("items", 0), "run_id": run_dir.id}
-        for stage in STAGES:
-            count = stage.count(run)
-            if not count:
-                continue
-            tags = _model_tags(run, run.recipe.stage_models(stage.kind)) if stage.shards is not None else None
-            step = stage_task.with_options(name=stage.task, tags=tags)
-            if stage.together is not None:
-                for future in [step.submit(home, root, runner, stage.kind, index) for index in range(count)]:
-                    future.result()
-            else:
-                for index in range(count):
-                    step(home, root, runner, stage.kind, index)
-        return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
-    except Exception as error:
-        if not isinstance(error, NothingSurvived):  # that one was recorded by the publish task, with its funnel
-            status = "stopped" if isinstance(error, BudgetExhausted) else "failed"
-            _run(home, root, runner).record(
-                status=status, error=error, flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed
-            )
+        with run.outcome_recorded(flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed):
+            earlier = run.published_version()
+            if earlier is not None:
+                return {"ref": earlier.ref, "items": earlier.row_counts.get("items", 0), "run_id": run_dir.id}
+            schedule(run, lambda stage, index: _submit(run, stage, index, home, root, runner), staged)
+            return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
+    except Exception:
         _release(root)
         raise
     finally:
         run_dir.release()
+
+
+def _submit(run: Run, stage: Stage, index: int, home: str, root: str, runner: str) -> PrefectFuture:
+    """Shard `index` of `stage` as a task, tagged `model:NAME` for each model a shard calls."""
+    tags = _model_tags(run, run.recipe.stage_models(stage.kind)) if stage.grain is not Grain.BATCH else None
+    return stage_task.with_options(name=stage.kind, tags=tags).submit(home, root, runner, stage.kind, index)
+
+
+def schedule(run: Run, submit, staged: bool = False) -> None:
+    """Submit every shard of every stage of the plan once it is `ready`, until all are saved.
+    `submit(stage, index)` returns the shard's future. On a failure nothing more is submitted; the
+    shards already out finish (and are saved), then the first failure is raised."""
+    pending: dict[PrefectFuture, tuple[Stage, int]] = {}
+    submitted: set[tuple[str, int]] = set()
+    failure: BaseException | None = None
+    while True:
+        if failure is None:
+            for stage in PLAN:
+                for index in range(shards(run, stage) or 0):
+                    key = (stage.kind, index)
+                    if (
+                        key not in submitted
+                        and not run.dir.done(stage.name(index))
+                        and ready(run, stage, index, staged)
+                    ):
+                        submitted.add(key)
+                        pending[submit(stage, index)] = (stage, index)
+        if not pending:
+            break
+        finished = next(as_completed(list(pending)))
+        pending.pop(finished)
+        try:
+            finished.result()
+        except BaseException as error:  # noqa: BLE001 - the first one is raised once the others are in
+            failure = failure or error
+    if failure is not None:
+        raise failure
+    unfinished = [name for stage in PLAN for name in stage.names(run) if not run.dir.done(name)]
+    if unfinished:
+        raise RuntimeError(f"the flow stopped with stages never ready: {', '.join(unfinished)} (a plan bug)")
 
 
 def dask_runner(spec: dict[str, Any]):
@@ -197,11 +229,12 @@ def _recipe_flow(recipe: str, summary: str):
         home: str | None = None,
         task_runner: dict[str, Any] | None = None,
         limits: dict[str, Any] | None = None,
+        staged: bool = False,
     ) -> dict[str, Any]:
         if task_runner and task_runner.get("kind") == "dask":
             on_dask = made.with_options(name=f"synth-{name}-dask", task_runner=dask_runner(task_runner))
-            return on_dask(config, dataset, flows_file, shard_size, llm, home, None, limits)
-        return run_recipe(recipe, config, dataset, flows_file, shard_size, llm, home, limits)
+            return on_dask(config, dataset, flows_file, shard_size, llm, home, None, limits, staged)
+        return run_recipe(recipe, config, dataset, flows_file, shard_size, llm, home, limits, staged)
 
     name = recipe.rpartition(":")[2] if ":" in recipe else recipe
     # deployments import the flow by this name from this module (`flows.py:multihop_flow`)

@@ -55,6 +55,14 @@ class FlowEntry(FrozenConfig):
         default=64, ge=1, description="Items per panel shard: the unit of resumption and distribution."
     )
     task_runner: TaskRunnerSpec = TaskRunnerSpec()
+    llm: str | None = Field(
+        default=None, description="A declared model to run every model role on (as `synth generate --llm`)."
+    )
+    staged: bool = Field(
+        default=False,
+        description="Run each stage over the whole batch before the next (as `synth generate --staged`); by default "
+        "a shard's next stage is submitted as soon as what it needs is saved.",
+    )
     budget: Budget = Field(
         default_factory=Budget, description="max_tokens / max_cost_usd: stop the run, resumable, before it spends more."
     )
@@ -182,7 +190,14 @@ def _check_entry(path: Path, root, flows: FlowsFile, name: str, entry: FlowEntry
         )
         raise _fail(path, root, ("flows", name, "params", *first["loc"]), message) from None
     declared = {**BUILTIN_MODELS, **flows.models}
-    for location, model_name in model_references(config.model_dump(mode="json")):
+    if entry.llm is not None and entry.llm not in declared:
+        raise _fail(
+            path,
+            root,
+            ("flows", name, "llm"),
+            f"unknown model {entry.llm!r}; declared: {', '.join(declared)} (declare it under `models:`)",
+        )
+    for location, model_name in model_references(config.model_dump(mode="json")) if entry.llm is None else []:
         if model_name not in declared:
             raise _fail(
                 path,

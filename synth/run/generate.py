@@ -9,7 +9,8 @@ from synth.config import apply_params
 from synth.llm.base import LLMBackend
 from synth.progress import Progress
 from synth.run.limits import RunLimits
-from synth.run.runner import DEFAULT_SHARD_SIZE, RunRequest, run_locally
+from synth.run.local import run_locally
+from synth.run.runner import DEFAULT_SHARD_SIZE, RunRequest
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 

@@ -29,6 +29,8 @@ def flow_parameters(settings: Settings, path: Path, name: str, entry: FlowEntry)
         "shard_size": entry.shard_size,
         "home": str(settings.home.absolute()),
         "task_runner": entry.task_runner.model_dump(mode="json"),
+        "staged": entry.staged,
+        "llm": entry.llm,
         "limits": entry.limits().model_dump(mode="json"),
     }
 

@@ -1,7 +1,7 @@
 """A run with no barrier between its stages: each item goes from construction through the solver
 panel and its label to distillation on its own, on one event loop.
 
-A staged run (`Run.run_stage`, the Prefect flows) waits for every panel shard before labelling and
+A staged run (`synth.run.local.run_staged`) waits for every panel shard before labelling and
 for the label before the first teacher rollout, so the model server idles through each stage's
 tail. Here an item's panel attempts start when construction emits it; its consensus verdict is
 given as soon as its own attempts are in (and, for the reader check, those of the first
@@ -12,6 +12,10 @@ verdict first). Everything is saved as the staged run saves it, one stage per sl
 are distilled), so results reach Parquet as items finish, a killed run resumes from the saved
 slices and the response cache, and staged and streaming runs of the same command publish the
 same version. The label stage itself runs once, over every slice, exactly as in a staged run.
+
+The order of the stages is the plan's (`synth.run.plan.PLAN`): rounds run first, as the plan's
+chained stage; each event then walks the plan's stages after construction, each with its own
+handler, which knows how that stage moves item by item.
 """
 
 import asyncio
@@ -19,17 +23,17 @@ import time
 from collections.abc import Coroutine
 from contextvars import Context
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synth.llm.accounting import Ledger
 from synth.pipelines.labeling import Calibration
-from synth.pipelines.records import Construction, DistillShard, PanelShard
+from synth.pipelines.records import Construction, DistillShard, PanelShard, Round
 from synth.progress import Progress
-from synth.run.stage_names import CONSTRUCT, distill_stage, shard_stage
+from synth.run.plan import ATTEMPT, CONSTRUCT_STAGE, DISTILL, LABEL_STAGE, PLAN, Grain
+from synth.run.runner import Run
+from synth.run.stage_names import CONSTRUCT, distill_stage, round_stage, shard_stage
+from synth.run.verdicts import calibration_size
 from synth.schemas import Item, SolverAttempt
-
-if TYPE_CHECKING:
-    from synth.run.runner import Run
 
 
 @dataclass
@@ -52,10 +56,12 @@ class _Slice:
 class Stream:
     """The state of one streaming run; `stream_run` drives it."""
 
-    def __init__(self, run: "Run", board, started: float):
+    def __init__(self, run: Run, board, started: float, rounds_streamed: bool = False):
         """`started`: when the run began opening its world (construction's time counts from then, as
-        in a staged run, where construction opens it)."""
+        in a staged run, where construction opens it). `rounds_streamed`: the rounds are played here,
+        each one's candidates going on as it ends (`Recipe.streams_rounds`)."""
         self.run, self.recipe, self.board, self.started = run, run.recipe, board, started
+        self.rounds_streamed = rounds_streamed
         self.size = run.shard_size
         self.panel_on, self.distill_on = self.recipe.runs_panel(), self.recipe.distills()
         self.per_item = self.recipe.labels_per_item()
@@ -91,14 +97,14 @@ class Stream:
         self.solvers: tuple[dict[str, str], str | None] = ({}, None)
         """The panel's solver name -> model identity, and its answer judge."""
         self.position: dict[str, int] = {}
-        consensus, panel = self.recipe.config.consensus, self.recipe.config.panel
-        self.calibrating = bool(
-            self.per_item
-            and self.panel_on
-            and consensus.drop_unanswerable
-            and any("gold_evidence" in solver.conditions for solver in panel.solvers)
-        )
-        self.calibration_size = consensus.gold_calibration_items
+        self.calibration_size = calibration_size(self.recipe)
+        self.calibrating = self.calibration_size > 0
+        self.handlers = {
+            ATTEMPT.kind: self._panel_events,
+            LABEL_STAGE.kind: self._label_when_ready,
+            DISTILL.kind: self._distill_events,
+        }
+        """What each stage after construction does on an event, walked in the plan's order."""
 
     # driving
     async def go(self) -> None:
@@ -111,9 +117,10 @@ class Stream:
         await self.finished.wait()
         if self.failure is not None:
             # stop between items: the model work is cancelled (answers already in stay cached), but
-            # construction, which calls no model unless it rephrases, finishes and is kept
+            # construction, which calls no model unless it rephrases, finishes and is kept (rounds,
+            # which do, stop too: the finished ones are saved)
             for task in list(self.tasks):
-                if task is not self.constructing:
+                if task is not self.constructing or self.rounds_streamed:
                     task.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
             raise self.failure
@@ -137,10 +144,28 @@ class Stream:
     # construction
     async def _construct(self) -> None:
         run = self.run
+        if self.rounds_streamed:
+            await self._construct_from_rounds()
+            return
         with run.context.ledger.stage() as calls:
             rounds = run.rounds_done()
             construction = await self.recipe.construct_stream(rounds, self._emit)
-        run._save(CONSTRUCT, construction, calls, self.started, own_budget=True)
+        run.store.save(CONSTRUCT, construction, calls, self.started, own_budget=True)
+        self._constructed(construction)
+
+    async def _construct_from_rounds(self) -> None:
+        """The rounds on this loop, in order, each saved as its stage; each round's candidates go on
+        as soon as it is done (`Recipe.round_candidates`), then construction over every round."""
+        run = self.run
+        for index in range(run.round_count()):
+            await run.play_round(index)  # found saved, or played and saved
+            finished = run.store.load(Round, round_stage(index))
+            for item in self.recipe.round_candidates(finished, len(self.candidates)):
+                self._emit(item)
+        started = time.monotonic()
+        with run.context.ledger.stage() as calls:
+            construction = self.recipe.construct(run.rounds_done())
+        run.store.save(CONSTRUCT, construction, calls, started, own_budget=True)
         self._constructed(construction)
 
     def _resume_saved(self) -> None:
@@ -148,7 +173,7 @@ class Stream:
         run = self.run
         for item in run.candidates:
             self._emit(item)
-        self._constructed(run._load(Construction, CONSTRUCT))
+        self._constructed(run.store.load(Construction, CONSTRUCT))
 
     def _constructed(self, construction: Construction) -> None:
         if [item.id for item in construction.items] != [item.id for item in self.candidates]:
@@ -176,7 +201,7 @@ class Stream:
             if part.panel_saved:
                 self._load_panel(index)
             if part.distill_saved:
-                for trajectory in run._load(DistillShard, distill_stage(index)).trajectories:
+                for trajectory in run.store.load(DistillShard, distill_stage(index)).trajectories:
                     self.released.add(trajectory.item_id)
             self.slices.append(part)
         part = self.slices[-1]
@@ -205,7 +230,7 @@ class Stream:
         return scope
 
     def _load_panel(self, index: int) -> None:
-        shard = self.run._load(PanelShard, shard_stage(index))
+        shard = self.run.store.load(PanelShard, shard_stage(index))
         for attempt in shard.attempts:
             self.attempts.setdefault(attempt.item_id, []).append(attempt)
         self.solvers = (shard.solvers, shard.judge)
@@ -236,7 +261,7 @@ class Stream:
     def _calibrated(self) -> Calibration | None:
         """The reader check's inputs, once the calibration candidates' attempts are all in."""
         if self.calibration is None:
-            size = self.calibration_size if self.calibrating else 0
+            size = self.calibration_size
             first = self.candidates[:size]
             if (len(first) < size and not self.complete) or any(
                 item.id not in self.gold and item.id not in self.attempts for item in first
@@ -280,17 +305,22 @@ class Stream:
         if self.failure is not None:
             return
         try:
-            self._save_panel_slices()
-            self._decide()
-            self._release()
-            self._save_distill_slices()
+            for stage in PLAN[PLAN.index(CONSTRUCT_STAGE) + 1 :]:
+                self.handlers[stage.kind]()
             self.dirty.clear()
-            self._label_when_ready()
             if self._done():
                 self.finished.set()
         except BaseException as error:  # a failure gate or the budget: stop between items
             self.failure = error
             self.finished.set()
+
+    def _panel_events(self) -> None:
+        self._save_panel_slices()
+        self._decide()
+
+    def _distill_events(self) -> None:
+        self._release()
+        self._save_distill_slices()
 
     def _save_panel_slices(self) -> None:
         for part in [self.slices[index] for index in sorted(self.dirty)]:
@@ -304,7 +334,7 @@ class Stream:
                 judge=shards[0].judge,
             )
             ledger, _, started = self._scope(part, "panel")
-            self.run._save(shard_stage(part.index), merged, ledger, started)
+            self.run.store.save(shard_stage(part.index), merged, ledger, started)
             part.panel_saved = True
             for item in part.items:
                 del self.panel[item.id]
@@ -364,7 +394,7 @@ class Stream:
                     items=sum(shard.items for shard in shards),
                 )
                 ledger, _, started = self._scope(part, "distill")
-                self.run._save(distill_stage(part.index), merged, ledger, started)
+                self.run.store.save(distill_stage(part.index), merged, ledger, started)
                 part.distill_saved = True
             else:  # nothing of the slice is published: its stage is the teacher on no item, as staged
                 part.distill_pending = True
@@ -373,7 +403,7 @@ class Stream:
     async def _empty_distill(self, part: _Slice) -> None:
         shard = await self.recipe.distill([])
         ledger, _, started = self._scope(part, "distill")
-        self.run._save(distill_stage(part.index), shard, ledger, started)
+        self.run.store.save(distill_stage(part.index), shard, ledger, started)
         part.distill_saved, part.distill_pending = True, False
         self.dirty.add(part.index)
         self._schedule_check()
@@ -416,7 +446,7 @@ IN_PROCESS_BACKENDS = ("embedded", "vllm")
 """Backends whose engine runs in this process (`synth.llm.models.ModelSpec.backend`)."""
 
 
-def _serves_in_process(run: "Run") -> bool:
+def _serves_in_process(run: Run) -> bool:
     """Whether a model the panel or the teacher calls runs in this process. Its engine thread then
     shares the CPU (and the GIL) with construction: measured with the embedded model on 2 cores,
     streaming construction into it took 234 s for what 111 s does when construction comes first
@@ -428,12 +458,17 @@ def _serves_in_process(run: "Run") -> bool:
     return any(spec is not None and spec.backend in IN_PROCESS_BACKENDS for spec in specs)
 
 
-def stream_run(run: "Run") -> None:
-    """The run's stages with no barrier between them (see the module docstring); rounds are done."""
+def stream_run(run: Run) -> None:
+    """The run's stages with no barrier between them (see the module docstring)."""
+    in_process = _serves_in_process(run)
+    rounds_streamed = run.recipe.streams_rounds() and not in_process
+    for stage in PLAN:
+        if stage.grain is Grain.CHAIN and not rounds_streamed:  # each round sees the ones before: first
+            stage.make_all(run)
     shown, started = run.context.progress, time.monotonic()
-    streams = run.recipe.streams_construction() and not _serves_in_process(run)
-    if not streams and not run.dir.done(CONSTRUCT):
-        run.construct()  # made at once, then streamed on (see `_serves_in_process`)
+    streams = (run.recipe.streams_construction() or rounds_streamed) and not in_process
+    if not streams:
+        CONSTRUCT_STAGE.make_all(run)  # made at once, then streamed on (see `_serves_in_process`)
     if run.recipe.config.panel.enabled or run.recipe.distills():  # the shared panel or the teacher searches it
         run.recipe.world  # noqa: B018 - opened (and its index built) before the item logs are muted
     run.context.progress = Progress(enabled=False)  # per-item logs would drown the bars
@@ -441,6 +476,6 @@ def stream_run(run: "Run") -> None:
         recipe = run.recipe
         bars = ["construct", *(["panel"] if recipe.runs_panel() else []), "label"]
         with shown.board(bars + (["distill"] if recipe.distills() else [])) as board:
-            asyncio.run(Stream(run, board, started).go())
+            asyncio.run(Stream(run, board, started, rounds_streamed).go())
     finally:
         run.context.progress = shown

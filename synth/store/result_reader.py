@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from synth import interrupts
 from synth.errors import CatalogError
 from synth.store.sandbox import Bounds
 
@@ -33,8 +34,11 @@ def in_worker(interrupt: Callable[[], None], work: Callable[[], T]) -> T:
 
     threading.Thread(target=run, name="synth-query", daemon=True).start()
     try:
-        while not done.wait(0.1):  # an Event, not Thread.join: Python 3.11 marks a thread stopped when
-            pass  # Ctrl-C lands in join, and the connection would be closed under the running query
+        # an Event, not Thread.join: Python 3.11 marks a thread stopped when Ctrl-C lands in join, and
+        # the connection would be closed under the running query
+        while not done.wait(0.1):
+            if interrupts.requested():  # Ctrl-C came where a library swallowed it (while loading)
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         interrupt()
         done.wait(30)

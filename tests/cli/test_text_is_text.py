@@ -60,6 +60,11 @@ def test_ctrl_c_is_one_line_while_loading_and_inside_a_query(settings, make_item
     )
     time.sleep(delay)  # 0.3 s: the CLI's libraries are loading; 2.5 s: DuckDB is running the query
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # say what the process said before it went on regardless
+        process.kill()
+        _, err = process.communicate()
+        raise AssertionError(f"Ctrl-C went unheard for 60 s; the process said: {err[-2000:]!r}") from None
     lines = [line for line in err.splitlines() if line.strip()]
     assert process.returncode == 130 and lines == ["interrupted; finished work is kept, rerun to resume"], err

@@ -21,6 +21,8 @@ from pydantic import BaseModel
 from synth.config import apply_params
 from synth.errors import NothingSurvived
 from synth.llm.fake import ScriptedBackend, dry_run_reply
+from synth.run.plan import CONSTRUCT_STAGE, PLAN
+from synth.run.publishing import publish
 from synth.run.runner import Run, RunRequest, open_run
 from synth.settings import Settings
 from synth.store.catalog import Catalog
@@ -99,12 +101,11 @@ def reads(
     seen: set[tuple] = set()
     run.__dict__["recipe"] = run.recipe_class(Tracked(run.config, (), seen), run.context)
     try:
-        run.construct()
-        reply.candidates = run.candidates
-        run.attempt_all()
-        run.label()
-        run.distill_all()
-        run.publish()
+        for stage in PLAN:
+            stage.make_all(run)
+            if stage is CONSTRUCT_STAGE:
+                reply.candidates = run.candidates
+        publish(run)
     except NothingSurvived:  # some runs here drop every item on purpose: their keys were still read
         pass
     finally:

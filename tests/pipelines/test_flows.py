@@ -164,6 +164,32 @@ def test_selfplay_rounds_and_teacher_name_the_models_they_call(tmp_path, flows_f
     assert run.recipe.stage_models("distill") == ["dry"]
 
 
+def _saved_order(home, run_id) -> list[str]:
+    """The run's stages in the order they started (the default runner runs one task at a time)."""
+    root = home / "runs" / run_id
+    starts = {
+        path.parent.name: json.loads(path.read_text())["meta"]["interval"][0] for path in root.glob("*/stage.json")
+    }
+    return sorted(starts, key=starts.__getitem__)
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_a_shards_distillation_is_submitted_once_its_items_are_known_not_after_the_label(tmp_path, flows_file, staged):
+    """Items are labeled one by one (multihop): once a shard's panel and the calibration shard are
+    saved, its distillation goes before the label task; a staged flow waits for the label."""
+    params = [*PARAMS, "distill.enabled=true", "distill.teacher_model=dry", "distill.max_turns=2"]
+    params += ["consensus.gold_calibration_items=2"]  # the first shard calibrates the reader check
+    result = multihop_flow(
+        config=apply_params({}, params), flows_file=flows_file, shard_size=2, home=str(tmp_path), staged=staged
+    )
+    order = _saved_order(tmp_path, result["run_id"])
+    distills = [position for position, name in enumerate(order) if name.startswith("distill-")]
+    if staged:
+        assert min(distills) > order.index("label")
+    else:
+        assert order.index("distill-00000") < order.index("label")
+
+
 def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_file):
     params = [*PARAMS, "distill.enabled=true", "distill.teacher_model=dry", "distill.n=2", "distill.max_turns=2"]
     result = multihop_flow(

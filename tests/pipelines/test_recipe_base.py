@@ -27,9 +27,10 @@ def test_the_teacher_searches_with_its_own_k_not_the_panels(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("recipe", ["multihop", "selfplay", "curate"])
 def test_every_recipe_declares_its_stages_as_the_runner_calls_them(recipe):
-    """Rounds run synchronously (each runs its own event loops); panel and teacher shards are coroutines."""
+    """Rounds, panel and teacher shards are coroutines (they share a run's event loop); construction
+    is synchronous (a streaming run's `construct_stream` is the coroutine)."""
     cls = RECIPES[recipe].load()
-    assert not inspect.iscoroutinefunction(cls.play_round) and not inspect.iscoroutinefunction(cls.construct)
+    assert inspect.iscoroutinefunction(cls.play_round) and not inspect.iscoroutinefunction(cls.construct)
     assert inspect.iscoroutinefunction(cls.attempt) and inspect.iscoroutinefunction(cls.distill)
 
 

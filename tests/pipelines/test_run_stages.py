@@ -127,7 +127,7 @@ def test_a_run_where_nothing_survives_publishes_nothing_and_says_where_the_candi
 def test_run_time_is_wall_time_and_busy_time_is_reported_beside_it(tmp_path):
     """Shards that run at once overlap: the summary's seconds (and items per second) come from the
     union of the stages' wall-clock intervals, the summed stage times are busy seconds (issue 37 item 6)."""
-    from synth.run.runner import wall_seconds
+    from synth.run.publishing import wall_seconds
 
     assert wall_seconds([[0, 10], [2, 5], [8, 12], [20, 25]]) == 17  # overlaps once, the pause not at all
     result = generate(Settings(home=tmp_path), "multihop", ARGS, llm="fake", shard_size=2)

@@ -1,6 +1,7 @@
 """The recipe layer's refactors keep what a run publishes: a small multihop run (panel and
 distillation on the fake backend) and a self-play run publish the same item ids, questions,
-difficulties, funnel and trajectory ids as recorded in tests/fixtures/recipe_outputs.json.
+difficulties, funnel and trajectory ids as recorded in tests/fixtures/recipe_outputs.json, and so
+does every scheduler of the run's plan (streaming, staged, the Prefect flow streaming or staged).
 
 Regenerate (only when a change is meant to alter outputs, and say why in the commit):
     python tests/pipelines/test_same_outputs.py
@@ -51,6 +52,32 @@ def test_the_same_seed_and_config_publish_what_they_published_before_the_refacto
     recorded = json.loads(FIXTURE.read_text())[recipe]
     made = (run_multihop if recipe == "multihop" else run_selfplay)(tmp_path)
     assert made == recorded
+
+
+@pytest.mark.parametrize("scheduler", ["staged", "flow", "flow-staged"])
+def test_every_scheduler_of_the_plan_publishes_the_recorded_version(scheduler, tmp_path, prefect_server, monkeypatch):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from synth.config import apply_params
+    from synth.run.flows import multihop_flow
+    from synth.store.catalog import Catalog
+
+    settings = Settings(home=tmp_path)
+    if scheduler == "staged":
+        version = generate(settings, "multihop", MULTIHOP, llm="fake", shard_size=2, staged=True).version
+    else:
+        monkeypatch.setenv("PREFECT_API_URL", prefect_server)
+        with temporary_settings(updates={PREFECT_API_URL: prefect_server}):
+            result = multihop_flow(
+                config=apply_params({}, MULTIHOP),
+                llm="fake",
+                shard_size=2,
+                home=str(tmp_path),
+                staged=scheduler == "flow-staged",
+            )
+        with Catalog.open(settings, read_only=True) as catalog:
+            version = catalog.resolve(result["ref"])
+    assert published(settings, version) == json.loads(FIXTURE.read_text())["multihop"]
 
 
 if __name__ == "__main__":
