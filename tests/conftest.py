@@ -1,8 +1,10 @@
 """Hermetic test environment: every test gets its own data root; nothing reads the home directory."""
 
 import os
+import signal
 import sys
 import tempfile
+import warnings
 
 import pytest
 
@@ -100,6 +102,19 @@ def pytest_sessionfinish(session, exitstatus):
         with open(log) as handle:
             print(f"\nnetwork guard: the tests contacted non-loopback addresses ({log}):\n{handle.read()[:5000]}")
         session.exitstatus = 1
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_found(request):
+    """Ctrl-C's handler and mask as the test found them: a child process inherits an ignored or
+    blocked SIGINT, and a later test's Ctrl-C would go unheard. A test that changes them gets a
+    warning (in the session's warnings summary), and they are put back."""
+    handler, blocked = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    if signal.getsignal(signal.SIGINT) != handler or signal.pthread_sigmask(signal.SIG_BLOCK, []) != blocked:
+        warnings.warn(f"{request.node.nodeid} left Ctrl-C ignored or blocked in the test process", stacklevel=1)
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 @pytest.fixture(autouse=True)

@@ -5,11 +5,9 @@ import os
 import sys
 
 from synth.errors import INTERRUPTED
-from synth.interrupts import remember_ctrl_c
 
 
 def main() -> None:
-    remember_ctrl_c()
     try:
         from synth.cli.main import main as run
 

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from synth import interrupts
 from synth.errors import CatalogError
 from synth.store.sandbox import Bounds
 
@@ -34,11 +33,8 @@ def in_worker(interrupt: Callable[[], None], work: Callable[[], T]) -> T:
 
     threading.Thread(target=run, name="synth-query", daemon=True).start()
     try:
-        # an Event, not Thread.join: Python 3.11 marks a thread stopped when Ctrl-C lands in join, and
-        # the connection would be closed under the running query
-        while not done.wait(0.1):
-            if interrupts.requested():  # Ctrl-C came where a library swallowed it (while loading)
-                raise KeyboardInterrupt
+        while not done.wait(0.1):  # an Event, not Thread.join: Python 3.11 marks a thread stopped when
+            pass  # Ctrl-C lands in join, and the connection would be closed under the running query
     except KeyboardInterrupt:
         interrupt()
         done.wait(30)

@@ -46,6 +46,13 @@ def test_markup_and_control_sequences_in_cells_print_as_visible_text(settings, m
     assert "[bold]x[/bold]" in out and "[red]column" in out
 
 
+def _as_from_a_terminal() -> None:
+    """The child starts as a shell starts a command: Ctrl-C neither ignored nor blocked, whatever an
+    earlier test left in this worker (a child inherits both; the suite saw Ctrl-C go unheard)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.parametrize("delay", [0.3, 2.5])
 def test_ctrl_c_is_one_line_while_loading_and_inside_a_query(settings, make_item, delay):
     publish_version(settings, VersionSpec(name="demo", recipe="multihop"), {"items": [make_item(0)]})
@@ -57,6 +64,7 @@ def test_ctrl_c_is_one_line_while_loading_and_inside_a_query(settings, make_item
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "SYNTH_HOME": str(settings.home)},
+        preexec_fn=_as_from_a_terminal,
     )
     time.sleep(delay)  # 0.3 s: the CLI's libraries are loading; 2.5 s: DuckDB is running the query
     process.send_signal(signal.SIGINT)
