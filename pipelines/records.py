@@ -113,6 +113,14 @@ class Construction(_Batch):
 
 
 @dataclass(frozen=True)
+class CandidateSlice(StageRecord):
+    """`shard_size` consecutive candidates, saved while construction goes on, so a flow's panel
+    shard can start on them before construction ends."""
+
+    items: list[Item]
+
+
+@dataclass(frozen=True)
 class PanelShard(StageRecord):
     """The solver panel's attempts on one shard of the candidates."""
 

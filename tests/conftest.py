@@ -117,13 +117,29 @@ def _ctrl_c_as_found(request):
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
+@pytest.fixture(scope="session")
+def shared_world_cache(tmp_path_factory) -> str:
+    """The bundled world's corpus store and BM25 index, built once per test process into a data
+    root of their own and used from there read-only by every test (`SYNTH_SHARED_CACHE`): a test's
+    fresh data root would otherwise rebuild them (1.5 s) in every test that opens the world."""
+    from synth.search.world import World
+
+    home = tmp_path_factory.mktemp("shared_world")
+    World(Settings(home=home), log=lambda line: None).retriever("bm25")
+    cache = home / "cache"
+    for path in [*cache.rglob("*"), cache]:
+        path.chmod(path.stat().st_mode & ~0o222)  # no test may write here
+    return str(cache)
+
+
 @pytest.fixture(autouse=True)
-def _hermetic(tmp_path_factory, monkeypatch):
+def _hermetic(tmp_path_factory, monkeypatch, shared_world_cache):
     hf_home = tmp_path_factory.mktemp("hf_home")
     monkeypatch.setenv("HF_HOME", str(hf_home))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("SYNTH_HOME", str(tmp_path_factory.mktemp("synth_home")))
+    monkeypatch.setenv("SYNTH_SHARED_CACHE", shared_world_cache)
 
     for variable in ("SYNTH_CATALOG", "SYNTH_LOCK_TIMEOUT_S"):
         monkeypatch.delenv(variable, raising=False)

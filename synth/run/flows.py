@@ -141,7 +141,9 @@ def run_recipe(
 
     install_logging_filter()  # a worker's logs carry no key either
     settings = worker_settings(home)
-    request = RunRequest(recipe, dict(config or {}), dataset, llm, worker_flows_file(flows_file), shard_size, limits)
+    request = RunRequest(
+        recipe, dict(config or {}), dataset, llm, worker_flows_file(flows_file), shard_size, limits, slices=not staged
+    )
     run_dir = open_run(settings, request)
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"  # pyright: ignore[reportAttributeAccessIssue]
     home, root = str(settings.home.absolute()), str(run_dir.root)
@@ -167,6 +169,10 @@ def _submit(run: Run, stage: Stage, index: int, home: str, root: str, runner: st
     return stage_task.with_options(name=stage.kind, tags=tags).submit(home, root, runner, stage.kind, index)
 
 
+POLL_S = 0.5
+"""How often the flow looks for shards made ready by a task still running (a slice of candidates)."""
+
+
 def schedule(run: Run, submit, staged: bool = False) -> None:
     """Submit every shard of every stage of the plan once it is `ready`, until all are saved.
     `submit(stage, index)` returns the shard's future. On a failure nothing more is submitted; the
@@ -188,7 +194,10 @@ def schedule(run: Run, submit, staged: bool = False) -> None:
                         pending[submit(stage, index)] = (stage, index)
         if not pending:
             break
-        finished = next(as_completed(list(pending)))
+        try:  # woken at least every POLL_S: construction saves slices of candidates as it goes
+            finished = next(as_completed(list(pending), timeout=POLL_S))
+        except TimeoutError:
+            continue
         pending.pop(finished)
         try:
             finished.result()

@@ -10,9 +10,10 @@ readiness is its `grain` and `needs`:
 - `CHAIN`: shards one after another, each seeing those before (self-play rounds);
 - `BATCH`: one stage once every shard of each stage it needs is saved (construction, the label);
 - `SHARD`: one stage per slice of `shard_size` candidates, independent of one another, each ready
-  when the stages it needs are (the panel; distillation). A stage marked `early` may start a shard
-  before the batch stage it needs, when `Run.settled` can already tell that shard's outcome
-  (the recipe labels item by item): that is how a streaming run distills before the label.
+  when the stages it needs are (the panel; distillation). A stage's `early` rule may start a shard
+  before the batch stage it needs: a panel shard once construction has saved its slice of
+  candidates (`Run.slice_saved`), a distillation shard once `Run.settled` can tell which of its
+  items are published (the recipe labels item by item).
 """
 
 import asyncio
@@ -48,8 +49,9 @@ class Stage:
     """Makes shard `index` (saves it unless it was saved before)."""
     async_step: Callable[[Run, int], Coroutine[Any, Any, None]] | None = None
     """The same as a coroutine: the shards of one process then share each model's request pool."""
-    early: bool = False
-    """A shard may start before the stages it needs once `Run.settled` knows its items."""
+    early: Callable[[Run, int], bool] | None = None
+    """Whether shard `index` may start before the whole of the stages it needs is saved (its panel
+    once construction saved its candidates, its distillation once `Run.settled` knows its items)."""
     published: bool = False
     """Its tables are the version's (the other stages' reach it through these)."""
     sized_by: str | None = None
@@ -97,7 +99,14 @@ async def _together(stages: list[Coroutine[Any, Any, None]]) -> None:
 ROUND = Stage("round", Grain.CHAIN, (), Run.round_count, round_stage, async_step=Run.play_round)
 CONSTRUCT_STAGE = Stage("construct", Grain.BATCH, ("round",), lambda run: 1, lambda _: CONSTRUCT, step=Run.construct)
 ATTEMPT = Stage(
-    "attempt", Grain.SHARD, ("construct",), Run.shard_count, shard_stage, async_step=Run.attempt, sized_by="construct"
+    "attempt",
+    Grain.SHARD,
+    ("construct",),
+    Run.shard_count,
+    shard_stage,
+    async_step=Run.attempt,
+    early=Run.slice_saved,
+    sized_by="construct",
 )
 LABEL_STAGE = Stage(
     "label", Grain.BATCH, ("construct", "attempt"), lambda run: 1, lambda _: LABEL, step=Run.label, published=True
@@ -109,7 +118,7 @@ DISTILL = Stage(
     Run.distill_count,
     distill_stage,
     async_step=Run.distill,
-    early=True,
+    early=Run.is_settled,
     published=True,
     sized_by="construct",
 )
@@ -124,30 +133,34 @@ def stage_names(run: Run) -> list[str]:
 
 
 def shards(run: Run, stage: Stage) -> int | None:
-    """How many shards `stage` has; None while that is not known yet."""
-    if stage.sized_by is not None and not complete(run, by_kind(stage.sized_by)):
-        return None
-    return stage.count(run)
+    """How many shards `stage` has (of an `early` stage, before that is known: those whose
+    candidates are saved); None while that is not known yet."""
+    return stage.count(run) if _sized(run, stage) or stage.early is not None else None
+
+
+def _sized(run: Run, stage: Stage) -> bool:
+    return stage.sized_by is None or complete(run, by_kind(stage.sized_by))
 
 
 def complete(run: Run, stage: Stage) -> bool:
     """Every shard of `stage` is saved."""
-    count = shards(run, stage)
-    return count is not None and all(run.dir.done(stage.name(index)) for index in range(count))
+    if not _sized(run, stage):
+        return False
+    return all(run.dir.done(stage.name(index)) for index in range(stage.count(run)))
 
 
 def ready(run: Run, stage: Stage, index: int, staged: bool = False) -> bool:
     """Whether shard `index` of `stage` may start now: a chained shard once the one before it is
-    saved; any other once the stages it needs are (of a sharded one, the same shard), or, for an
-    `early` stage, once `Run.settled` knows its items. `staged`: every stage waits for the whole
-    of every stage before it, as a staged run does."""
+    saved; any other once the stages it needs are (of a sharded one, the same shard), or once its
+    `early` rule says so. `staged`: every stage waits for the whole of every stage before it, as a
+    staged run does."""
     position = PLAN.index(stage)
     needs = PLAN[:position] if staged else [by_kind(kind) for kind in stage.needs]
     if stage.grain is Grain.CHAIN and index > 0 and not run.dir.done(stage.name(index - 1)):
         return False
     if all(_need_met(run, need, stage, index) for need in needs):
         return True
-    return not staged and stage.early and run.settled(index) is not None
+    return not staged and stage.early is not None and stage.early(run, index)
 
 
 def _need_met(run: Run, need: Stage, stage: Stage, index: int) -> bool:

@@ -13,6 +13,7 @@ shards that were cut off come from the response cache.
 """
 
 import asyncio
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import Any, cast
 
 from synth.config import FrozenConfig, build_config
 from synth.errors import BudgetExhausted, ConfigError, NotFoundError, NothingSurvived
+from synth.llm.accounting import Ledger
 from synth.llm.base import LLMBackend
 from synth.pipelines.base import (
     Construction,
@@ -34,11 +36,12 @@ from synth.pipelines.base import (
     RunContext,
 )
 from synth.pipelines.recipes import get_recipe
+from synth.pipelines.records import CandidateSlice
 from synth.progress import Progress
 from synth.redact import redact, redact_value
 from synth.run.flows_file import declared_models, model_references
 from synth.run.limits import RunLimits
-from synth.run.stage_names import CONSTRUCT, LABEL, distill_stage, round_stage, shard_stage
+from synth.run.stage_names import CONSTRUCT, LABEL, distill_stage, round_stage, shard_stage, slice_stage
 from synth.run.stage_store import StageStore
 from synth.run.verdicts import Verdicts
 from synth.schemas import DatasetVersion, Item, RunRecord, RunStatus
@@ -66,9 +69,11 @@ class RunRequest:
     limits: dict | None = None
     """RunLimits as JSON (budget, failure gate); None keeps what the run folder has, else the defaults."""
     staged: bool = False
-    """Run stage after stage, each waiting for the whole batch (as the Prefect flows do), instead of
-    streaming items through them (`synth.run.streaming`). Either way the same stages are saved and the
-    same version is published."""
+    """Run stage after stage, each waiting for the whole batch, instead of streaming items through
+    them (`synth.run.streaming`). Either way the same stages are saved and the same version is published."""
+    slices: bool = False
+    """Construction saves each `shard_size` candidates as it makes them (`Run.construct`), so a
+    scheduler can start their panel shard before construction ends (the streaming Prefect flow)."""
 
 
 def open_run(settings: Settings, request: RunRequest) -> RunDir:
@@ -101,6 +106,7 @@ def prepare_run(settings: Settings, request: RunRequest) -> tuple[RunDir, Frozen
                 "llm": request.llm,
                 "flows_file": request.flows_file,
                 "shard_size": request.shard_size,
+                "slices": request.slices,
                 "limits": limits.model_dump(mode="json"),
             }
         )
@@ -145,6 +151,8 @@ class Run:
         self.config = config or build_config(self.recipe_class.Config, info["config"], f"recipe {info['recipe']}")
         request = info.get("request", {})
         self.shard_size = request.get("shard_size", DEFAULT_SHARD_SIZE)
+        self.slices = bool(request.get("slices"))
+        self._slices: dict[int, list[Item]] = {}
         self.limits = RunLimits.model_validate(request.get("limits") or {})
         self.resumed = run_dir.stages()
         self.context = RunContext(
@@ -184,23 +192,64 @@ class Run:
         await self.store.make_async(round_stage(index), work)
 
     def construct(self, index: int = 0) -> None:
-        """The construction stage, from the saved rounds (`index`: a batch stage has only shard 0)."""
-        self.store.make(CONSTRUCT, lambda: self.recipe.construct(self.rounds_done()))
+        """The construction stage, from the saved rounds (`index`: a batch stage has only shard 0).
+        With `slices`, each full slice of candidates is saved as soon as construction has made it."""
+        if self.slices and self.recipe.streams_construction():
+            self.store.make(CONSTRUCT, self._construct_in_slices)
+        else:
+            self.store.make(CONSTRUCT, lambda: self.recipe.construct(self.rounds_done()))
+
+    def _construct_in_slices(self) -> Construction:
+        made: list[Item] = []
+
+        def emit(item: Item) -> None:
+            made.append(item)
+            if len(made) % self.shard_size == 0:
+                index = len(made) // self.shard_size - 1
+                if not self.dir.done(slice_stage(index)):  # a rerun makes the same candidates again
+                    started = time.monotonic()
+                    part = CandidateSlice(made[-self.shard_size :])
+                    self.store.save(slice_stage(index), part, Ledger(), started, own_budget=True)
+
+        return asyncio.run(self.recipe.construct_stream(self.rounds_done(), emit))
 
     @cached_property
     def candidates(self) -> list[Item]:
         """The construction stage's items (read once; only after that stage is saved)."""
         return cast(list[Item], self.dir.load(CONSTRUCT).tables["items"])
 
+    def constructed(self) -> bool:
+        return self.dir.done(CONSTRUCT)
+
+    def slice_saved(self, index: int) -> bool:
+        """Whether slice `index` of the candidates is known (before construction ends, see `slices`)."""
+        return self.constructed() or self.dir.done(slice_stage(index))
+
+    def known_candidates(self) -> list[Item]:
+        """The candidates made so far, in order (all of them once construction is saved)."""
+        if self.constructed():
+            return self.candidates
+        return [item for index in range(self.part_count()) for item in self.shard_items(index)]
+
     def part_count(self) -> int:
         """Slices of `shard_size` candidates, in construction order: the panel's shards and the
-        distillation's (an item is distilled in the shard it was attempted in)."""
-        return -(-len(self.candidates) // self.shard_size)
+        distillation's (an item is distilled in the shard it was attempted in). Before construction
+        is saved: the slices it saved so far (see `slices`)."""
+        if self.constructed():
+            return -(-len(self.candidates) // self.shard_size)
+        count = 0
+        while self.dir.done(slice_stage(count)):
+            count += 1
+        return count
 
     def shard_count(self) -> int:
         return self.part_count() if self.recipe.runs_panel() else 0
 
     def shard_items(self, index: int) -> list[Item]:
+        if not self.constructed():  # a slice saved while construction goes on (read once)
+            if index not in self._slices:
+                self._slices[index] = self.store.load(CandidateSlice, slice_stage(index)).items
+            return self._slices[index]
         return self.candidates[index * self.shard_size : (index + 1) * self.shard_size]
 
     async def attempt(self, index: int) -> None:
@@ -238,9 +287,13 @@ class Run:
         if self.dir.done(LABEL):
             labeled = {item.id: item for item in self.labeled}
             return [labeled[item.id] for item in self.shard_items(index) if item.id in labeled]
-        if not self.dir.done(CONSTRUCT):
+        known = self.known_candidates()
+        if len(known) <= index * self.shard_size:
             return None
-        return self.verdicts.settled(self.recipe, self.candidates, self.shard_size, index)
+        return self.verdicts.settled(self.recipe, known, self.shard_size, index, complete=self.constructed())
+
+    def is_settled(self, index: int) -> bool:
+        return self.settled(index) is not None
 
     async def distill(self, index: int) -> None:
         """Distillation shard `index`: the teacher on the items of candidate shard `index` that are

@@ -17,3 +17,8 @@ def round_stage(index: int) -> str:
 def distill_stage(index: int) -> str:
     """The teacher on the published items of panel shard `index`."""
     return f"distill-{index:05d}"
+
+
+def slice_stage(index: int) -> str:
+    """Candidates [index x shard_size, (index + 1) x shard_size), saved as construction makes them."""
+    return f"candidates-{index:05d}"

@@ -43,10 +43,12 @@ class Verdicts:
         self.lock = threading.Lock()
         """A flow asks from its scheduler's thread while a task of the same process may ask too."""
 
-    def settled(self, recipe: Recipe, candidates: list[Item], shard_size: int, index: int) -> list[Item] | None:
-        """The published items of shard `index` (`shard_size` of the constructed `candidates`) if
-        every one of its candidates is decided and each is dropped or surely chosen; None otherwise
-        (or if the recipe cannot tell before its label stage)."""
+    def settled(
+        self, recipe: Recipe, candidates: list[Item], shard_size: int, index: int, complete: bool = True
+    ) -> list[Item] | None:
+        """The published items of shard `index` (`shard_size` of the `candidates` made so far; all of
+        them when `complete`) if every one of its candidates is decided and each is dropped or surely
+        chosen; None otherwise (or if the recipe cannot tell before its label stage)."""
         if not recipe.labels_per_item():
             return None
         with self.lock:
@@ -58,7 +60,7 @@ class Verdicts:
             else:  # no panel: every candidate is kept as made
                 self.decided.update((item.id, item) for item in shard)
             dropped = {item_id for item_id, verdict in self.decided.items() if verdict is None}
-            sure = recipe.surely_chosen(candidates, dropped, complete=True)
+            sure = recipe.surely_chosen(candidates, dropped, complete=complete)
             for item in shard:
                 if item.id not in self.decided or (self.decided[item.id] is not None and item.id not in sure):
                     return None

@@ -118,8 +118,9 @@ class Corpus:
         source: dict,
         log: Callable[[str], None],
     ) -> "Corpus":
-        """The corpus in `folder`, built there first from `documents()` if no earlier run did."""
-        build_once(
+        """The corpus in `folder`, built there first from `documents()` if no earlier run did (or
+        as a shared cache holds it, see `build_once`)."""
+        folder = build_once(
             folder,
             lambda staging: build_on_disk(documents(), staging, name, passage_words, source),
             log,

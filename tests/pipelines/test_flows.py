@@ -48,6 +48,11 @@ def published(home, ref_result):
     return items, run
 
 
+def planned(stages: list[str]) -> list[str]:
+    """The plan's stages among those a run saved (without the slices of candidates construction saves)."""
+    return [name for name in stages if not name.startswith("candidates-")]
+
+
 def workers(home, run_id):
     return {
         json.loads(path.read_text())["meta"]["worker"] for path in (home / "runs" / run_id).glob("attempt-*/stage.json")
@@ -114,7 +119,7 @@ def test_a_failed_flow_resumes_without_redoing_finished_shards(tmp_path, flows_f
     )
     assert len(shards) == 5 and shards[4] == shards[2]  # only the failed shard ran again
     _, run = published(tmp_path, result)
-    assert run.resumed_stages == ["attempt-00000", "attempt-00001", "attempt-00003", "construct"]
+    assert planned(run.resumed_stages) == ["attempt-00000", "attempt-00001", "attempt-00003", "construct"]
 
 
 def test_a_transient_error_in_a_shard_is_retried(tmp_path, flows_file, monkeypatch):
@@ -190,13 +195,41 @@ def test_a_shards_distillation_is_submitted_once_its_items_are_known_not_after_t
         assert order.index("distill-00000") < order.index("label")
 
 
+def test_on_dask_a_panel_shard_starts_while_construction_still_makes_candidates(tmp_path, flows_file):
+    """Construction saves each slice of candidates as it makes them; the flow submits that slice's
+    panel shard at once, and the other worker runs it while construction goes on."""
+    params = [*PARAMS, "n=320"]  # construction long enough (~10 s) to see a slice overlap it
+    result = multihop_flow(
+        config=apply_params({}, params),
+        flows_file=flows_file,
+        shard_size=16,
+        home=str(tmp_path),
+        task_runner={"kind": "dask", "workers": 2},
+    )
+    root = tmp_path / "runs" / result["run_id"]
+    meta = {path.parent.name: json.loads(path.read_text())["meta"] for path in root.glob("*/stage.json")}
+    construct_end = meta["construct"]["interval"][1]
+    assert "candidates-00000" in meta
+    assert meta["attempt-00000"]["interval"][0] < construct_end
+    assert meta["attempt-00000"]["worker"] != meta["construct"]["worker"]
+    assert len(published(tmp_path, result)[0]) == 320
+
+
 def test_distillation_runs_as_shard_tasks_after_the_label_task(tmp_path, flows_file):
     params = [*PARAMS, "distill.enabled=true", "distill.teacher_model=dry", "distill.n=2", "distill.max_turns=2"]
     result = multihop_flow(
         config=apply_params({}, params), dataset="d", flows_file=flows_file, shard_size=4, home=str(tmp_path)
     )
     items, run = published(tmp_path, result)
-    assert run.stages == ["attempt-00000", "attempt-00001", "construct", "distill-00000", "distill-00001", "label"]
+    assert planned(run.stages) == [
+        "attempt-00000",
+        "attempt-00001",
+        "construct",
+        "distill-00000",
+        "distill-00001",
+        "label",
+    ]
+    assert "candidates-00000" in run.stages  # construction saved each slice as it made it
     settings = Settings(home=tmp_path)
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(result["ref"])

@@ -145,3 +145,22 @@ def test_the_graph_corpus_stored_equals_the_one_built_in_memory(tmp_path):
         assert (
             passage == in_memory.documents[position] and stored.document(passage.id) == passage
         )  # graph passages are whole
+
+
+def test_a_shared_cache_serves_the_world_read_only_instead_of_a_build(tmp_path, monkeypatch):
+    """Another data root's prebuilt corpus store and BM25 index (`SYNTH_SHARED_CACHE`) are used as
+    they are: nothing is built in this root and nothing is written there."""
+    from synth.search.world import World
+    from synth.settings import Settings
+
+    monkeypatch.delenv("SYNTH_SHARED_CACHE")
+    World(Settings(home=tmp_path / "team"), log=lambda line: None).retriever("bm25")
+    shared = tmp_path / "team" / "cache"
+    before = {path: path.stat().st_mtime_ns for path in shared.rglob("*")}
+    monkeypatch.setenv("SYNTH_SHARED_CACHE", f"{tmp_path / 'elsewhere'}:{shared}")
+    lines: list[str] = []
+    world = World(Settings(home=tmp_path / "mine"), log=lines.append)
+    assert world.tools("bm25", 3).search("film director")
+    assert not [line for line in lines if "building" in line]
+    assert not (tmp_path / "mine" / "cache").exists() or not list((tmp_path / "mine" / "cache").rglob("*"))
+    assert {path: path.stat().st_mtime_ns for path in shared.rglob("*")} == before
