@@ -67,9 +67,31 @@ SLOW_MODULES = {
     "browse/test_browser.py": "a headless Chromium on the browse pages",
     # whole runs, many of them
     "pipelines/test_config_keys_read.py": "every recipe end to end in several configurations",
+    "pipelines/test_question_quality.py": "1,000 multihop items, then every check on them",
+    "pipelines/test_multihop.py": "multihop runs and the world estimate on every style",
+    "pipelines/test_run_stages.py": "whole runs, killed and resumed",
+    "pipelines/test_same_outputs.py": "whole runs through every scheduler, Prefect's too",
+    "pipelines/test_labeling.py": "whole runs with the panel",
+    "pipelines/test_streaming.py": "whole streaming runs against a served model",
+    "pipelines/test_curate.py": "whole curate runs",
+    "generators/test_path_teacher.py": "the path teacher on many walks",
+    "generators/test_phrasing_properties.py": "phrasing checked on hundreds of generated items",
+    "generators/test_llm_verbalizer.py": "runs with the model verbalizer",
+    "kg/test_arrays.py": "the graph's arrays against the raw triples",
+    # the CLI in subprocesses, fuzzing, readers beside writers
+    "store/test_damage.py": "damaged versions, checked in full",
+    "store/test_sql_fuzz.py": "generated SQL against the sandbox",
+    "store/test_trajectory_exports.py": "exports of whole runs",
+    "browse/test_pages.py": "the browse server on published runs",
+    "browse/test_readers_beside_writers.py": "readers beside a writing process",
+    "cli/test_one_line_errors.py": "the CLI in a subprocess per error",
+    "cli/test_cli.py": "the CLI in subprocesses",
+    "cli/test_text_is_text.py": "the CLI in subprocesses, Ctrl-C",
+    "llm/test_secret_redaction.py": "runs whose every output is searched for the key",
 }
-"""Test modules that start servers, models or Prefect: `-m "not slow"` leaves them out (the quick
-loop); CI runs everything."""
+"""Test modules that start servers, models, Prefect or the CLI, or make whole runs (about 10 s or
+more each, measured with `--durations=0`): `-m "not slow"` leaves them out (the quick loop, unit
+tests only); CI runs everything."""
 
 
 FIRST = [

@@ -81,7 +81,8 @@ def test_a_served_cron_schedule_runs_and_publishes(tmp_path, prefect_server):
     assert run["status"] == "published" and run["version"] == 1 and run["flow_run_id"]
     assert run["ui_url"].startswith(prefect_server.removesuffix("/api")) and run["flow_run_id"] in run["ui_url"]
     assert run["runner"] == "prefect:ThreadPoolTaskRunner"
-    assert run["stages"] == ["attempt-00000", "attempt-00001", "construct", "label"]
+    planned = [name for name in run["stages"] if not name.startswith("candidates-")]  # and construction's slices
+    assert planned == ["attempt-00000", "attempt-00001", "construct", "label"]
     # the run came from the schedule: the server has the deployment and a completed run of it
     request = urllib.request.Request(f"{prefect_server}/flow_runs/{run['flow_run_id']}")
     with urllib.request.urlopen(request, timeout=10) as response:
