@@ -27,7 +27,7 @@ from prefect.tasks import exponential_backoff
 from synth.errors import ConfigError, SynthError
 from synth.pipelines.recipes import get_recipe
 from synth.redact import install_logging_filter
-from synth.run.plan import PLAN, Grain, Stage, by_kind, ready, shards
+from synth.run.plan import PLAN, Grain, Stage, by_kind, ready, shards, stage_names
 from synth.run.publishing import publish
 from synth.run.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
@@ -205,7 +205,7 @@ def schedule(run: Run, submit, staged: bool = False) -> None:
             failure = failure or error
     if failure is not None:
         raise failure
-    unfinished = [name for stage in PLAN for name in stage.names(run) if not run.dir.done(name)]
+    unfinished = [name for name in stage_names(run) if not run.dir.done(name)]
     if unfinished:
         raise RuntimeError(f"the flow stopped with stages never ready: {', '.join(unfinished)} (a plan bug)")
 

@@ -7,7 +7,7 @@ import time
 from synth.errors import NothingSurvived
 from synth.llm.accounting import Ledger, Price
 from synth.pipelines.records import DistillShard, RecipeResult
-from synth.run.plan import DISTILL, LABEL_STAGE, PLAN
+from synth.run.plan import DISTILL, LABEL_STAGE, PLAN, stage_names
 from synth.run.runner import Run
 from synth.schemas import DatasetVersion, Item
 from synth.store.publish import VersionSpec, publish_version
@@ -20,7 +20,7 @@ def publish(
     """Publish `run`'s saved stages as one version. `resumed`: the stages found done when the run
     (re)started, if not when `run` was made."""
     started = time.monotonic()
-    names = [name for stage in PLAN for name in stage.names(run)]
+    names = stage_names(run)
     published = {name for stage in PLAN if stage.published for name in stage.names(run)}
     # metadata alone for the stages whose tables the label stage already merged
     stages = [run.dir.load(name) if name in published else StageOutput(meta=run.dir.meta(name)) for name in names]

@@ -32,7 +32,7 @@ from synth.progress import Progress
 from synth.run.plan import ATTEMPT, CONSTRUCT_STAGE, DISTILL, LABEL_STAGE, PLAN, Grain
 from synth.run.runner import Run
 from synth.run.stage_names import CONSTRUCT, distill_stage, round_stage, shard_stage
-from synth.run.verdicts import calibration_size
+from synth.run.verdicts import calibration_of, calibration_size
 from synth.schemas import Item, SolverAttempt
 
 
@@ -267,13 +267,8 @@ class Stream:
                 item.id not in self.gold and item.id not in self.attempts for item in first
             ):
                 return None
-            attempts = [
-                attempt
-                for item in first
-                for attempt in self.gold.get(item.id, self.attempts.get(item.id, []))
-                if attempt.condition == "gold_evidence"
-            ]
-            self.calibration = Calibration({item.id for item in first}, attempts, *self.solvers)
+            # an item's gold-evidence attempts as handed over early, else those of its whole panel run
+            self.calibration = calibration_of(first, {**self.attempts, **self.gold}, self.solvers)
         return self.calibration
 
     def _decide(self) -> None:

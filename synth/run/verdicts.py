@@ -30,6 +30,17 @@ def calibration_size(recipe: Recipe) -> int:
     return consensus.gold_calibration_items if calibrating else 0
 
 
+def calibration_of(
+    first: list[Item], attempts_of: dict[str, list[SolverAttempt]], solvers: tuple[dict[str, str], str | None]
+) -> Calibration:
+    """The reader check's inputs: the gold-evidence attempts of the calibration candidates `first`
+    (each item's attempts in `attempts_of`), and the panel's solvers and judge."""
+    gold = [
+        attempt for item in first for attempt in attempts_of.get(item.id, []) if attempt.condition == "gold_evidence"
+    ]
+    return Calibration({item.id for item in first}, gold, *solvers)
+
+
 class Verdicts:
     """Verdicts of the candidates whose panel shards are saved in `store`, read once each."""
 
@@ -81,13 +92,7 @@ class Verdicts:
         first = candidates[: calibration_size(recipe)]
         if any(position // shard_size not in self.loaded for position in range(len(first))):
             return False
-        gold = [
-            attempt
-            for item in first
-            for attempt in self.attempts.get(item.id, [])
-            if attempt.condition == "gold_evidence"
-        ]
-        calibration = Calibration({item.id for item in first}, gold, *self.solvers)
+        calibration = calibration_of(first, self.attempts, self.solvers)
         for index in sorted(self.loaded):
             for item in candidates[index * shard_size : (index + 1) * shard_size]:
                 if item.id not in self.decided:
