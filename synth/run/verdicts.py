@@ -51,6 +51,8 @@ class Verdicts:
         self.attempts: dict[str, list[SolverAttempt]] = {}
         self.loaded: set[int] = set()
         self.solvers: tuple[dict[str, str], str | None] = ({}, None)
+        self._sure: tuple[tuple[int, int, bool], set[str]] | None = None
+        """The last quota's answer and what it was asked on: a flow asks for every shard each poll."""
         self.lock = threading.Lock()
         """A flow asks from its scheduler's thread while a task of the same process may ask too."""
 
@@ -70,12 +72,20 @@ class Verdicts:
                     return None
             else:  # no panel: every candidate is kept as made
                 self.decided.update((item.id, item) for item in shard)
-            dropped = {item_id for item_id, verdict in self.decided.items() if verdict is None}
-            sure = recipe.surely_chosen(candidates, dropped, complete=complete)
+            sure = self._surely_chosen(recipe, candidates, complete)
             for item in shard:
                 if item.id not in self.decided or (self.decided[item.id] is not None and item.id not in sure):
                     return None
             return [verdict for item in shard if (verdict := self.decided[item.id]) is not None]
+
+    def _surely_chosen(self, recipe: Recipe, candidates: list[Item], complete: bool) -> set[str]:
+        """`Recipe.surely_chosen` over what is known, asked again only once more is known (candidates
+        and verdicts only grow)."""
+        known = (len(candidates), len(self.decided), complete)
+        if self._sure is None or self._sure[0] != known:
+            dropped = {item_id for item_id, verdict in self.decided.items() if verdict is None}
+            self._sure = (known, set(recipe.surely_chosen(candidates, dropped, complete=complete)))
+        return self._sure[1]
 
     def _load_saved(self, shards: int) -> None:
         for index in range(shards):
