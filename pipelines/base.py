@@ -297,7 +297,13 @@ class Recipe(ABC, Generic[C]):
         config = self.config.distill
         tools = self.tools(config.retriever, config.retrieval_k)
         return await distill_items(
-            items, config, self.context, tools, guidance=self.guidance, graph=lambda: self.world.graph
+            items,
+            config,
+            self.context,
+            tools,
+            guidance=self.guidance,
+            graph=lambda: self.world.graph,
+            names=lambda: self.world.names,
         )
 
     def add_distillation(self, result: RecipeResult, shards: list[DistillShard]) -> RecipeResult:

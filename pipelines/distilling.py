@@ -13,6 +13,7 @@ from synth.generators.distill import DistillConfig, Teacher
 from synth.generators.guidance import Guidance
 from synth.generators.path_teacher import PATH_TEACHER, PathTeacher
 from synth.kg.graph import KnowledgeGraph
+from synth.kg.name_mentions import WorldNames
 from synth.pipelines.context import RunContext
 from synth.pipelines.records import DistillShard, RecipeResult
 from synth.schemas import Item
@@ -27,16 +28,19 @@ async def distill_items(
     tools: SearchTools,
     guidance: Callable[[Item], Guidance | None] | None = None,
     graph: Callable[[], KnowledgeGraph] | None = None,
+    names: Callable[[], WorldNames | None] | None = None,
 ) -> DistillShard:
     """Rollouts of the teacher on `items`, judged; every rollout is kept in the output (rejected
     ones with their reason), so statistics and DPO negatives survive. `graph`: the world's graph,
-    which the path teacher (`teacher: path`) walks."""
+    which the path teacher (`teacher: path`) walks; `names`: its entity names, for the
+    `unseen_entity` check (asked only when that check is on)."""
+    world_names = names() if names is not None and "unseen_entity" in config.checks else None
     if config.teacher == "path":
         if graph is None:
             raise ConfigError("distill.teacher=path needs a knowledge graph in the world; use teacher=model")
         walker = PathTeacher(graph(), tools)
         context.progress.log(f"distill: path teacher x {len(items)} items (no model) ...")
-        walked = judge_rollouts(items, await walker.rollouts(items), config)
+        walked = judge_rollouts(items, await walker.rollouts(items), config, names=world_names)
         return DistillShard(walked, teacher=PATH_TEACHER, protocol="native", items=len(items))
     client = context.llm_session({"teacher": config.teacher_model}).client("teacher")
     teacher = Teacher(config, client, tools, guidance, log=context.progress.log)
@@ -44,7 +48,7 @@ async def distill_items(
         f"distill: {client.model_id} x {len(items)} items, n={config.n}, protocol {teacher.protocol} ..."
     )
     rollouts = await teacher.rollouts(items)
-    judged = judge_rollouts(items, rollouts, config)
+    judged = judge_rollouts(items, rollouts, config, names=world_names)
     return DistillShard(judged, teacher=client.model_id, protocol=teacher.protocol, items=len(items))
 
 

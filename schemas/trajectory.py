@@ -71,4 +71,11 @@ class Trajectory(Record):
     selected: bool = False
     """The trajectory chosen for SFT export among the item's rollouts."""
     reject_reason: SnakeCase | None = None
+    findings: list[SnakeCase] = Field(default_factory=list)
+    """Checks beyond the answer that flag it (answer_not_grounded, unseen_entity, repeated_call,
+    calls_after_answer_seen; synth.solving.trajectory_checks), whether or not one rejected it."""
+    step_labels: list[Literal["exploration", "verification", "redundant"]] = Field(default_factory=list)
+    """One per call of the world's tools, in order (synth.solving.trajectory_reading states the rules)."""
+    answer_seen_at: int | None = Field(default=None, ge=1)
+    """The number (1-based) of the world call whose observation first showed the answer; None: none did."""
     metadata: JsonDict = Field(default_factory=dict)

@@ -17,6 +17,7 @@ from pydantic import AfterValidator
 from synth.contract import get_contract
 from synth.errors import ConfigError
 from synth.kg.graph import KnowledgeGraph
+from synth.kg.name_mentions import WorldNames
 from synth.kg.snapshot import load_kg
 from synth.search.corpus import Corpus
 from synth.search.passages import PASSAGE_WORDS
@@ -106,6 +107,12 @@ class World:
             raise ConfigError("this world's corpus is a file, not a knowledge graph")
         self.log("loading the knowledge graph ...")
         return load_kg(self.kg_name, self.settings.kg_path)
+
+    @cached_property
+    def names(self) -> WorldNames | None:
+        """The graph's entity names and aliases, which trajectory checks look for in what an agent
+        says (None for a corpus file: there are no entity names to check against)."""
+        return None if self.corpus_file is not None else WorldNames.of_graph(self.graph)
 
     @cached_property
     def corpus(self) -> Corpus:

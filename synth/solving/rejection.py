@@ -17,12 +17,19 @@ that applies is recorded):
     hint_leak              guided run whose actions use the hint (see synth.generators.guidance)
     too_few_tool_calls     fewer calls than `min_tool_calls` (a search agent must search)
     incorrect              the answer does not match (normalized exact, alias or token F1)
+    answer_not_grounded, unseen_entity, repeated_call, calls_after_answer_seen
+                           a correct rollout that is a poor demonstration (`checks`; the rules are in
+                           synth.solving.trajectory_checks)
+
+Every rollout also gets its step labels and the call that first showed the answer
+(synth.solving.trajectory_reading), and every check's finding whether or not it decided.
 
 Best-of-n (documented rule, `select`): among an item's kept rollouts, `fewest_tool_calls` picks the
 one with the fewest calls (the shortest path to the answer, as ASearcher and WebSailor prefer),
 then the fewest completion tokens, then the lowest sample index; `fewest_tokens` swaps the first
-two keys. Kept rollouts that are not chosen stay unselected with no reason. Well-formed but
-incorrect rollouts are the DPO negatives of the chosen one (the `dpo` export pairs them).
+two keys. Kept rollouts that are not chosen stay unselected with no reason. Well-formed rollouts
+rejected as incorrect or by a check beyond the answer are the DPO negatives of the chosen one (the
+`dpo` export pairs them and writes the rejected side's reason).
 """
 
 from collections import Counter
@@ -33,7 +40,14 @@ from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.contract.matching import match_answer
+from synth.kg.name_mentions import WorldNames
 from synth.schemas import ChatMessage, Item, Trajectory
+from synth.solving.trajectory_checks import TRAJECTORY_CHECKS, allows_closed_book, answer_names, findings
+from synth.solving.trajectory_reading import read_trajectory
+
+TrajectoryCheck = Literal["answer_not_grounded", "unseen_entity", "repeated_call", "calls_after_answer_seen"]
+PREFERENCE_NEGATIVES = ("incorrect", *TRAJECTORY_CHECKS)
+"""Reasons whose rollouts followed the protocol: the rejected side of a DPO pair."""
 
 
 class RejectionConfig(FrozenConfig):
@@ -53,6 +67,17 @@ class RejectionConfig(FrozenConfig):
         default="fewest_tool_calls",
         description="Best-of-n rule among the correct, well-formed rollouts of an item (ties: fewer tokens, then "
         "lower sample index).",
+    )
+    checks: list[TrajectoryCheck] = Field(
+        default_factory=lambda: list(TRAJECTORY_CHECKS),
+        description="Checks beyond the answer that reject a correct rollout (synth.solving.trajectory_checks): "
+        "answer_not_grounded, unseen_entity, repeated_call, calls_after_answer_seen; [] keeps every correct one. "
+        "Each finding is stored on the trajectory either way.",
+    )
+    calls_after_answer_seen: int = Field(
+        default=4,
+        ge=0,
+        description="World calls a kept rollout may make after the observation that first showed the answer.",
     )
     f1_threshold: float = Field(
         default=0.8,
@@ -122,10 +147,33 @@ def _rank(trajectory: Trajectory, rule: str) -> tuple:
     )
 
 
+def read_calls(
+    trajectory: Trajectory, item: Item, correct: bool, names: WorldNames | None, config: RejectionConfig
+) -> dict:
+    """The trajectory's step labels, answer sighting and findings (fields of `Trajectory`)."""
+    answers = answer_names(item, trajectory.final_answer, correct)
+    reading = read_trajectory(trajectory.messages, answers)
+    found = findings(
+        trajectory.messages,
+        trajectory.final_answer,
+        answers,
+        reading,
+        names,
+        allows_closed_book(item, config.min_tool_calls),
+        config.calls_after_answer_seen,
+    )
+    return {"step_labels": reading.step_labels, "answer_seen_at": reading.answer_seen_at, "findings": found}
+
+
 def judge_rollouts(
-    items: list[Item], trajectories: list[Trajectory], config: RejectionConfig, f1_threshold: float | None = None
+    items: list[Item],
+    trajectories: list[Trajectory],
+    config: RejectionConfig,
+    f1_threshold: float | None = None,
+    names: WorldNames | None = None,
 ) -> list[Trajectory]:
-    """Every rollout with `correct`, `reject_reason` and `selected` set."""
+    """Every rollout with `correct`, `reject_reason`, `selected`, its step labels and findings set
+    (`names`: the world's entity names, for `unseen_entity`; None leaves that check out)."""
     f1_threshold = config.f1_threshold if f1_threshold is None else f1_threshold
     by_id = {item.id: item for item in items}
     judged = []
@@ -133,7 +181,12 @@ def judge_rollouts(
         item = by_id[trajectory.item_id]
         reason = reject_reason(trajectory, item, config, f1_threshold)
         correct = match_answer(trajectory.final_answer, item.answers, f1_threshold)[0] != "none"
-        judged.append(trajectory.model_copy(update={"reject_reason": reason, "correct": correct, "selected": False}))
+        read = read_calls(trajectory, item, correct, names, config)
+        if reason is None:
+            reason = next((finding for finding in read["findings"] if finding in config.checks), None)
+        judged.append(
+            trajectory.model_copy(update={"reject_reason": reason, "correct": correct, "selected": False, **read})
+        )
     best: dict[str, Trajectory] = {}
     for trajectory in judged:
         if trajectory.reject_reason is None:
@@ -149,7 +202,7 @@ def distill_statistics(trajectories: list[Trajectory], items: int, config: Rejec
     selected = [t for t in trajectories if t.selected]
     kept = [t for t in trajectories if t.reject_reason is None]
     chosen_items = {t.item_id for t in selected}
-    pairs = sum(1 for t in trajectories if t.reject_reason == "incorrect" and t.item_id in chosen_items)
+    pairs = sum(1 for t in trajectories if t.reject_reason in PREFERENCE_NEGATIVES and t.item_id in chosen_items)
     return {
         "rollouts": len(trajectories),
         "accepted": len(kept),
@@ -165,6 +218,8 @@ def distill_statistics(trajectories: list[Trajectory], items: int, config: Rejec
         "completion_tokens": sum(t.usage.completion_tokens for t in trajectories),
         "reasoning_tokens": sum(t.metadata.get("reasoning_tokens", 0) for t in trajectories),
         "turns_with_reasoning": _reasoning_share(trajectories),
+        "findings": dict(Counter(finding for t in trajectories for finding in t.findings).most_common()),
+        "step_labels": dict(Counter(label for t in trajectories for label in t.step_labels).most_common()),
         "dpo_pairs": pairs,
         "select": config.select,
     }

@@ -2,11 +2,14 @@
 
     {"prompt": [system and user messages], "chosen": [rest of the chosen conversation],
      "rejected": [rest of the rejected one], "tools": [...], "item_id": str,
-     "chosen_id": str, "rejected_id": str}
+     "chosen_id": str, "rejected_id": str, "rejected_reason": str}
 
 Per item, the selected teacher trajectory (chosen) is paired with every teacher trajectory of the
-same item rejected as "incorrect": both followed the protocol, so the pair teaches what to find,
-not how to format. A rejected trajectory whose metadata lists `dpo_chosen_ids` (set by `synth
+same item rejected as "incorrect" or by a check beyond the answer (answer_not_grounded,
+unseen_entity, repeated_call, calls_after_answer_seen: a right answer reached badly): both
+followed the protocol, so the pair teaches what to find and how, not how to format. The rejected
+side's reason is written with the pair (`--where` on the trajectories table picks which to keep).
+A rejected trajectory whose metadata lists `dpo_chosen_ids` (set by `synth
 datasets import --format dpo`) is paired only with those, so imported pairs come back as they were.
 Both sides are rendered under the agent contract like every trajectory export (arguments as
 objects unless `--arguments string`); pairs whose prompts still differ (e.g. imported rows with
@@ -21,6 +24,7 @@ import pyarrow as pa
 from synth.contract.render import Conversation
 from synth.errors import NotFoundError
 from synth.schemas import ChatMessage, Trajectory
+from synth.solving.rejection import PREFERENCE_NEGATIVES
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output, write_rows
 from synth.store.export.trajectories import (
@@ -42,6 +46,7 @@ SCHEMA = pa.schema(
         ("item_id", pa.string()),
         ("chosen_id", pa.string()),
         ("rejected_id", pa.string()),
+        ("rejected_reason", pa.string()),
     ]
 )
 
@@ -80,7 +85,8 @@ def export(request: ExportRequest) -> ExportResult:
 
     def rows() -> Iterator[dict]:
         nonlocal mismatched
-        candidates = rendered(request, "selected or reject_reason = 'incorrect'", export_contract(request), skipped)
+        negatives = ", ".join(f"'{reason}'" for reason in PREFERENCE_NEGATIVES)
+        candidates = rendered(request, f"selected or reject_reason in ({negatives})", export_contract(request), skipped)
         for (winner, chosen), (loser, rejected) in pairs(candidates):
             cut = prompt_length(chosen.messages)
             if rejected.messages[: prompt_length(rejected.messages)] != chosen.messages[:cut]:
@@ -94,6 +100,7 @@ def export(request: ExportRequest) -> ExportResult:
                 "item_id": winner.item_id,
                 "chosen_id": winner.id,
                 "rejected_id": loser.id,
+                "rejected_reason": loser.reject_reason,
             }
 
     pending = rows()
@@ -102,7 +109,10 @@ def export(request: ExportRequest) -> ExportResult:
         why = (
             f"the prompts of all {mismatched} pairs differ"
             if mismatched
-            else ("no item has both a selected teacher trajectory and one rejected as incorrect")
+            else (
+                "no item has both a selected teacher trajectory and one rejected as incorrect or by a check "
+                "beyond the answer"
+            )
         )
         if skipped.reasons:
             why += "; " + "; ".join(skipped.notes("trajectories"))

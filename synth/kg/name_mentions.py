@@ -1,0 +1,76 @@
+"""Which of the world's entity names a text writes as names: what the `unseen_entity` check looks for
+in what an agent says and searches.
+
+The world's names include common words ("Iron", "Satire", "Film director"), so a stretch of text
+counts as naming an entity only when it is written as a name: each of its words capitalized (short
+linking words such as "of" aside), and, for a one-word name, not the first word of a sentence, a
+line or a quoted query, and at least MIN_ONE_WORD characters long ("I" is a film's title). Numbers
+never count. A lower-case search ("liverpool fc") is therefore not
+read as naming anything: the check misses some guesses rather than reject honest text.
+"""
+
+import re
+from collections.abc import Iterable
+
+from synth.contract.portable import normalize_answer
+from synth.kg.names import token_sequence
+
+LINKING = frozenset({"of", "and", "de", "la", "le", "du", "von", "van", "der", "den", "del", "da", "for", "in", "on"})
+"""Lower-case words a name may hold between capitalized ones ("University of Washington")."""
+_ARTICLES = frozenset({"a", "an", "the"})
+_WORD = re.compile(r"\w+")  # "Quaid's" is "Quaid" and "s", as `token_sequence` reads it
+_BREAK = re.compile(r"[.!?:;\n\"“”(\[{]\s*$")
+MAX_WORDS = 8
+MIN_ONE_WORD = 3
+
+
+class WorldNames:
+    """The world's entity names (and aliases), normalized, with the longest kept to MAX_WORDS words."""
+
+    def __init__(self, names: Iterable[str]):
+        self.names: set[str] = set()
+        self.longest = 1
+        for name in names:
+            normal = token_sequence(name).strip()
+            words = normal.split()
+            if words and len(words) <= MAX_WORDS and not normal.replace(" ", "").isdigit():
+                self.names.add(normal)
+                self.longest = max(self.longest, len(words))
+
+    @classmethod
+    def of_graph(cls, graph) -> "WorldNames":
+        """Every name and alias of a `KnowledgeGraph`'s entities."""
+        return cls(name for entity_id in graph.entities for name in graph.names(entity_id))
+
+    def named_in(self, text: str) -> set[str]:
+        """The normalized world names `text` writes as names (see the module's rule), longest first
+        where they overlap."""
+        words = []  # (normalized word, as written, starts a sentence)
+        for match in _WORD.finditer(text):
+            normal = normalize_answer(match.group())
+            if not normal or normal in _ARTICLES:
+                continue
+            starts = match.start() == 0 or bool(_BREAK.search(text[max(0, match.start() - 3) : match.start()]))
+            words.append((normal, match.group(), starts))
+        found: set[str] = set()
+        position = 0
+        while position < len(words):
+            size = next(
+                (
+                    size
+                    for size in range(min(self.longest, len(words) - position), 0, -1)
+                    if self._written_as_name(words[position : position + size])
+                ),
+                0,
+            )
+            if size:
+                found.add(" ".join(word for word, _, _ in words[position : position + size]))
+            position += max(size, 1)
+        return found
+
+    def _written_as_name(self, span: list[tuple[str, str, bool]]) -> bool:
+        if " ".join(word for word, _, _ in span) not in self.names:
+            return False
+        if span[0][1].isdigit() or (len(span) == 1 and (span[0][2] or len(span[0][0]) < MIN_ONE_WORD)):
+            return False
+        return all(written[:1].isupper() or word in LINKING for word, written, _ in span) and span[0][1][:1].isupper()
