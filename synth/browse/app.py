@@ -32,6 +32,7 @@ from synth.errors import NotFoundError, SynthError
 from synth.evaluation.comparison import comparison
 from synth.schemas import DatasetVersion, EvalRun, Item
 from synth.settings import Settings
+from synth.solving.trajectory_reading import labels_by_call
 from synth.store.arrow_schema import from_row
 from synth.store.audits import item_ratings, version_audits
 from synth.store.card import shown
@@ -154,7 +155,8 @@ def make_app(
         record = store.trajectory(found, trajectory_id)
         if record is None:
             raise Missing(f"trajectory {trajectory_id} in {found.ref}")
-        return page(request, "trajectory.html", version=found, trajectory=record, arguments=_arguments)
+        steps = labels_by_call(record.messages, record.step_labels)
+        return page(request, "trajectory.html", version=found, trajectory=record, arguments=_arguments, steps=steps)
 
     def diff(request: Request) -> Response:
         """Two versions' items compared (added, removed, relabeled); without both, a form to pick them."""

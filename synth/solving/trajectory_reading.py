@@ -37,6 +37,8 @@ class WorldCall:
     """1-based among the trajectory's world calls."""
     message: int
     """Index of the assistant message that made it."""
+    slot: int
+    """Its place among that message's calls."""
     tool: str
     arguments: str
     """The arguments, canonical: a key-sorted JSON object with strings case-folded and spaced once."""
@@ -102,6 +104,7 @@ def world_calls(messages: list[ChatMessage], final_tools: frozenset[str] = FINAL
             WorldCall(
                 number=len(calls) + 1,
                 message=position,
+                slot=slot,
                 tool=call.function.name,
                 arguments=canonical_arguments(call.function.arguments),
                 observation=observation,
@@ -156,3 +159,9 @@ def read_trajectory(messages: list[ChatMessage], answers: list[str]) -> Reading:
         if answer_seen_at is None and mentions(call.observation, answers):
             answer_seen_at = call.number
     return Reading(calls, labels, answer_seen_at, repeated)
+
+
+def labels_by_call(messages: list[ChatMessage], step_labels: list[str]) -> dict[tuple[int, int], str]:
+    """(message index, place among its calls) -> the stored step label of that world call: what a
+    page showing the conversation writes beside each call."""
+    return {(call.message, call.slot): label for call, label in zip(world_calls(messages), step_labels, strict=False)}

@@ -114,6 +114,8 @@ def make_store(settings: Settings) -> None:
         final_answer="Film 1",
         correct=True,
         num_tool_calls=1,
+        step_labels=["exploration"],
+        answer_seen_at=1,
     )
     verdicts = [FilterVerdict(item_id=item.id, filter="leakage", kept=True) for item in items]
     spec = VersionSpec(

@@ -65,6 +65,8 @@ def test_a_trajectory_page_renders_the_conversation(client):
     assert "I should search for the director first." in page.text and "<details" in page.text
     assert "&#34;query&#34;: &#34;film number 1&#34;" in page.text  # the call's arguments, escaped
     assert "Doc 1(Title: Film 1)" in page.text and "reward" in page.text
+    assert '<span class="step exploration">exploration</span>' in page.text  # the call's step label
+    assert "answer first seen at call 1" in page.text
 
 
 def test_unknown_versions_items_and_trajectories_are_404_and_nothing_writes(client):

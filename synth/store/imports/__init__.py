@@ -7,10 +7,12 @@ reject_reason "incorrect") and every distinct question an item of recipe "import
 read and checked before anything is published, so a bad row publishes nothing.
 """
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth.errors import ConfigError, InputFileError
+from synth.kg.name_mentions import WorldNames
 from synth.row_files import read_rows
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
@@ -41,14 +43,14 @@ def _parser(fmt: str):
 
 
 def read_source(
-    path: Path, fmt: str, fields: ImportFields = ImportFields(), strict: bool = False
+    path: Path, fmt: str, fields: ImportFields = ImportFields(), strict: bool = False, names: WorldNames | None = None
 ) -> tuple[Built, dict]:
     """Every row of `path` read as `fmt` into items and trajectories (nothing published), and the
-    figures an import reports."""
+    figures an import reports (`names`: a world's entity names, for the unseen_entity check)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
     path = Path(path)
-    built = build(path, read_rows(path), _parser(fmt), fields, strict)
+    built = build(path, read_rows(path), _parser(fmt), fields, strict, names)
     if not built.trajectories:
         raise InputFileError(f"{path} has no rows to import")
     summary = {
@@ -61,6 +63,8 @@ def read_source(
         **({"unread_tool_use_rows": len(built.unread_tool_use)} if built.unread_tool_use else {}),
         **({"trimmed_after_answer": built.trimmed} if built.trimmed else {}),
         **({"unanswered_failures": len(built.unanswered_failures)} if built.unanswered_failures else {}),
+        "findings": dict(sorted(built.findings.items())),
+        "step_labels": dict(Counter(label for trajectory in built.trajectories for label in trajectory.step_labels)),
     }
     return built, summary
 
@@ -72,12 +76,14 @@ def import_file(
     name: str,
     fields: ImportFields = ImportFields(),
     strict: bool = False,
+    names: WorldNames | None = None,
 ) -> ImportResult:
     """Read `path` as `fmt` and publish it as the next version of dataset `name`; `strict`: refuse a
-    row whose text looks like tool use in no dialect synth reads (else it is reported)."""
+    row whose text looks like tool use in no dialect synth reads (else it is reported); `names`: the
+    entity names the unseen_entity check reads (None: that check is not made)."""
     validate_dataset_name(name)
     path = Path(path)
-    built, summary = read_source(path, fmt, fields, strict)
+    built, summary = read_source(path, fmt, fields, strict, names)
     spec = VersionSpec(
         name=name,
         recipe="imported",
@@ -116,6 +122,12 @@ def import_file(
         notes.append(
             f"{built.answers_from_trajectories} items take their answer from their trajectory's final answer "
             "(metadata answer_source='trajectory'); pass --answer-field if the file has reference answers"
+        )
+    if built.findings:
+        flagged = ", ".join(f"{reason}: {count}" for reason, count in sorted(built.findings.items()))
+        notes.append(
+            f"checks beyond the answer flag some trajectories ({flagged}); recorded in `findings`, not applied: "
+            "export with --where 'len(findings) = 0' to leave them out"
         )
     if built.merged:
         notes.append(

@@ -7,6 +7,11 @@ DPO pairs, a repeated row) is stored once. An item's answer comes from --answer-
 first of golden_answers, answer, reward_model.ground_truth, else the final answer of a selected
 trajectory (metadata answer_source="trajectory"; a rejected side never gives the answer). Its hops
 are the tool calls of its first selected trajectory, answer calls not counted, at least 1.
+
+Every trajectory is read as a teacher's is (`synth.solving.rejection.read_calls`): its step labels,
+the call that first showed the answer, and the checks beyond the answer that flag it. Those are
+recorded, never applied: an imported row keeps the outcome its file gives it, and `--where` on
+`findings` or `step_labels` picks the rows an export takes.
 """
 
 import json
@@ -20,7 +25,9 @@ from pydantic import ValidationError
 from synth.contract.portable import extract_answer
 from synth.errors import InputFileError
 from synth.hashing import content_hash
+from synth.kg.name_mentions import WorldNames
 from synth.schemas import ChatMessage, Item, Provenance, Trajectory
+from synth.solving.rejection import RejectionConfig, read_calls
 from synth.store.dialects import looks_like_tool_use
 from synth.store.export.dpo import PAIRED_WITH
 from synth.store.imports.base import Parsed, Rollout, RowError
@@ -55,6 +62,8 @@ class Built:
     trimmed: int = 0
     """Rollouts that went on after their last answer with a user turn that got no answer (a user's
     goodbye): trimmed to that answer, so they end where a trainer's target must."""
+    findings: dict[str, int] = field(default_factory=dict)
+    """Check beyond the answer -> trajectories it flags (recorded, not applied)."""
     unanswered_failures: list[int] = field(default_factory=list)
     """Rows of questions with no reference answer whose every rollout failed: nothing says what
     the right answer is, so they are left out (and counted)."""
@@ -84,8 +93,8 @@ def _calls(messages: list[ChatMessage], exclude: str = "") -> int:
 
 
 class Builder:
-    def __init__(self, path: Path, fields: ImportFields, strict: bool = False):
-        self.path, self.fields, self.strict = path, fields, strict
+    def __init__(self, path: Path, fields: ImportFields, strict: bool = False, names: WorldNames | None = None):
+        self.path, self.fields, self.strict, self.names = path, fields, strict, names
         self.questions: dict[str, _Question] = {}
         self.trajectories: dict[str, dict[str, Any]] = {}
         self.built = Built([], [])
@@ -212,10 +221,19 @@ class Builder:
             if question.answers is None and not any(trajectory.selected for trajectory in own):
                 self.built.unanswered_failures.append(question.row)
                 continue
-            self.built.items.append(self._item(question, own))
-            kept.update((trajectory.id, trajectory) for trajectory in own)
+            item = self._item(question, own)
+            self.built.items.append(item)
+            kept.update((trajectory.id, self._read(trajectory, item)) for trajectory in own)
         self.built.trajectories = list(kept.values())
         return self.built
+
+    def _read(self, trajectory: Trajectory, item: Item) -> Trajectory:
+        """The trajectory with its step labels, answer sighting and findings (see the module)."""
+        right = trajectory.correct if trajectory.correct is not None else trajectory.selected
+        read = read_calls(trajectory, item, right, self.names, RejectionConfig())
+        for finding in read["findings"]:
+            self.built.findings[finding] = self.built.findings.get(finding, 0) + 1
+        return trajectory.model_copy(update=read)
 
     def _item(self, question: _Question, trajectories: list[Trajectory]) -> Item:
         first = next((trajectory for trajectory in trajectories if trajectory.selected), trajectories[0])
@@ -248,8 +266,9 @@ def build(
     parse: Callable[[dict[str, Any]], Parsed],
     fields: ImportFields,
     strict: bool = False,
+    names: WorldNames | None = None,
 ) -> Built:
-    builder = Builder(path, fields, strict)
+    builder = Builder(path, fields, strict, names)
     for number, row in rows:
         builder.add(number, row, parse)
     return builder.finish()
