@@ -16,6 +16,7 @@ calls answered by tool messages), imported trajectories included.
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from synth.contract.observations import parse_search
@@ -161,7 +162,7 @@ def read_trajectory(messages: list[ChatMessage], answers: list[str]) -> Reading:
     return Reading(calls, labels, answer_seen_at, repeated)
 
 
-def labels_by_call(messages: list[ChatMessage], step_labels: list[str]) -> dict[tuple[int, int], str]:
+def labels_by_call(messages: list[ChatMessage], step_labels: Sequence[str]) -> dict[tuple[int, int], str]:
     """(message index, place among its calls) -> the stored step label of that world call: what a
     page showing the conversation writes beside each call."""
     return {(call.message, call.slot): label for call, label in zip(world_calls(messages), step_labels, strict=False)}

@@ -31,7 +31,10 @@ def webdancer_row(question: str, answer: str, searches: list[tuple[str, dict, st
     return {"messages": messages, "golden_answers": [answer]}
 
 
-RESULTS = "A Google search for 'Lake Baikal depth' found 2 results:\n\n## Web Results\n1. [Lake Baikal](https://x)\nThe deepest lake."
+RESULTS = (
+    "A Google search for 'Lake Baikal depth' found 2 results:\n\n## Web Results\n1. [Lake Baikal](https://x)\n"
+    "The deepest lake."
+)
 WEBDANCER = [
     webdancer_row(  # searches twice alike, then reads the page that names the answer: grounded, one repeat
         "Which lake is the deepest in the world?",
