@@ -100,4 +100,3 @@ def test_only_the_teacher_that_solves_properly_is_kept(protocol, make_item, tool
     statistics = distill_statistics(list(judged.values()), len(items), config)
     assert statistics["rejected"] == {"answer_not_grounded": 1, "repeated_call": 1, "unseen_entity": 1}
     assert statistics["dpo_pairs"] == 0  # each item has one rollout: no chosen one to pair the others with
-
