@@ -11,12 +11,20 @@ prefix cache emptied first (no response cache, no accounting, no waiting for ear
 ratio is what the agent's turn dependencies, tool calls and bookkeeping cost against the backend's
 best case; the agent's prefix-cache hit rate is printed beside it.
 `--model fake` measures synth's own overhead with a backend that costs nothing.
+
+Then the checks beyond the answer (synth.solving.trajectory_checks, with the bundled graph's entity
+names) and the step labels: the kept share and the rejections by reason of the run, and of the path
+teacher's demonstrations on the same items (multi-call runs over real results, what a competent
+teacher's look like), and the CPU time reading them costs per 1,000 trajectories, against the CPU
+that made them (the run's distillation; the path teacher's searches and bookkeeping alone, what a
+served teacher's rollouts cost this process besides waiting): the acceptance bound is 5%.
 """
 
 import argparse
 import asyncio
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,6 +34,8 @@ from bench_panel import make_items  # noqa: E402
 
 from synth.generators.distill import DistillConfig, Teacher  # noqa: E402
 from synth.generators.guidance import path_guidance  # noqa: E402
+from synth.generators.path_teacher import PathTeacher  # noqa: E402
+from synth.kg.name_mentions import WorldNames  # noqa: E402
 from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.base import LLMBackend  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
@@ -37,7 +47,8 @@ from synth.search.corpus import Corpus  # noqa: E402
 from synth.search.retrieval import BM25Retriever  # noqa: E402
 from synth.search.tools import SearchTools  # noqa: E402
 from synth.settings import Settings  # noqa: E402
-from synth.solving.rejection import distill_statistics, judge_rollouts  # noqa: E402
+from synth.solving.rejection import distill_statistics, judge_rollouts, read_calls  # noqa: E402
+from synth.solving.trajectory_reading import text_words  # noqa: E402
 
 
 class Recording(LLMBackend):
@@ -86,10 +97,11 @@ async def measure(arguments, settings: Settings) -> None:
         [ChatRequest(messages=[{"role": "user", "content": "Hello"}], sampling=SamplingParams(max_tokens=4))]
     )  # engine start-up
 
-    started = time.perf_counter()
+    names = WorldNames.of_graph(kg)
+    started, cpu_started = time.perf_counter(), time.process_time()
     rollouts = await teacher.rollouts(items)
-    judged = judge_rollouts(items, rollouts, config, 0.8)
-    seconds = time.perf_counter() - started
+    judged = judge_rollouts(items, rollouts, config, 0.8, names=names)
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     summary = client.ledger.summary()
     statistics = distill_statistics(judged, len(items), config)
 
@@ -122,8 +134,47 @@ async def measure(arguments, settings: Settings) -> None:
         f"{statistics['items_with_trajectory']}/{len(items)}, "
         f"rejected {statistics['rejected']}, tool calls per rollout {statistics['tool_calls_per_rollout']}"
     )
+    print(f"findings {statistics['findings']}, step labels {statistics['step_labels']}")
+    kept_share(judged, f"teacher {backend.model_id}")
+    walk_started = time.process_time()
+    walked = judge_rollouts(items, await PathTeacher(kg, tools).rollouts(items), config, 0.8, names=names)
+    walking = (time.process_time() - walk_started) / max(1, len(walked)) * 1000
+    kept_share(walked, "path teacher")
+    for label, trajectories, own in (
+        ("this run's rollouts", judged, cpu_seconds / max(1, len(rollouts)) * 1000),
+        ("path teacher's", walked, walking),
+    ):
+        reading = reading_seconds(items, trajectories, config, names) / max(1, len(trajectories)) * 1000
+        print(
+            f"checks + step labels on {label}: {reading * 1000:.1f} ms CPU per 1,000 trajectories "
+            f"({statistics_calls(trajectories):.1f} calls each) = {reading / own:.2%} of the CPU that made them "
+            f"({own:.1f} s per 1,000)"
+        )
     print(f"peak memory {peak_rss_mib():.0f} MiB")
     await pool.aclose()
+
+
+def kept_share(trajectories, label: str) -> None:
+    reasons = Counter(t.reject_reason or "kept" for t in trajectories)
+    shares = ", ".join(f"{reason} {count / len(trajectories):.0%}" for reason, count in reasons.most_common())
+    print(f"{label}: {len(trajectories)} trajectories: {shares}")
+
+
+def statistics_calls(trajectories) -> float:
+    return sum(t.num_tool_calls for t in trajectories) / max(1, len(trajectories))
+
+
+def reading_seconds(items, trajectories, config, names, repeats: int = 5) -> float:
+    """CPU seconds to read every trajectory once (step labels, answer sighting, findings), best of `repeats`."""
+    by_id = {item.id: item for item in items}
+    best = float("inf")
+    for _ in range(repeats):
+        text_words.cache_clear()  # each trajectory is read once in a run: no observation known beforehand
+        started = time.process_time()
+        for trajectory in trajectories:
+            read_calls(trajectory, by_id[trajectory.item_id], bool(trajectory.correct), names, config)
+        best = min(best, time.process_time() - started)
+    return best
 
 
 def main() -> None:

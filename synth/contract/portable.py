@@ -44,8 +44,9 @@ _OBSERVATIONS = re.compile(r"<(tool_response|information)>.*?</\1>", re.DOTALL)
 
 
 def normalize_answer(text: str) -> str:
-    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    text = "".join(character for character in text if not unicodedata.combining(character))
+    if not text.isascii():  # (ASCII text is its own NFKC and NFKD form, with no combining marks)
+        text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+        text = "".join(character for character in text if not unicodedata.combining(character))
     text = text.casefold().translate(_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
 

@@ -25,17 +25,18 @@ MIN_ONE_WORD = 3
 
 
 class WorldNames:
-    """The world's entity names (and aliases), normalized, with the longest kept to MAX_WORDS words."""
+    """The world's entity names (and aliases), normalized, up to MAX_WORDS words long."""
 
     def __init__(self, names: Iterable[str]):
         self.names: set[str] = set()
-        self.longest = 1
+        self.prefixes: set[str] = set()
+        """Every name's leading words ("university", "university of", ...): where a match may go on."""
         for name in names:
             normal = token_sequence(name).strip()
             words = normal.split()
             if words and len(words) <= MAX_WORDS and not normal.replace(" ", "").isdigit():
                 self.names.add(normal)
-                self.longest = max(self.longest, len(words))
+                self.prefixes.update(" ".join(words[:size]) for size in range(1, len(words) + 1))
 
     @classmethod
     def of_graph(cls, graph) -> "WorldNames":
@@ -43,34 +44,41 @@ class WorldNames:
         return cls(name for entity_id in graph.entities for name in graph.names(entity_id))
 
     def named_in(self, text: str) -> set[str]:
-        """The normalized world names `text` writes as names (see the module's rule), longest first
+        """The normalized world names `text` writes as names (see the module's rule), the longest
         where they overlap."""
         words = []  # (normalized word, as written, starts a sentence)
         for match in _WORD.finditer(text):
-            normal = normalize_answer(match.group())
+            written = match.group()
+            normal = written.casefold() if written.isascii() and written.isalnum() else normalize_answer(written)
             if not normal or normal in _ARTICLES:
                 continue
             starts = match.start() == 0 or bool(_BREAK.search(text[max(0, match.start() - 3) : match.start()]))
-            words.append((normal, match.group(), starts))
+            words.append((normal, written, starts))
         found: set[str] = set()
         position = 0
         while position < len(words):
-            size = next(
-                (
-                    size
-                    for size in range(min(self.longest, len(words) - position), 0, -1)
-                    if self._written_as_name(words[position : position + size])
-                ),
-                0,
-            )
+            size = self._longest_name(words, position)
             if size:
                 found.add(" ".join(word for word, _, _ in words[position : position + size]))
             position += max(size, 1)
         return found
 
-    def _written_as_name(self, span: list[tuple[str, str, bool]]) -> bool:
-        if " ".join(word for word, _, _ in span) not in self.names:
-            return False
-        if span[0][1].isdigit() or (len(span) == 1 and (span[0][2] or len(span[0][0]) < MIN_ONE_WORD)):
-            return False
-        return all(written[:1].isupper() or word in LINKING for word, written, _ in span) and span[0][1][:1].isupper()
+    def _longest_name(self, words: list[tuple[str, str, bool]], position: int) -> int:
+        """How many words from `position` on are the longest world name written as a name (0: none)."""
+        first, written, starts = words[position]
+        if not written[:1].isupper() or written.isdigit():  # a name starts with a capital, never a number
+            return 0
+        key, best = first, 0
+        if key in self.names and not starts and len(first) >= MIN_ONE_WORD:
+            best = 1
+        for size in range(2, MAX_WORDS + 1):
+            end = position + size - 1
+            if end >= len(words) or key not in self.prefixes:
+                break
+            word, written, _ = words[end]
+            if not (written[:1].isupper() or word in LINKING):
+                break
+            key = f"{key} {word}"
+            if key in self.names and words[end][1][:1].isupper():
+                best = size  # (a name ends on a capitalized word: "University of Washington", not "... of")
+        return best

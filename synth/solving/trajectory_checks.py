@@ -17,9 +17,8 @@ it; `synth.solving.rejection` rejects a correct rollout by the first enabled one
 import re
 
 from synth.kg.name_mentions import WorldNames
-from synth.kg.names import token_sequence
 from synth.schemas import ChatMessage, Item
-from synth.solving.trajectory_reading import FINAL_TOOLS, Reading
+from synth.solving.trajectory_reading import FINAL_TOOLS, Reading, text_words
 
 TRAJECTORY_CHECKS = ("answer_not_grounded", "unseen_entity", "repeated_call", "calls_after_answer_seen")
 
@@ -65,7 +64,7 @@ def unseen_entities(messages: list[ChatMessage], names: WorldNames) -> set[str]:
     unseen: set[str] = set()
     for message in messages:
         if message.role != "assistant":
-            shown += token_sequence(message.content or "")
+            shown += text_words(message.content or "")
             continue
         said = [_ANSWER_TAG.sub(" ", message.content or "")]
         said += [call.function.arguments for call in message.tool_calls or [] if call.function.name not in FINAL_TOOLS]

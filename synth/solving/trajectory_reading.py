@@ -18,6 +18,7 @@ calls answered by tool messages), imported trajectories included.
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from synth.contract.observations import parse_search
 from synth.contract.portable import normalize_answer
@@ -115,10 +116,16 @@ def world_calls(messages: list[ChatMessage], final_tools: frozenset[str] = FINAL
     return calls
 
 
+@lru_cache(maxsize=4096)
+def text_words(text: str) -> str:
+    """`token_sequence` of a message's text, kept: the checks read each observation several times."""
+    return token_sequence(text)
+
+
 def mentions(text: str, names: list[str]) -> bool:
     """Whether `text` contains one of `names` as whole words (case, punctuation and articles ignored;
     "Quaid's" holds "Quaid")."""
-    haystack = token_sequence(text)
+    haystack = text_words(text)
     return any(needle in haystack for name in names if (needle := token_sequence(name)))
 
 
