@@ -47,6 +47,12 @@ def tools(tmp_path_factory):
         Document(id=f"d{index}", title=f"Person {index}", text=f"Person {index} was born in Town {index}.")
         for index in range(12)
     ]
+    documents += [  # what the searches find: each question's answer, so a right answer is a grounded one
+        Document(id=f"a{number}", title=f"Thing {number}", text=f"Code T{number} is {answer}.")
+        for hops in P
+        for index in range(8)
+        for number, answer in [(hops * 100 + index, f"Film {hops * 100 + index}")]
+    ]
     corpus = Corpus(documents, name="t")
     index = tmp_path_factory.mktemp("index")
     return SearchTools(corpus, BM25Retriever(corpus, index, log=lambda line: None), default_k=2)
@@ -54,7 +60,9 @@ def tools(tmp_path_factory):
 
 def questions(make_item, per_hops: int = 8):
     return [
-        make_item(hops * 100 + index, hops=hops, path=[], question=f"Which {hops}-hop thing is number {index}?")
+        make_item(
+            hops * 100 + index, hops=hops, path=[], question=f"Which {hops}-hop thing is code T{hops * 100 + index}?"
+        )
         for hops in P
         for index in range(per_hops)
     ]
