@@ -28,6 +28,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.contract.matching import normalize_answer
 from synth.filters.base import CheckResult, Filter
+from synth.filters.realized import realized_difficulty, with_early_hit
 from synth.llm.types import is_model_failure
 from synth.schemas import DifficultyLabel, DifficultyName, Item, PassRate, SolverAttempt
 from synth.schemas.solving import Condition
@@ -43,6 +44,14 @@ class Thresholds(FrozenConfig):
     )
     medium: float = Field(
         default=0.25, ge=0.0, le=1.0, description="... at or above which it is medium (hard below, unsolved at 0)."
+    )
+    early_hit_step: float | None = Field(
+        default=None,
+        ge=1,
+        description="Realized difficulty in the label (synth.filters.realized): an item of more hops whose correct "
+        "search attempts saw the answer by this call (median) is labeled one level easier (hard to medium, medium "
+        "to easy): its answer turned up before the chain was walked. Off by default: the label is the pass rate "
+        "the RL reward sees, and the realized figures are stored beside it.",
     )
 
 
@@ -214,12 +223,16 @@ class ConsensusFilter(Filter):
         correct_search = [
             attempt.num_tool_calls for attempt in attempts if attempt.condition == "search" and attempt.correct
         ]
+        realized = realized_difficulty(attempts)
         self.labels[item.id] = DifficultyLabel(
             item_id=item.id,
-            label=difficulty,
+            label=with_early_hit(difficulty, realized, item.hops, self.config.thresholds.early_hit_step),
             pass_rates=pass_rates(attempts),
-            mean_tool_calls=sum(correct_search) / len(correct_search) if correct_search else None,
+            mean_tool_calls=realized["calls_to_correct"],
             min_tool_calls=min(correct_search) if correct_search else None,
+            answer_hit_step=realized["answer_hit_step"],
+            tokens_to_correct=realized["tokens_to_correct"],
+            closed_book_rate=realized["closed_book_rate"],
             thresholds=self.config.thresholds.name,
             solvers=self.solvers,
             judge=self.judge,

@@ -29,6 +29,8 @@ class EvalAttempt(Record):
     """The domain of the relation that reaches the answer (`people` for /people/person/place_of_birth)."""
     style: str | None = None
     tool_calls: int = 0
+    answer_seen_at: int | None = None
+    """The number of the call whose result first showed the answer (None: none did)."""
     turns: int = 0
     """Assistant turns."""
     prompt_tokens: int = 0

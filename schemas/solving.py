@@ -39,6 +39,8 @@ class SolverAttempt(Record):
     """Token F1 against the best-matching accepted answer."""
     match: Literal["exact", "alias", "f1", "judge", "none"] = "none"
     num_tool_calls: int = Field(default=0, ge=0)
+    answer_seen_at: int | None = Field(default=None, ge=1)
+    """With search: the number of the call whose result first showed the answer (None: none did)."""
     trajectory_id: str | None = None
     usage: Usage = Field(default_factory=Usage)
     failure: SnakeCase | None = None
@@ -77,8 +79,16 @@ class DifficultyLabel(Record):
     label: DifficultyName
     pass_rates: list[PassRate] = Field(default_factory=list)
     mean_tool_calls: float | None = None
-    """Mean tool calls over correct attempts with search (None if none were correct)."""
+    """Mean tool calls over correct attempts with search (None if none were correct): the calls to a
+    correct answer."""
     min_tool_calls: int | None = None
+    answer_hit_step: float | None = None
+    """Median over correct search attempts of the call whose result first showed the answer
+    (synth.filters.realized: realized difficulty; None when none saw it)."""
+    tokens_to_correct: float | None = None
+    """Mean prompt + completion tokens of the correct search attempts."""
+    closed_book_rate: float | None = None
+    """Share of closed-book attempts that were right: answering from memory (None: none ran)."""
     thresholds: SnakeCase
     """Name of the documented threshold set that produced the label."""
     solvers: dict[str, str] = Field(default_factory=dict)

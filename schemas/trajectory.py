@@ -46,6 +46,9 @@ class ChatMessage(Record):
         return self
 
 
+StepLabel = Literal["exploration", "verification", "redundant"]
+"""What a call of the world's tools did (synth.solving.trajectory_reading states the rules)."""
+
 PATH_TEACHER = "path-teacher"
 """The `model` of the path teacher's model-free demonstrations (synth.generators.path_teacher)."""
 
@@ -74,7 +77,7 @@ class Trajectory(Record):
     findings: list[SnakeCase] = Field(default_factory=list)
     """Checks beyond the answer that flag it (answer_not_grounded, unseen_entity, repeated_call,
     calls_after_answer_seen; synth.solving.trajectory_checks), whether or not one rejected it."""
-    step_labels: list[Literal["exploration", "verification", "redundant"]] = Field(default_factory=list)
+    step_labels: list[StepLabel] = Field(default_factory=list)
     """One per call of the world's tools, in order (synth.solving.trajectory_reading states the rules)."""
     answer_seen_at: int | None = Field(default=None, ge=1)
     """The number (1-based) of the world call whose observation first showed the answer; None: none did."""

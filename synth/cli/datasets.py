@@ -116,11 +116,13 @@ def show(ref: str, examples: int, as_json: bool) -> None:
     distill = summary.pop("distill", None)
     rounds = summary.pop("rounds", None)
     quality = summary.pop("quality", None)
+    realized = summary.pop("realized_difficulty", None)
     if summary:
         print_table(["summary", "value"], list(summary.items()), title="run summary")
-    from synth.cli.summary import print_quality, print_rounds
+    from synth.cli.summary import print_quality, print_realized, print_rounds
 
     print_quality(quality)
+    print_realized(realized)
 
     print_rounds(rounds)
     if distill:

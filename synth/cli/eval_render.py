@@ -30,10 +30,14 @@ def print_run(run: EvalRun) -> None:
         groups = summary.get(key) or {}
         if groups:
             columns = [title, "items", "pass@1"] + ([f"pass@{run.k}"] if run.k > 1 else [])
+            columns += ["answer hit step", "calls to correct"]  # realized difficulty of the correct attempts
             print_table(
                 columns,
                 [
-                    (value, group["items"], group["pass_at_1"], group["pass_at_k"])[: len(columns)]
+                    (value, group["items"], group["pass_at_1"], *([group["pass_at_k"]] if run.k > 1 else []))
+                    + tuple(
+                        "" if group.get(key) is None else group[key] for key in ("answer_hit_step", "calls_to_correct")
+                    )
                     for value, group in groups.items()
                 ],
             )

@@ -30,7 +30,7 @@ def print_summary(result) -> None:
     summary = {
         key: value
         for key, value in version.summary.items()
-        if key not in ("seconds", "stage_seconds", "llm", "distill", "rounds", "quality")
+        if key not in ("seconds", "stage_seconds", "llm", "distill", "rounds", "quality", "realized_difficulty")
     }
     llm = version.summary.get("llm")
     if llm:  # model calls: one row per figure, the per-stage breakdown stays in `datasets show --json`
@@ -41,6 +41,7 @@ def print_summary(result) -> None:
         print_table(["figure", "value"], list(summary.items()), title="summary")
     print_rounds(version.summary.get("rounds"))
     print_quality(version.summary.get("quality"))
+    print_realized(version.summary.get("realized_difficulty"))
     distill = version.summary.get("distill")
     if distill:
         print_table(["figure", "value"], list(distill.items()), title="distillation (teacher trajectories)")
@@ -50,6 +51,31 @@ def print_summary(result) -> None:
     )
     if distill and distill.get("items_with_trajectory"):
         click.echo(f"SFT data: synth export {version.ref} --format sft --out {version.name}-sft.jsonl")
+
+
+REALIZED_COLUMNS = {
+    "items": "items",
+    "answer_hit_step": "answer hit step",
+    "calls_to_correct": "calls to correct",
+    "tokens_to_correct": "tokens to correct",
+    "closed_book_rate": "closed-book rate",
+    "teacher_answer_hit_step": "teacher hit step",
+    "teacher_calls_to_correct": "teacher calls",
+}
+
+
+def print_realized(realized: dict | None) -> None:
+    """Realized difficulty by hop count (synth.filters.realized): means over the items that have each
+    figure; empty cells: no correct run to read it from."""
+    from synth.cli.render import print_table
+
+    if not realized:
+        return
+    rows = [
+        (hops, *("" if figures.get(key) is None else figures[key] for key in REALIZED_COLUMNS))
+        for hops, figures in realized.items()
+    ]
+    print_table(["hops", *REALIZED_COLUMNS.values()], rows, title="realized difficulty (sql: realized_difficulty)")
 
 
 def print_quality(quality: dict | None) -> None:

@@ -23,6 +23,7 @@ from synth.schemas import EvalAttempt, EvalRun
 from synth.search.agent import ANSWERING, SearchAgent
 from synth.search.budget import EVAL_AGENT, AgentBudget
 from synth.search.tools import SearchTools
+from synth.solving.trajectory_reading import read_trajectory
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,10 @@ async def run_eval(
                 relation_family=task.relation_family,
                 style=task.style,
                 tool_calls=rollout.num_tool_calls,
+                answer_seen_at=read_trajectory(
+                    rollout.messages,
+                    [*task.answers, *([rollout.answer] if matched != "none" and rollout.answer else [])],
+                ).answer_seen_at,
                 turns=sum(message.role == "assistant" for message in rollout.messages),
                 prompt_tokens=rollout.usage.prompt_tokens,
                 completion_tokens=rollout.usage.completion_tokens,

@@ -31,12 +31,22 @@ def _per_item(attempts: list[EvalAttempt]) -> dict[str, list[EvalAttempt]]:
 
 
 def _accuracy(items: dict[str, list[EvalAttempt]]) -> dict:
-    """pass@1 (mean over items of the share of correct attempts) and pass@k (any attempt correct)."""
+    """pass@1 (mean over items of the share of correct attempts) and pass@k (any attempt correct),
+    and the realized difficulty of the correct attempts (synth.filters.realized): the call that first
+    showed the answer and the calls to a correct answer."""
     if not items:
         return {"items": 0, "pass_at_1": 0.0, "pass_at_k": 0.0}
     pass_1 = mean(sum(a.correct for a in group) / len(group) for group in items.values())
     pass_k = mean(any(a.correct for a in group) for group in items.values())
-    return {"items": len(items), "pass_at_1": round(pass_1, 4), "pass_at_k": round(pass_k, 4)}
+    correct = [attempt for group in items.values() for attempt in group if attempt.correct]
+    seen = [attempt.answer_seen_at for attempt in correct if attempt.answer_seen_at is not None]
+    return {
+        "items": len(items),
+        "pass_at_1": round(pass_1, 4),
+        "pass_at_k": round(pass_k, 4),
+        "answer_hit_step": round(mean(seen), 2) if seen else None,
+        "calls_to_correct": round(mean(attempt.tool_calls for attempt in correct), 2) if correct else None,
+    }
 
 
 def summarize(attempts: list[EvalAttempt], k: int) -> dict:

@@ -5,6 +5,7 @@ stage (whichever process made it), and the run recorded in the catalog."""
 import time
 
 from synth.errors import NothingSurvived
+from synth.filters.realized import realized_by_hops
 from synth.llm.accounting import Ledger, Price
 from synth.pipelines.records import DistillShard, RecipeResult
 from synth.run.plan import DISTILL, LABEL_STAGE, PLAN, stage_names
@@ -71,6 +72,9 @@ def publish(
             "items_per_second": round(items / wall, 3) if wall else None,
             "run_id": run.dir.id,
             **result.statistics,
+            "realized_difficulty": realized_by_hops(
+                result.tables.get("items", []), result.tables.get("labels", []), result.tables.get("trajectories", [])
+            ),
             **llm_summary,
         },
     )

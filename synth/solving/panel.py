@@ -24,6 +24,7 @@ from synth.search.tools import SearchTools
 from synth.search.world import RetrieverChoice
 from synth.solving.answer_judge import AnswerJudge
 from synth.solving.solvers import Outcome, Solver
+from synth.solving.trajectory_reading import read_trajectory
 
 
 class SolverSpec(FrozenConfig):
@@ -188,8 +189,10 @@ class Panel:
         attempt_id = content_hash(
             {"item": item.id, "solver": solver.name, "model": solver.model, "condition": condition, "sample": index}
         )
-        trajectory = None
+        trajectory, reading = None, None
         if outcome.messages:
+            right = [*item.answers, *([outcome.answer] if match != "none" and outcome.answer else [])]
+            reading = read_trajectory(outcome.messages, right)
             trajectory = Trajectory(
                 id=attempt_id,
                 item_id=item.id,
@@ -203,6 +206,8 @@ class Panel:
                 num_tool_calls=outcome.num_tool_calls,
                 finish_reason=outcome.failure or "answered",
                 usage=outcome.usage,
+                step_labels=reading.step_labels,
+                answer_seen_at=reading.answer_seen_at,
                 metadata={
                     "condition": condition,
                     "solver": solver.name,
@@ -223,6 +228,7 @@ class Panel:
             score=score,
             match=match,
             num_tool_calls=outcome.num_tool_calls,
+            answer_seen_at=reading.answer_seen_at if reading else None,
             trajectory_id=trajectory.id if trajectory else None,
             usage=outcome.usage,
             failure=outcome.failure,

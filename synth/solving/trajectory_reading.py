@@ -24,11 +24,12 @@ from synth.contract.observations import parse_search
 from synth.contract.portable import normalize_answer
 from synth.kg.names import token_sequence
 from synth.schemas import ChatMessage
+from synth.schemas.trajectory import StepLabel
 
 FINAL_TOOLS = frozenset({"answer"})
 """Tools that deliver the result rather than ask the world."""
 
-STEP_LABELS = ("exploration", "verification", "redundant")
+STEP_LABELS: tuple[StepLabel, ...] = ("exploration", "verification", "redundant")
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class Reading:
     """What a trajectory's calls did."""
 
     calls: list[WorldCall]
-    step_labels: list[str]
+    step_labels: list[StepLabel]
     """One of STEP_LABELS per world call, in order."""
     answer_seen_at: int | None
     """The number of the call whose observation first showed the answer (None: none did)."""
@@ -148,7 +149,7 @@ def read_trajectory(messages: list[ChatMessage], answers: list[str]) -> Reading:
     calls = world_calls(messages)
     seen_calls: set[tuple[str, str]] = set()
     seen_units: set[str] = set()
-    labels: list[str] = []
+    labels: list[StepLabel] = []
     answer_seen_at: int | None = None
     repeated = 0
     for call in calls:

@@ -34,12 +34,37 @@ def view_files(settings: Settings, versions: list[DatasetVersion]) -> dict[str, 
     return files
 
 
+REALIZED_DIFFICULTY = """
+select i.dataset, i.version, i.id as item_id, i.hops, i.difficulty,
+       l.answer_hit_step, l.mean_tool_calls as calls_to_correct, l.tokens_to_correct, l.closed_book_rate,
+       t.answer_hit_step as teacher_answer_hit_step, t.calls_to_correct as teacher_calls_to_correct,
+       t.tokens_to_correct as teacher_tokens_to_correct
+from items i
+left join labels l on l.dataset = i.dataset and l.version = i.version and l.item_id = i.id
+left join (
+    select dataset, version, item_id, median(answer_seen_at) as answer_hit_step,
+           avg(num_tool_calls) as calls_to_correct,
+           avg(usage.prompt_tokens + usage.completion_tokens) as tokens_to_correct
+    from trajectories where role = 'teacher' and correct group by dataset, version, item_id
+) t on t.dataset = i.dataset and t.version = i.version and t.item_id = i.id
+"""
+"""Per published item, how hard it was for the runs that solved it (synth.filters.realized): the
+panel's figures from its label, the teacher's from its correct rollouts."""
+
+DERIVED_VIEWS = {"realized_difficulty": REALIZED_DIFFICULTY}
+"""Views over the table views, created after them."""
+
+
 def create_views(connection, files: dict[str, list[Path]], relative_to: Path | None = None, temporary=False) -> None:
-    """One view per entry of `files` on `connection`; paths relative to `relative_to` when given."""
+    """One view per entry of `files` on `connection` (paths relative to `relative_to` when given),
+    then the DERIVED_VIEWS over them."""
+    kind = "temporary " if temporary else ""
     for table, paths in files.items():
         names = [str(path.relative_to(relative_to)) if relative_to else str(path) for path in paths]
         file_list = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
         connection.execute(
-            f"create or replace {'temporary ' if temporary else ''}view {table} as "
-            f"select * from read_parquet([{file_list}], union_by_name = true)"
+            f"create or replace {kind}view {table} as select * from read_parquet([{file_list}], union_by_name = true)"
         )
+    if set(TABLES) <= set(files):
+        for view, query in DERIVED_VIEWS.items():
+            connection.execute(f"create or replace {kind}view {view} as {query}")

@@ -68,6 +68,8 @@ class CompetentServer(FaultServer):
         self.p_closed, self.p_gold = p_closed, p_gold
         self.reasoning_words = reasoning_words
         self.known: dict[str, tuple[str, int]] = {}
+        self.leads: dict[str, list[str]] = {}
+        """Question -> its search queries, step by step (else the question with the step's number)."""
         """Question -> (answer, hops): what the model knows."""
         self.others: dict[str, list[str]] = {}
         """Question -> other real-world answers it knows (an audit reader names them)."""
@@ -78,9 +80,14 @@ class CompetentServer(FaultServer):
     def shows_reasoning(self) -> bool:
         return self.dialect in REASONING_DIALECTS
 
-    def learn(self, items) -> None:
+    def learn(self, items, leads=None) -> None:
+        """What the model knows of each item: its answer and hops, and (`leads(item)`: a query per hop)
+        what it searches at each step, as a model that follows the chain searches each hop's entity."""
         for item in items:
-            self.known[" ".join(item.question.split())] = (item.answer, item.hops)
+            question = " ".join(item.question.split())
+            self.known[question] = (item.answer, item.hops)
+            if leads is not None:
+                self.leads[question] = list(leads(item))
 
     # ---- what the model writes ------------------------------------------------------------------
 
@@ -152,9 +159,9 @@ class CompetentServer(FaultServer):
             for m in messages[position + 1 :]
         )
         if done < hops:
-            search = {"call": "search", "arguments": {"query": f"{question} (step {done + 1})"}}
+            search = {"call": "search", "arguments": {"query": self._query(question, done)}}
             if request.get("tools") and done == 0 and hops >= 3:  # two searches at once, as capable models do
-                search["also"] = {"call": "search", "arguments": {"query": f"{question} (step 2)"}}
+                search["also"] = {"call": "search", "arguments": {"query": self._query(question, 1)}}
             return thinking, search
         rollout = seed // 1000
         right = _draw(question, rollout, "search") < self.p.get(hops, 0.0)
@@ -175,6 +182,10 @@ class CompetentServer(FaultServer):
         rating = "good" if right and not others else "bad"
         note = f"also {'; '.join(others)}" if others else "" if right else "the stored answer is not the one I know"
         return {"right": right, "only": not others, "rating": rating, "other_answers": others, "note": note}
+
+    def _query(self, question: str, step: int) -> str:
+        leads = self.leads.get(question, [])
+        return leads[step] if step < len(leads) else f"{question} (step {step + 1})"
 
     def _question(self, messages: list[dict]) -> tuple[int, str | None]:
         """(index of the user message, question) of the last user message asking a known question."""
