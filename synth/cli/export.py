@@ -92,12 +92,13 @@ class _ExportCommand(click.Command):
 )
 @click.option(
     "--reasoning",
-    type=click.Choice(["keep", "drop"]),
-    default="keep",
+    type=click.Choice(["keep-all", "keep-last", "drop", "keep"]),
+    default="keep-all",
     show_default=True,
-    help="Trajectory formats: the assistant turns' reasoning, written as each consumer reads it (sft, dpo: "
-    "reasoning_content, which TRL's Qwen3 and DeepSeek-R1 training templates render as <think>; sft-chatml, "
-    "sharegpt, searchr1-sft: <think> blocks), or dropped.",
+    help="Trajectory formats: which assistant turns keep their reasoning (every turn, the last one only, or "
+    "none; keep is keep-all), written as each consumer reads it (sft, dpo: reasoning_content, which TRL's "
+    "Qwen3 and DeepSeek-R1 training templates render as <think>; sft-chatml, sharegpt, searchr1-sft: <think> "
+    "blocks). The export's notes say which.",
 )
 @click.option(
     "--validation-fraction",

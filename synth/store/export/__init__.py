@@ -20,8 +20,16 @@ ROLES = ("teacher", "proposer")
 ARGUMENTS = ("object", "string")
 PROCEDURAL = ("include", "exclude", "only")
 """--procedural: the path teacher's demonstrations in trajectory exports, beside model teachers' or not, or alone."""
-REASONING = ("keep", "drop")
-"""--reasoning: the assistant turns' reasoning kept in trajectory exports (as each consumer reads it) or dropped."""
+REASONING = ("keep-all", "keep-last", "drop")
+"""--reasoning: which assistant turns keep their reasoning in trajectory exports (written as each
+consumer reads it): every turn, only the last (the answer's), or none. `keep` is keep-all."""
+REASONING_WHERE = {
+    "sft": "in each turn's `reasoning_content`, which TRL's Qwen3, DeepSeek-R1 and GPT-OSS training templates "
+    "render as <think> (a template that does not read the field, such as Llama 3's, leaves it out: export "
+    "sft-chatml for those)",
+    "dpo": "in each turn's `reasoning_content` (as the sft export)",
+}
+"""Where each format writes the reasoning it keeps (the others: <think> blocks in the turn's text)."""
 
 
 def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options) -> ExportResult:
@@ -35,8 +43,10 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
         raise ConfigError(f"unknown --arguments {options['arguments']!r}; choose object or string")
     if options.get("procedural", "include") not in PROCEDURAL:
         raise ConfigError(f"unknown --procedural {options['procedural']!r}; choose include, exclude or only")
-    if options.get("reasoning", "keep") not in REASONING:
-        raise ConfigError(f"unknown --reasoning {options['reasoning']!r}; choose keep or drop")
+    if options.get("reasoning") == "keep":
+        options["reasoning"] = "keep-all"
+    if options.get("reasoning", "keep-all") not in REASONING:
+        raise ConfigError(f"unknown --reasoning {options['reasoning']!r}; choose {', '.join(REASONING)}")
     if options.get("contract") is not None:
         get_contract(options["contract"])
     proposer_formats = [name for name, entry in FORMATS.items() if entry.proposer]
@@ -51,9 +61,20 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
     check_split(request.split)
     result = FORMATS[fmt].exporter()(request)
     held = held_out(request)
+    if FORMATS[fmt].carries == "trajectories":
+        result.notes.insert(0, reasoning_note(fmt, request.reasoning))
     if held:  # first: the last note of a training format is the command that trains on it
         result.notes.insert(0, held)
     return result
+
+
+def reasoning_note(fmt: str, mode: str) -> str:
+    """Which turns' reasoning the export kept, and where it wrote it."""
+    if mode == "drop":
+        return "reasoning: dropped from every turn (--reasoning drop)"
+    turns = "every assistant turn" if mode == "keep-all" else "the last assistant turn only"
+    where = REASONING_WHERE.get(fmt, "as <think> blocks in the turn's text")
+    return f"reasoning: kept on {turns} (--reasoning {mode}), {where}"
 
 
 def held_out(request: ExportRequest) -> str | None:

@@ -34,9 +34,9 @@ class ExportRequest:
     (or the tool use their text shows) comes out; by default such an export is refused."""
     procedural: str = "include"
     """Trajectory formats: the path teacher's model-free demonstrations included, excluded, or `only` them."""
-    reasoning: str = "keep"
-    """The assistant turns' reasoning in trajectory exports: kept (each format writes it the way its
-    consumer reads it) or dropped."""
+    reasoning: str = "keep-all"
+    """Which assistant turns keep their reasoning in trajectory exports (each format writes it the way
+    its consumer reads it): keep-all, keep-last (the final turn's only) or drop."""
     validation_fraction: float | None = None
     test_fraction: float | None = None
     """The split fractions (None: the settings', SYNTH_VALIDATION_FRACTION and SYNTH_TEST_FRACTION)."""

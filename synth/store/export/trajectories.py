@@ -123,19 +123,26 @@ class Skipped:
 
 def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
     """Trajectories of the requested role (teacher by default) matching the SQL `condition` and
-    the user's --where, in stored order; without their reasoning under `--reasoning drop`."""
+    the user's --where, in stored order; with the reasoning `--reasoning` keeps."""
     selection = request.predicate("item_id")
     where = f"role = '{request.role}' and ({condition})" + (f" and {selection}" if selection else "")
     if request.procedural != "include":  # the path teacher's model-free demonstrations (synth.generators.path_teacher)
         where += f" and model {'=' if request.procedural == 'only' else '!='} '{PATH_TEACHER}'"
     for trajectory in iter_records(request.settings, request.version, "trajectories", where):
-        yield without_reasoning(trajectory) if request.reasoning == "drop" else trajectory
+        yield with_reasoning(trajectory, request.reasoning)
 
 
-def without_reasoning(trajectory: Trajectory) -> Trajectory:
+def with_reasoning(trajectory: Trajectory, mode: str) -> Trajectory:
+    """The trajectory with the reasoning of the turns `mode` keeps: every one (keep-all), the last
+    assistant turn's (keep-last: what a model trained on it writes only before its answer), or none."""
+    if mode == "keep-all":
+        return trajectory
+    last = max((index for index, message in enumerate(trajectory.messages) if message.role == "assistant"), default=-1)
     messages = [
-        message.model_copy(update={"reasoning_content": None}) if message.reasoning_content else message
-        for message in trajectory.messages
+        message.model_copy(update={"reasoning_content": None})
+        if message.reasoning_content and (mode == "drop" or index != last)
+        else message
+        for index, message in enumerate(trajectory.messages)
     ]
     return trajectory.model_copy(update={"messages": messages})
 
