@@ -127,7 +127,11 @@ def make_store(settings: Settings) -> None:
         seed=0,
         parent=None,
         funnel=[FunnelStage(stage="walk", input=20, kept=8, dropped={"ambiguous": 12})],
-        summary={"seconds": 12.5, "items_per_hops": {"1": 4, "2": 4}},
+        summary={
+            "seconds": 12.5,
+            "items_per_hops": {"1": 4, "2": 4},
+            "realized_difficulty": {"2": {"items": 4, "answer_hit_step": 1.5, "calls_to_correct": 2.0}},
+        },
     )
     publish_version(
         settings, spec, {"items": items, "attempts": attempts, "trajectories": [trajectory], "verdicts": verdicts}

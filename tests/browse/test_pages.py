@@ -25,6 +25,8 @@ def test_the_datasets_page_lists_versions_and_a_version_page_its_lineage_and_fun
     assert "<title>unsolved: 4</title>" in version.text and "<title>medium: 4</title>" in version.text  # 1 and 2 hops
     summary = version.text.split('id="summary"')[1].split("</table>")[0]
     assert "<th>seconds</th><td>12.5</td>" in summary and '<code>{"1": 4, "2": 4}</code>' in summary
+    realized = version.text.split('id="realized"')[1].split("</table>")[0]
+    assert "<td>2</td><td>4</td><td>1.5</td><td>2.0</td><td></td>" in realized  # missing figures stay empty
 
 
 def test_items_are_filtered_and_paged_by_the_store(client):
