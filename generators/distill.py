@@ -122,6 +122,9 @@ class Teacher:
                 **self.agent.tools.trajectory_metadata,
             },
         )
+        context = rollout.context_record(self.agent.context)
+        if context is not None:  # which context each turn saw (synth.search.context_policy)
+            metadata["context"] = context
         if guide is not None:
             messages, rewrites, leaked = await remove_hint_dependence(messages, guide, self.client, rollout.seed)
             metadata.update(hint_rewrites=rewrites, hint_leak=leaked)

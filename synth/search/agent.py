@@ -41,6 +41,16 @@ from synth.llm.toolcalls import parse_tool_calls
 from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParams
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
 from synth.search.budget import PANEL_AGENT, AgentBudget, RoleBudgets
+from synth.search.context_policy import (
+    PROMPT_MESSAGES,
+    SUMMARY_LEAD,
+    SUMMARY_SYSTEM,
+    ContextView,
+    archived_view,
+    summarized_view,
+    summary_cut,
+    transcript,
+)
 from synth.search.tools import SearchTools
 
 _TOOL_PURPOSES = {
@@ -251,10 +261,22 @@ class Rollout:
     while thinking), or the model call's failure reason."""
     pending: list[tuple[int, ToolCall]] = field(default_factory=list, repr=False)
     """Tool calls of the latest turn not yet run: (index of their tool message, call)."""
+    summaries: list[str] = field(default_factory=list)
+    """The `summarize` policy's summaries, in order (synth.search.context_policy)."""
+    summarized: int = 0
+    """Messages before this index (after the prompt) are shown as the latest summary."""
+    views: list[dict] = field(default_factory=list)
+    """What each turn's request showed of the trajectory (`ContextView.record`), when a policy shaped it."""
 
     @property
     def done(self) -> bool:
         return self.finish_reason is not None
+
+    def context_record(self, policy: str) -> dict | None:
+        """What a stored trajectory keeps of how its context was shaped (None: every turn saw it all)."""
+        if not self.views:
+            return None
+        return {"policy": policy, "views": self.views, "summaries": self.summaries}
 
 
 def _prompt(messages: list[ChatMessage], tags: bool = True) -> list[dict]:
@@ -318,6 +340,9 @@ class SearchAgent:
         self.stage = stage
         self.protocol = budget.resolved_protocol(client.native_tool_calls())
         self.max_context_tokens = budget.context_tokens
+        self.context: str = budget.context or "none"
+        self.keep_results: int = 4 if budget.keep_results is None else budget.keep_results
+        self.summarize_at: int = budget.summarize_at or (budget.context_tokens // 2 if budget.context_tokens else 8192)
 
     @property
     def contract(self) -> AgentContract:
@@ -367,6 +392,8 @@ class SearchAgent:
         """One conversation to its end; every turn is its own cached request, seeded by rollout and turn."""
         for turn in range(self.max_turns):
             progress.reached(turn)
+            if self.context == "summarize" and rollout.context_tokens > self.summarize_at:
+                await self._summarize(rollout, turn)
             (result,) = await self.client.complete([self._request(rollout, turn)])
             self._advance(rollout, result)
             await self.run_pending(rollout)
@@ -376,15 +403,60 @@ class SearchAgent:
             rollout.finish_reason = "turn_budget_exhausted"
         progress.finished()
 
+    def _shown(self, rollout: Rollout) -> list[ChatMessage]:
+        """The messages this turn's request shows, as the context policy shapes them (recorded)."""
+        if self.context == "archive":
+            shown, view = archived_view(rollout.messages, self.keep_results)
+        elif self.context == "summarize" and rollout.summaries:
+            shown, view = summarized_view(
+                rollout.messages, PROMPT_MESSAGES, rollout.summaries[-1], rollout.summarized, len(rollout.summaries) - 1
+            )
+        elif self.context == "summarize":  # nothing summarized yet: every message shown
+            shown, view = rollout.messages, ContextView()
+        else:
+            return rollout.messages
+        rollout.views.append(view.record())
+        return shown
+
+    async def _summarize(self, rollout: Rollout, turn: int) -> None:
+        """Replace the work before the latest `keep_results` results by the same model's summary of
+        it (with the previous summary, if any), when there is new work to fold in."""
+        cut = summary_cut(rollout.messages, self.keep_results)
+        if cut <= max(rollout.summarized, PROMPT_MESSAGES):
+            return
+        earlier = [ChatMessage(role="user", content=SUMMARY_LEAD + rollout.summaries[-1])] if rollout.summaries else []
+        work = transcript(
+            [
+                *rollout.messages[1:PROMPT_MESSAGES],
+                *earlier,
+                *rollout.messages[rollout.summarized or PROMPT_MESSAGES : cut],
+            ]
+        )
+        request = ChatRequest(
+            messages=[{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": work}],
+            sampling=SamplingParams(temperature=0.0, max_tokens=self.max_tokens, seed=rollout.seed * 1000 + 500 + turn),
+            stage=f"{self.stage}_summary",
+        )
+        (result,) = await self.client.complete([request])
+        if not isinstance(result, ChatResponse) or not (result.completions[0].text or "").strip():
+            return  # no summary this turn: the context stays as it was, and the budget decides
+        rollout.usage = Usage(
+            prompt_tokens=rollout.usage.prompt_tokens + result.usage.prompt_tokens,
+            completion_tokens=rollout.usage.completion_tokens + result.usage.completion_tokens,
+        )
+        rollout.summaries.append((result.completions[0].text or "").strip())
+        rollout.summarized = cut
+
     def _request(self, rollout: Rollout, turn: int) -> ChatRequest:
         seed = rollout.seed * 1000 + turn
         schema = None
+        messages = self._shown(rollout)
         if self.protocol == "native":
             sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
-            prompt = openai_messages(rollout.messages)
+            prompt = openai_messages(messages)
         elif self.protocol == "json":
             sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
-            prompt = _prompt(rollout.messages, tags=False)
+            prompt = _prompt(messages, tags=False)
             if self.demonstrate:
                 prompt = prompt[:1] + self.task.json_demonstration(self.contract) + prompt[1:]
             if turn == self.max_turns - 1:  # the budget's last turn must deliver the result
@@ -401,7 +473,7 @@ class SearchAgent:
                 seed=seed,
                 stop=["</tool_call>", f"</{self.task.final_tag}>"],
             )
-            prompt = _prompt(rollout.messages)
+            prompt = _prompt(messages)
             if self.demonstrate:
                 prompt = prompt[:1] + self.task.demonstration_turns(self.contract) + prompt[1:]
         if rollout.hint:

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from synth.config import FrozenConfig
+from synth.search.context_policy import ContextPolicy
 
 Protocol = Literal["auto", "native", "json", "tags"]
 
@@ -42,6 +43,23 @@ class AgentBudget(FrozenConfig):
         description="native: the backend's tool-call channel; tags: tools described in text, <tool_call>/<answer> "
         "tags; json: every reply one call held to the tools' JSON schemas; auto: native where the backend has "
         "it, else the role's fallback (tags for solvers and teachers, json for the proposer).",
+    )
+
+    context: ContextPolicy | None = Field(
+        default=None,
+        description="What a long search sees of itself (synth.search.context_policy): none (everything), archive "
+        "(tool results but the latest keep_results shown as stubs it can reopen with open), summarize (once a "
+        "turn passes summarize_at tokens, the same model summarizes the work before the latest keep_results "
+        "results); the stored trajectory keeps every message either way.",
+    )
+    keep_results: int | None = Field(
+        default=None, ge=0, description="archive, summarize: the latest tool results shown whole (default 4)."
+    )
+    summarize_at: int | None = Field(
+        default=None,
+        ge=1,
+        description="summarize: the context tokens (prompt + completion) past which the next turn summarizes first "
+        "(default: half of context_tokens, else 8,192).",
     )
 
     def over(self, defaults: "AgentBudget") -> "AgentBudget":
