@@ -42,10 +42,15 @@ from synth.config import FrozenConfig
 from synth.contract.matching import match_answer
 from synth.kg.name_mentions import WorldNames
 from synth.schemas import ChatMessage, Item, Trajectory
-from synth.solving.trajectory_checks import TRAJECTORY_CHECKS, allows_closed_book, answer_names, findings
+from synth.solving.trajectory_checks import (
+    TRAJECTORY_CHECKS,
+    TrajectoryCheck,
+    allows_closed_book,
+    answer_names,
+    findings,
+)
 from synth.solving.trajectory_reading import read_trajectory
 
-TrajectoryCheck = Literal["answer_not_grounded", "unseen_entity", "repeated_call", "calls_after_answer_seen"]
 PREFERENCE_NEGATIVES = ("incorrect", *TRAJECTORY_CHECKS)
 """Reasons whose rollouts followed the protocol: the rejected side of a DPO pair."""
 
@@ -156,7 +161,6 @@ def read_calls(
     found = findings(
         trajectory.messages,
         trajectory.final_answer,
-        answers,
         reading,
         names,
         allows_closed_book(item, config.min_tool_calls),

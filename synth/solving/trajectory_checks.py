@@ -15,12 +15,14 @@ it; `synth.solving.rejection` rejects a correct rollout by the first enabled one
 """
 
 import re
+from typing import Literal, get_args
 
 from synth.kg.name_mentions import WorldNames
 from synth.schemas import ChatMessage, Item
 from synth.solving.trajectory_reading import FINAL_TOOLS, Reading, text_words
 
-TRAJECTORY_CHECKS = ("answer_not_grounded", "unseen_entity", "repeated_call", "calls_after_answer_seen")
+TrajectoryCheck = Literal["answer_not_grounded", "unseen_entity", "repeated_call", "calls_after_answer_seen"]
+TRAJECTORY_CHECKS: tuple[TrajectoryCheck, ...] = get_args(TrajectoryCheck)
 
 _ANSWER_TAG = re.compile(r"<answer>.*?(</answer>|$)", re.DOTALL)
 
@@ -36,15 +38,13 @@ def allows_closed_book(item: Item, min_tool_calls: int) -> bool:
 def findings(
     messages: list[ChatMessage],
     final_answer: str | None,
-    answers: list[str],
     reading: Reading,
     names: WorldNames | None,
     closed_book: bool,
     calls_after_answer_seen: int,
 ) -> list[str]:
-    """Every check in TRAJECTORY_CHECKS that applies, in that order. `answers`: what the answer may be
-    called (the item's answer and aliases, and the final answer itself); `names`: the world's names
-    (None: `unseen_entity` is not checked)."""
+    """Every check in TRAJECTORY_CHECKS that applies, in that order (`reading` found the answer under
+    every name it may have); `names`: the world's names (None: `unseen_entity` is not checked)."""
     found = []
     if final_answer is not None and not closed_book and reading.answer_seen_at is None:
         found.append("answer_not_grounded")
