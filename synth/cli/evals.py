@@ -39,6 +39,12 @@ from synth.splits import CHOICES
     help="How the agent calls tools (default auto: native where the model has a tool-call channel).",
 )
 @click.option(
+    "--context",
+    type=click.Choice(["none", "archive", "summarize"]),
+    help="What a long search sees of itself, as panel.agent.context and distill.agent.context say (default none).",
+)
+@click.option("--context-tokens", type=click.IntRange(min=0), help="Context an attempt may fill (default: by model).")
+@click.option(
     "--f1-threshold", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="Token F1 that counts."
 )
 @click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True), help="Split fraction (see export).")
@@ -73,6 +79,8 @@ def eval_command(model, dataset, benchmark, split, k, limit, **options) -> None:
         turn_tokens=options["turn_tokens"],
         temperature=options["temperature"],
         protocol=options["protocol"],
+        context=options["context"],
+        context_tokens=options["context_tokens"],
     )
     request = EvalRequest(
         model=model,

@@ -101,6 +101,14 @@ class _ExportCommand(click.Command):
     "blocks). The export's notes say which.",
 )
 @click.option(
+    "--context",
+    type=click.Choice(["full", "seen"]),
+    default="full",
+    show_default=True,
+    help="Trajectory formats: each trajectory as it happened, or as its model saw it under agent.context "
+    "summarize (a row per summary segment, as ReSum trains); archive runs are written full only.",
+)
+@click.option(
     "--validation-fraction",
     "--val-fraction",
     "validation_fraction",
@@ -142,6 +150,7 @@ def export(
     allow_dropping_calls,
     procedural,
     reasoning,
+    context,
     validation_fraction,
     test_fraction,
     verl_version,
@@ -170,6 +179,7 @@ def export(
         allow_dropping_calls=allow_dropping_calls,
         procedural=procedural,
         reasoning=reasoning,
+        context=context,
         validation_fraction=validation_fraction,
         test_fraction=test_fraction,
         verl_version=verl_version,

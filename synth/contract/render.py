@@ -100,16 +100,21 @@ def render(
     return _Renderer(target, source, ANSWER).conversation(trajectory, prompt, ANSWER_TOOL)
 
 
+CONTINUES = "continues"
+"""Metadata key of a row that stops at a call rather than the answer: one segment of a longer run,
+written as its model saw it (`--context seen`); every other row must end with the answer."""
+
+
 def _as_recorded(trajectory: Trajectory) -> Conversation:
-    _require_final_answer(trajectory.messages)
+    _require_final_answer(trajectory.messages, bool(trajectory.metadata.get(CONTINUES)))
     return Conversation(list(trajectory.messages), list(trajectory.tools))
 
 
-def _require_final_answer(messages: list[ChatMessage]) -> None:
+def _require_final_answer(messages: list[ChatMessage], continues: bool = False) -> None:
     last = messages[-1]
     if last.role == "tool":
         raise Unrenderable("ends on a tool turn")
-    if last.role != "assistant" or last.tool_calls:
+    if last.role != "assistant" or (last.tool_calls and not continues):
         raise Unrenderable("does not end with an answer")
 
 
@@ -138,7 +143,7 @@ class _Renderer:
                 self._tool(message, pending, messages)
             else:
                 messages.append(message)  # a corrective user turn of the agent loop
-        _require_final_answer(messages)
+        _require_final_answer(messages, bool(trajectory.metadata.get(CONTINUES)))
         finish = [final_schema] if self.target.finish == "call" and final_schema is not None else []
         return Conversation(messages, [*self.target.tools, *finish])
 

@@ -53,7 +53,11 @@ class AgentBudget(FrozenConfig):
         "results); the stored trajectory keeps every message either way.",
     )
     keep_results: int | None = Field(
-        default=None, ge=0, description="archive, summarize: the latest tool results shown whole (default 4)."
+        default=None,
+        ge=0,
+        description="The latest tool results shown whole: archive 4 by default; summarize 0 (the summary replaces "
+        "the whole history, as ReSum does; more keeps the latest results beside it, and `--context seen` exports "
+        "then show those turns in two rows).",
     )
     summarize_at: int | None = Field(
         default=None,

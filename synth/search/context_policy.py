@@ -85,12 +85,13 @@ def transcript(messages: list[ChatMessage]) -> str:
 
 def summary_cut(messages: list[ChatMessage], keep: int) -> int:
     """Where a summary ends: before the latest `keep` tool results' calls (never inside a call and
-    its results)."""
+    its results); with `keep` 0, after everything (ReSum's scheme: the summary replaces the history)."""
     results = [index for index, message in enumerate(messages) if message.role == "tool"]
+    if not keep:
+        return len(messages)
     if len(results) <= keep:
         return 0
-    first_kept = results[len(results) - keep] if keep else len(messages)
-    cut = first_kept
+    cut = results[len(results) - keep]
     while cut > 0 and messages[cut - 1].role == "tool":
         cut -= 1
     return cut - 1 if cut > 0 and messages[cut - 1].tool_calls else cut

@@ -214,6 +214,7 @@ class Panel:
                     "malformed_turns": outcome.malformed_turns,
                     "reasoning_tokens": outcome.reasoning_tokens,
                     **self.tools.trajectory_metadata,
+                    **({"context": outcome.context} if outcome.context else {}),
                 },
             )
         attempt = SolverAttempt(

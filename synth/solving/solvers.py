@@ -61,6 +61,8 @@ class Outcome:
     """Agent replies with neither a tool call nor an answer (each got a corrective observation)."""
     reasoning_tokens: int = 0
     """Completion tokens the model spent reasoning (its share, for one of k samples)."""
+    context: dict | None = None
+    """What each turn saw, where a context policy shaped it (`Rollout.context_record`)."""
 
 
 class Solver(Protocol):
@@ -130,6 +132,7 @@ class ModelSolver:
                         rollout.messages,
                         rollout.malformed,
                         rollout.reasoning_tokens,
+                        rollout.context_record(self.agent.context),
                     )
                     for rollout in rollouts[start : start + k]
                 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from long_search_server import LongSearchServer
 
+from synth.errors import ConfigError
 from synth.generators.distill import DistillConfig, Teacher
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
@@ -121,6 +122,30 @@ def test_archive_and_summarize_reach_the_answer_and_keep_the_whole_trace(
     )
     trained = tokenizer.decode([t for t, on in zip(rendered["input_ids"], rendered["assistant_masks"]) if on])
     assert f"<answer>{CODE}</answer>" in trained and trained.count('"name": "search"') == TURNS - 2
+    if policy == "summarize":  # as the model saw it: a row per summary segment, each rendered and trained on
+        seen = tmp_path / "seen.jsonl"
+        export_version(settings, version.ref, "sft", seen, split="all", context="seen")
+        rows = [json.loads(line) for line in seen.read_text().splitlines()]
+        assert len(rows) == len(context["summaries"]) + 1
+        for number, row in enumerate(rows):
+            users = [m["content"] for m in row["messages"] if m["role"] == "user"]
+            assert (len(users) == 2 and users[1].startswith("Summary of your research")) == (number > 0)
+            assert row["messages"][-1]["role"] == "assistant"
+            rendered = tokenizer.apply_chat_template(
+                row["messages"],
+                tools=row["tools"],
+                chat_template=trl_template("qwen3_training.jinja"),
+                tokenize=True,
+                return_dict=True,
+                return_assistant_tokens_mask=True,
+            )
+            assert any(rendered["assistant_masks"])
+        assert f"<answer>{CODE}</answer>" in rows[-1]["messages"][-1]["content"]
+        shown = sum(m["role"] == "assistant" for row in rows for m in row["messages"])
+        assert shown == sum(m.role == "assistant" for m in trajectory.messages)  # every turn trained once
+    else:
+        with pytest.raises(ConfigError, match="whose view changes every turn"):
+            export_version(settings, version.ref, "sft", tmp_path / "seen.jsonl", split="all", context="seen")
 
 
 @pytest.fixture(scope="module")

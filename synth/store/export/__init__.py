@@ -23,6 +23,8 @@ PROCEDURAL = ("include", "exclude", "only")
 REASONING = ("keep-all", "keep-last", "drop")
 """--reasoning: which assistant turns keep their reasoning in trajectory exports (written as each
 consumer reads it): every turn, only the last (the answer's), or none. `keep` is keep-all."""
+CONTEXT = ("full", "seen")
+"""--context: trajectories as they happened, or as their model saw them under a context policy."""
 REASONING_WHERE = {
     "sft": "in each turn's `reasoning_content`, which TRL's Qwen3, DeepSeek-R1 and GPT-OSS training templates "
     "render as <think> (a template that does not read the field, such as Llama 3's, leaves it out: export "
@@ -47,6 +49,8 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
         options["reasoning"] = "keep-all"
     if options.get("reasoning", "keep-all") not in REASONING:
         raise ConfigError(f"unknown --reasoning {options['reasoning']!r}; choose {', '.join(REASONING)}")
+    if options.get("context", "full") not in CONTEXT:
+        raise ConfigError(f"unknown --context {options['context']!r}; choose full or seen")
     if options.get("contract") is not None:
         get_contract(options["contract"])
     proposer_formats = [name for name, entry in FORMATS.items() if entry.proposer]

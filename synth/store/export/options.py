@@ -37,6 +37,9 @@ class ExportRequest:
     reasoning: str = "keep-all"
     """Which assistant turns keep their reasoning in trajectory exports (each format writes it the way
     its consumer reads it): keep-all, keep-last (the final turn's only) or drop."""
+    context: str = "full"
+    """Trajectory formats: each trajectory as it happened (full), or as its model saw it under a context
+    policy (seen: a row per summary segment; synth.store.export.context_rows)."""
     validation_fraction: float | None = None
     test_fraction: float | None = None
     """The split fractions (None: the settings', SYNTH_VALIDATION_FRACTION and SYNTH_TEST_FRACTION)."""

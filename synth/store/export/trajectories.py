@@ -23,6 +23,7 @@ from synth.schemas import ChatMessage, Trajectory
 from synth.schemas.trajectory import PATH_TEACHER
 from synth.search.proposing import PROPOSING
 from synth.store.dialects import looks_like_tool_use
+from synth.store.export.context_rows import as_seen
 from synth.store.export.options import ExportRequest
 from synth.store.export.prompts import load_template
 from synth.store.export.prompts import render as render_template
@@ -123,13 +124,15 @@ class Skipped:
 
 def training_trajectories(request: ExportRequest, condition: str) -> Iterator[Trajectory]:
     """Trajectories of the requested role (teacher by default) matching the SQL `condition` and
-    the user's --where, in stored order; with the reasoning `--reasoning` keeps."""
+    the user's --where, in stored order; with the reasoning `--reasoning` keeps, and as their model saw
+    them under `--context seen`."""
     selection = request.predicate("item_id")
     where = f"role = '{request.role}' and ({condition})" + (f" and {selection}" if selection else "")
     if request.procedural != "include":  # the path teacher's model-free demonstrations (synth.generators.path_teacher)
         where += f" and model {'=' if request.procedural == 'only' else '!='} '{PATH_TEACHER}'"
-    for trajectory in iter_records(request.settings, request.version, "trajectories", where):
-        yield with_reasoning(trajectory, request.reasoning)
+    for stored in iter_records(request.settings, request.version, "trajectories", where):
+        for trajectory in as_seen(stored) if request.context == "seen" else [stored]:
+            yield with_reasoning(trajectory, request.reasoning)
 
 
 def with_reasoning(trajectory: Trajectory, mode: str) -> Trajectory:
