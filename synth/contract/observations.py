@@ -18,9 +18,9 @@ _VERL_DOC = re.compile(r'^Doc (\d+) \(Title: "(.*?)"\)\n', re.MULTILINE)
 
 def _numbered(pattern: re.Pattern, text: str, separator: str) -> list[tuple[re.Match, str]] | None:
     """Matches of `pattern` numbered 1, 2, ... that cover `text`, each with the text up to the next one."""
-    matches = [match for match in pattern.finditer(text)]
-    if not matches or matches[0].start() != 0:
+    if pattern.match(text) is None:  # (cheap: most texts that are not results fail at their start)
         return None
+    matches = [match for match in pattern.finditer(text)]
     documents, expected = [], 1
     for index, match in enumerate(matches):
         if int(match.group(1)) != expected:

@@ -39,6 +39,7 @@ from typing import Literal
 from pydantic import Field
 
 from synth.config import FrozenConfig
+from synth.contract import CONTRACTS, get_contract
 from synth.contract.matching import match_answer
 from synth.kg.name_mentions import WorldNames
 from synth.schemas import ChatMessage, Item, Trajectory
@@ -157,7 +158,9 @@ def read_calls(
 ) -> dict:
     """The trajectory's step labels, answer sighting and findings (fields of `Trajectory`)."""
     answers = answer_names(item, trajectory.final_answer, correct)
-    reading = read_trajectory(trajectory.messages, answers)
+    contract = trajectory.metadata.get("contract")
+    style = get_contract(contract).observation if contract in CONTRACTS else None
+    reading = read_trajectory(trajectory.messages, answers, style)
     found = findings(
         trajectory.messages,
         trajectory.final_answer,

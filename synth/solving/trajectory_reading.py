@@ -70,10 +70,11 @@ def canonical_arguments(arguments: str) -> str:
     return json.dumps(folded(value), sort_keys=True, ensure_ascii=False)
 
 
-def observation_units(text: str) -> frozenset[str]:
+def observation_units(text: str, style: str | None = None) -> frozenset[str]:
     """The pieces of information an observation shows: each search result's document (by id where
-    the rendering has one), else each non-empty line."""
-    found = parse_search(text, None)
+    the rendering has one), else each non-empty line. `style`: the contract's rendering of results,
+    when known (else every style is tried)."""
+    found = parse_search(text, style)
     if found is not None:
         documents = [document for query in found[1] for document in query]
         return frozenset(
@@ -83,9 +84,12 @@ def observation_units(text: str) -> frozenset[str]:
     return frozenset(normalize_answer(line) for line in text.splitlines() if normalize_answer(line))
 
 
-def world_calls(messages: list[ChatMessage], final_tools: frozenset[str] = FINAL_TOOLS) -> list[WorldCall]:
+def world_calls(
+    messages: list[ChatMessage], final_tools: frozenset[str] = FINAL_TOOLS, style: str | None = None
+) -> list[WorldCall]:
     """Every call of the world's tools in order, each with the tool message that answered it (ids
-    may repeat: a tool message answers the oldest open call with its id)."""
+    may repeat: a tool message answers the oldest open call with its id; `style`: as in
+    `observation_units`)."""
     answers: dict[int, str] = {}
     open_calls: dict[str, list[tuple[int, int]]] = {}
     made: list[tuple[int, int, ChatMessage, int]] = []
@@ -111,7 +115,7 @@ def world_calls(messages: list[ChatMessage], final_tools: frozenset[str] = FINAL
                 tool=call.function.name,
                 arguments=canonical_arguments(call.function.arguments),
                 observation=observation,
-                units=observation_units(observation),
+                units=observation_units(observation, style),
             )
         )
     return calls
@@ -143,10 +147,11 @@ class Reading:
     """Calls that repeat an earlier call exactly (same tool, same canonical arguments)."""
 
 
-def read_trajectory(messages: list[ChatMessage], answers: list[str]) -> Reading:
+def read_trajectory(messages: list[ChatMessage], answers: list[str], style: str | None = None) -> Reading:
     """Step labels and the answer's first sighting for a trajectory whose accepted answers are `answers`
-    (the item's answer and aliases, and the trajectory's own final answer where it matches them)."""
-    calls = world_calls(messages)
+    (the item's answer and aliases, and the trajectory's own final answer where it matches them);
+    `style`: how its search results are rendered, when its contract is known."""
+    calls = world_calls(messages, style=style)
     seen_calls: set[tuple[str, str]] = set()
     seen_units: set[str] = set()
     labels: list[StepLabel] = []

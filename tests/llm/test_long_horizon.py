@@ -112,6 +112,7 @@ def test_archive_and_summarize_reach_the_answer_and_keep_the_whole_trace(
     out = tmp_path / "sft.jsonl"
     export_version(settings, version.ref, "sft", out, split="all")
     [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["step_labels"] == trajectory.step_labels and len(row["step_labels"]) == trajectory.num_tool_calls
     rendered = tokenizer.apply_chat_template(
         row["messages"],
         tools=row["tools"],
@@ -141,6 +142,7 @@ def test_archive_and_summarize_reach_the_answer_and_keep_the_whole_trace(
             )
             assert any(rendered["assistant_masks"])
         assert f"<answer>{CODE}</answer>" in rows[-1]["messages"][-1]["content"]
+        assert [label for row in rows for label in row["step_labels"]] == trajectory.step_labels  # split by segment
         shown = sum(m["role"] == "assistant" for row in rows for m in row["messages"])
         assert shown == sum(m.role == "assistant" for m in trajectory.messages)  # every turn trained once
     else:

@@ -11,6 +11,7 @@ from synth.contract.contracts import SYNTH, SYNTH_ANSWER_TOOL
 from synth.errors import ConfigError, NotFoundError
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Trajectory
 from synth.store.export import export_version as export_split
+from synth.store.export import reasoning_note
 from synth.store.export.prompts import SEARCH_R1_PROMPT
 from synth.store.export.searchr1_sft import Unsupported, assistant_text, thought
 from synth.store.export.trajectories import DATASETS_NOTE
@@ -142,8 +143,10 @@ def test_sft_exports_selected_teacher_trajectories_rendered_under_the_default_co
     )  # malformed stays a string
     assert result.notes == [
         "1 tool calls have malformed arguments, written as the strings the model produced",
+        reasoning_note("sft", "keep-all"),  # which turns kept their reasoning, and where
         DATASETS_NOTE,  # the minimum datasets version that reads the file as written (4.6.1 pads, 4.7.0 does not)
     ]
+    assert reasoning_note("sft", "keep-all").startswith("reasoning: kept on every assistant turn")
     assert "datasets >= 4.7" in DATASETS_NOTE
 
 
@@ -246,8 +249,9 @@ def test_searchr1_sft_export_writes_one_completion_in_search_r1_tags(settings, p
     result = export_version(settings, "demo", "searchr1-sft", out, keep_malformed=True)  # default contract: searchr1
     rows = pq.read_table(out).to_pylist()
     assert result.rows == 1 and result.notes == [
+        reasoning_note("searchr1-sft", "keep-all"),
         "skipped 2 selected trajectories that cannot be shown faithfully "
-        "(malformed search call: 1, calls open, which the searchr1 contract does not have: 1)"
+        "(malformed search call: 1, calls open, which the searchr1 contract does not have: 1)",
     ]
     prompt, completion = rows[0]["messages"]
     assert prompt == {"role": "user", "content": SEARCH_R1_PROMPT.replace("{question}", question(0))}

@@ -65,8 +65,8 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
     check_split(request.split)
     result = FORMATS[fmt].exporter()(request)
     held = held_out(request)
-    if FORMATS[fmt].carries == "trajectories":
-        result.notes.insert(0, reasoning_note(fmt, request.reasoning))
+    if FORMATS[fmt].carries == "trajectories":  # before the last note (a trainer's command, or how to load)
+        result.notes.insert(max(0, len(result.notes) - 1), reasoning_note(fmt, request.reasoning))
     if held:  # first: the last note of a training format is the command that trains on it
         result.notes.insert(0, held)
     return result

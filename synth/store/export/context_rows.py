@@ -13,6 +13,7 @@ from synth.contract.render import CONTINUES
 from synth.errors import ConfigError
 from synth.schemas import ChatMessage, Trajectory
 from synth.search.context_policy import PROMPT_MESSAGES, SUMMARY_LEAD
+from synth.solving.trajectory_reading import labels_by_call
 
 
 def as_seen(trajectory: Trajectory) -> list[Trajectory]:
@@ -34,14 +35,18 @@ def as_seen(trajectory: Trajectory) -> list[Trajectory]:
             segments[-1] = (summary, segments[-1][1], turn)
         else:
             segments.append((summary, view.get("summarized_before") or PROMPT_MESSAGES, turn))
+    labels = labels_by_call(messages, trajectory.step_labels)
     rows = []
     for number, (summary, start, last) in enumerate(segments):
+        own = [label for (message, _), label in sorted(labels.items()) if start <= message <= last]
         shown = list(messages[:PROMPT_MESSAGES])
         if summary is not None:
             shown.append(ChatMessage(role="user", content=SUMMARY_LEAD + summaries[summary]))
         shown += messages[start : last + 1]
         metadata = {**trajectory.metadata, CONTINUES: number < len(segments) - 1}
         rows.append(
-            trajectory.model_copy(update={"id": f"{trajectory.id}#{number}", "messages": shown, "metadata": metadata})
+            trajectory.model_copy(
+                update={"id": f"{trajectory.id}#{number}", "messages": shown, "metadata": metadata, "step_labels": own}
+            )
         )
     return rows

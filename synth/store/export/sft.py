@@ -1,7 +1,11 @@
 """SFT chat data: one row per selected teacher trajectory (or self-play proposal, with
 `--role proposer`), in OpenAI format, rendered under the agent contract:
 
-    {"messages": [...], "tools": [...], "item_id": str, "trajectory_id": str}
+    {"messages": [...], "tools": [...], "item_id": str, "trajectory_id": str, "step_labels": [str]}
+
+`step_labels` holds the label of each call of the world's tools in order (exploration,
+verification, redundant; synth.solving.trajectory_reading): metadata trainers ignore, and a filter
+for those that read it (`--where` picks on it before the export too).
 
 Messages keep the OpenAI conventions (`content` null on tool-call turns, repeated call ids) with
 tool-call `arguments` as JSON objects, which chat templates (Qwen2.5's `tojson`, TRL's training
@@ -38,6 +42,7 @@ SCHEMA = pa.schema(
         ("tools", MESSAGES),
         ("item_id", pa.string()),
         ("trajectory_id", pa.string()),
+        ("step_labels", pa.list_(pa.string())),
     ]
 )
 
@@ -55,6 +60,7 @@ def export(request: ExportRequest) -> ExportResult:
                 "tools": conversation.tools,
                 "item_id": trajectory.item_id,
                 "trajectory_id": trajectory.id,
+                "step_labels": list(trajectory.step_labels),
             }
 
     count = write_rows(
