@@ -8,7 +8,8 @@ says. Per item:
     answer_hit_step    median, over correct search attempts, of the call whose result first showed
                        the answer (synth.solving.trajectory_reading); None when no correct attempt saw it
     calls_to_correct   mean tool calls of the correct search attempts (the label's mean_tool_calls)
-    tokens_to_correct  mean prompt + completion tokens of the correct search attempts
+    tokens_to_correct  mean prompt + completion tokens of the correct search attempts of models (a
+                       model-free baseline such as the BM25 reader spends none)
     closed_book_rate   share of closed-book attempts that were right (None: none ran)
 """
 
@@ -24,11 +25,12 @@ def realized_difficulty(attempts: list[SolverAttempt]) -> dict[str, float | None
     """The module's figures for one item's attempts (failed calls already left out)."""
     solved = [attempt for attempt in attempts if attempt.condition == "search" and attempt.correct]
     seen = [attempt.answer_seen_at for attempt in solved if attempt.answer_seen_at is not None]
+    modeled = [attempt for attempt in solved if attempt.trajectory_id is not None]  # not a model-free baseline
     closed = [attempt for attempt in attempts if attempt.condition == "closed_book"]
     return {
         "answer_hit_step": float(median(seen)) if seen else None,
         "calls_to_correct": mean(attempt.num_tool_calls for attempt in solved) if solved else None,
-        "tokens_to_correct": mean(attempt.usage.total_tokens for attempt in solved) if solved else None,
+        "tokens_to_correct": mean(attempt.usage.total_tokens for attempt in modeled) if modeled else None,
         "closed_book_rate": sum(attempt.correct for attempt in closed) / len(closed) if closed else None,
     }
 

@@ -14,7 +14,11 @@ def seen_at(made, steps):
     searches = iter(steps)
     return [
         attempt.model_copy(
-            update={"answer_seen_at": next(searches), "usage": Usage(prompt_tokens=80, completion_tokens=20)}
+            update={
+                "answer_seen_at": next(searches),
+                "usage": Usage(prompt_tokens=80, completion_tokens=20),
+                "trajectory_id": attempt.id,  # a model's attempt (a baseline's has no trajectory)
+            }
         )
         if attempt.condition == "search"
         else attempt
