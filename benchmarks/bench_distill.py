@@ -169,7 +169,7 @@ def reading_seconds(items, trajectories, config, names, repeats: int = 5) -> flo
     by_id = {item.id: item for item in items}
     best = float("inf")
     for _ in range(repeats):
-        text_words.cache_clear()  # each trajectory is read once in a run: no observation known beforehand
+        text_words.cache_clear()  # each trajectory is read once in a run: no text known beforehand
         started = time.process_time()
         for trajectory in trajectories:
             read_calls(trajectory, by_id[trajectory.item_id], bool(trajectory.correct), names, config)

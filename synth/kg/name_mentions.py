@@ -46,30 +46,29 @@ class WorldNames:
     def named_in(self, text: str) -> set[str]:
         """The normalized world names `text` writes as names (see the module's rule), the longest
         where they overlap."""
-        words = []  # (normalized word, as written, starts a sentence)
+        words = []  # (normalized word, as written, where it starts in `text`)
         for match in _WORD.finditer(text):
             written = match.group()
             normal = written.casefold() if written.isascii() and written.isalnum() else normalize_answer(written)
             if not normal or normal in _ARTICLES:
                 continue
-            starts = match.start() == 0 or bool(_BREAK.search(text[max(0, match.start() - 3) : match.start()]))
-            words.append((normal, written, starts))
+            words.append((normal, written, match.start()))
         found: set[str] = set()
         position = 0
         while position < len(words):
-            size = self._longest_name(words, position)
+            size = self._longest_name(text, words, position)
             if size:
                 found.add(" ".join(word for word, _, _ in words[position : position + size]))
             position += max(size, 1)
         return found
 
-    def _longest_name(self, words: list[tuple[str, str, bool]], position: int) -> int:
+    def _longest_name(self, text: str, words: list[tuple[str, str, int]], position: int) -> int:
         """How many words from `position` on are the longest world name written as a name (0: none)."""
-        first, written, starts = words[position]
+        first, written, at = words[position]
         if not written[:1].isupper() or written.isdigit():  # a name starts with a capital, never a number
             return 0
         key, best = first, 0
-        if key in self.names and not starts and len(first) >= MIN_ONE_WORD:
+        if key in self.names and len(first) >= MIN_ONE_WORD and not _starts_sentence(text, at):
             best = 1
         for size in range(2, MAX_WORDS + 1):
             end = position + size - 1
@@ -82,3 +81,8 @@ class WorldNames:
             if key in self.names and words[end][1][:1].isupper():
                 best = size  # (a name ends on a capitalized word: "University of Washington", not "... of")
         return best
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether the word at `at` opens a sentence, a line or a quoted query."""
+    return at == 0 or bool(_BREAK.search(text[max(0, at - 3) : at]))

@@ -131,7 +131,7 @@ def mentions(text: str, names: list[str]) -> bool:
     """Whether `text` contains one of `names` as whole words (case, punctuation and articles ignored;
     "Quaid's" holds "Quaid")."""
     haystack = text_words(text)
-    return any(needle in haystack for name in names if (needle := token_sequence(name)))
+    return any(needle in haystack for name in names if (needle := text_words(name)))
 
 
 @dataclass(frozen=True)
