@@ -231,6 +231,12 @@ def verify_command(ref: str | None, as_json: bool) -> None:
     help="Refuse a row whose text looks like tool use in no dialect synth reads (default: import it without "
     "calls and report it).",
 )
+@click.option(
+    "--kg",
+    help="Check the trajectories' named entities against this graph's names and aliases (the unseen_entity "
+    "finding): a graph name, snapshot folder or .duckdb file; `default` is the bundled graph. Without it, "
+    "that check is not made (the other findings and the step labels always are).",
+)
 @json_option
 def import_command(
     file: Path,
@@ -242,6 +248,7 @@ def import_command(
     outcome_field: str | None,
     outcome_threshold: float,
     strict: bool,
+    kg: str | None,
     as_json: bool,
 ) -> None:
     """Publish a file of trajectories (.jsonl, .json or .parquet) as a dataset version.
@@ -264,7 +271,14 @@ def import_command(
         outcome_field=outcome_field,
         outcome_threshold=outcome_threshold,
     )
-    result = import_file(load_settings(), file, fmt, name, fields, strict)
+    settings = load_settings()
+    names = None
+    if kg is not None:
+        from synth.kg.name_mentions import WorldNames
+        from synth.kg.snapshot import load_kg
+
+        names = WorldNames.of_graph(load_kg(None if kg == "default" else kg, settings.kg_path))
+    result = import_file(settings, file, fmt, name, fields, strict, names)
     if as_json:
         print_json(
             {

@@ -4,6 +4,7 @@ step labels and the checks beyond the answer, recorded (never applied), counted 
 summary, and selectable with --where."""
 
 import json
+from pathlib import Path
 
 from test_import_outcomes import TAU, r1_row
 
@@ -106,3 +107,39 @@ def test_r1_searcher_webdancer_and_tau_bench_rows_get_step_labels_and_findings(r
     )
     assert code == 0, err
     assert "Lake Baikal" in clean.read_text() and "Nile" not in clean.read_text()
+
+
+def test_with_a_graph_named_entities_no_result_showed_are_found(run_cli, tmp_path, monkeypatch):
+    """`--kg`: the graph's names decide what an imported trajectory names; a leap to one no result
+    showed is recorded as unseen_entity, a name the results showed is not."""
+    monkeypatch.setenv("SYNTH_HOME", str(tmp_path / "home"))
+    born = "Alice Ames was born in Springfield and directed First Light."
+    rows = [
+        webdancer_row(  # names Alice Ames before anything showed her
+            "Which film did the director born in Springfield make?",
+            "First Light",
+            [("search", {"query": ["Alice Ames films"]}, born)],
+            "First Light",
+        ),
+        webdancer_row(  # reads her name in a result first
+            "Which film did the director born in Springfield make?",
+            "First Light",
+            [
+                ("search", {"query": ["director born in Springfield"]}, born),
+                ("search", {"query": ["Alice Ames"]}, born),
+            ],
+            "First Light",
+        ),
+    ]
+    source = tmp_path / "leaps.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    tiny = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_kg"
+    code, out, err = run_cli(
+        "datasets", "import", str(source), "--format", "sft-chatml", "--name", "leaps", "--kg", str(tiny)
+    )
+    assert code == 0, err
+    assert "unseen_entity: 1" in out
+    code, out, err = run_cli(
+        "sql", "select findings from trajectories where dataset = 'leaps' order by metadata", "--json"
+    )
+    assert [row["findings"] for row in json.loads(out)] == [["unseen_entity"], []]
