@@ -100,13 +100,17 @@ def test_a_streaming_run_killed_at_random_points_resumes_sending_nothing_twice(s
     )
     assert killed.returncode == -9, killed.stderr
     in_flight = _in_flight_at_kill(server)
+    before = dict(server.distinct)  # what the killed run sent, for the message below
     code, _, err = run_cli(*_args(flows), *STREAMED)
     assert code == 0, err
     code, out, _ = run_cli("datasets", "list", "--all", "--json")
     published = [version for version in json.loads(out) if version["status"] == "published"]
     assert len(published) == 1 and published[0]["row_counts"]["trajectories"] > 0
     paid_twice = _paid_twice(server, in_flight)
-    assert server.distinct and not paid_twice, f"{len(paid_twice)} requests sent again though their answer was stored"
+    assert server.distinct and not paid_twice, (
+        f"{len(paid_twice)} requests sent again though their answer was stored: "
+        + "; ".join(_sendings(server, body, before, in_flight) for body in paid_twice)
+    )
 
 
 def test_a_kill_with_a_straggler_out_resends_only_what_was_in_flight(served, run_cli):
@@ -140,6 +144,16 @@ def _in_flight_at_kill(server: FaultServer) -> set[str]:
     in_flight = set(server.distinct) - stored
     assert len(in_flight) <= 1 + STRAGGLERS_PER_SLOT, f"{len(in_flight)} requests out at once with one slot"
     return in_flight
+
+
+def _sendings(server: FaultServer, body: str, before: dict[str, int], in_flight: set[str]) -> str:
+    """Who sent `body` how often: the killed run, the rerun, and how many were marked hedges (an
+    intermittent failure of this test should say which run sent the twin)."""
+    return (
+        f"sent {before.get(body, 0)}x by the killed run and {server.distinct[body] - before.get(body, 0)}x by the "
+        f"rerun, {server.hedges[body]} marked hedges, {'in flight' if body in in_flight else 'stored'} at the kill, "
+        f"the request's last words: {body[-160:]!r}"
+    )
 
 
 def _paid_twice(server: FaultServer, in_flight: set[str]) -> list[str]:
