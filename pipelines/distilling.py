@@ -6,6 +6,7 @@ rollouts of an item are in the same shard, so each shard judges its own rollouts
 merges the shards' trajectories into the version and their figures into the summary.
 """
 
+import asyncio
 from collections.abc import Callable
 
 from synth.errors import ConfigError
@@ -34,7 +35,9 @@ async def distill_items(
     ones with their reason), so statistics and DPO negatives survive. `graph`: the world's graph,
     which the path teacher (`teacher: path`) walks; `names`: its entity names, for the
     `unseen_entity` check (asked only when that check is on)."""
-    world_names = names() if names is not None and "unseen_entity" in config.checks else None
+    world_names = None
+    if names is not None and "unseen_entity" in config.checks:  # read once per world, off the event loop:
+        world_names = await asyncio.to_thread(names)  # the other shards' requests go on meanwhile
     if config.teacher == "path":
         if graph is None:
             raise ConfigError("distill.teacher=path needs a knowledge graph in the world; use teacher=model")
