@@ -2,6 +2,7 @@
 moment (while the CLI's libraries load, in a query, while threads finish) is one line and exit 130."""
 
 import os
+import signal
 import sys
 
 from synth.errors import INTERRUPTED
@@ -9,8 +10,7 @@ from synth.errors import INTERRUPTED
 
 def main() -> None:
     try:
-        from synth.cli.main import main as run
-
+        run = _loaded()
         run()
     except KeyboardInterrupt:
         interrupted()
@@ -18,6 +18,23 @@ def main() -> None:
         if str(error).strip() != "Query interrupted":
             raise
         interrupted()
+
+
+def _loaded():
+    """The CLI, imported with Ctrl-C noted rather than raised: raised inside an extension building a
+    model (pydantic-core), it comes out as another error and a traceback. A Ctrl-C noted while
+    loading interrupts as soon as loading ends."""
+    pressed: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.default_int_handler:  # (an ignored Ctrl-C stays ignored)
+        signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+    try:
+        from synth.cli.main import main as run
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+    return run
 
 
 def interrupted() -> None:
