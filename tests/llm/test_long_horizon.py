@@ -113,15 +113,7 @@ def test_archive_and_summarize_reach_the_answer_and_keep_the_whole_trace(
     export_version(settings, version.ref, "sft", out, split="all")
     [row] = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["step_labels"] == trajectory.step_labels and len(row["step_labels"]) == trajectory.num_tool_calls
-    rendered = tokenizer.apply_chat_template(
-        row["messages"],
-        tools=row["tools"],
-        chat_template=trl_template("qwen3_training.jinja"),
-        tokenize=True,
-        return_dict=True,
-        return_assistant_tokens_mask=True,
-    )
-    trained = tokenizer.decode([t for t, on in zip(rendered["input_ids"], rendered["assistant_masks"]) if on])
+    trained = trained_text(tokenizer, row)
     assert f"<answer>{CODE}</answer>" in trained and trained.count('"name": "search"') == TURNS - 2
     if policy == "summarize":  # as the model saw it: a row per summary segment, each rendered and trained on
         seen = tmp_path / "seen.jsonl"
@@ -132,15 +124,7 @@ def test_archive_and_summarize_reach_the_answer_and_keep_the_whole_trace(
             users = [m["content"] for m in row["messages"] if m["role"] == "user"]
             assert (len(users) == 2 and users[1].startswith("Summary of your research")) == (number > 0)
             assert row["messages"][-1]["role"] == "assistant"
-            rendered = tokenizer.apply_chat_template(
-                row["messages"],
-                tools=row["tools"],
-                chat_template=trl_template("qwen3_training.jinja"),
-                tokenize=True,
-                return_dict=True,
-                return_assistant_tokens_mask=True,
-            )
-            assert any(rendered["assistant_masks"])
+            assert trained_text(tokenizer, row)  # rendered, with tokens inside the assistant mask
         assert f"<answer>{CODE}</answer>" in rows[-1]["messages"][-1]["content"]
         assert [label for row in rows for label in row["step_labels"]] == trajectory.step_labels  # split by segment
         shown = sum(m["role"] == "assistant" for row in rows for m in row["messages"])
@@ -148,6 +132,19 @@ def test_archive_and_summarize_reach_the_answer_and_keep_the_whole_trace(
     else:
         with pytest.raises(ConfigError, match="whose view changes every turn"):
             export_version(settings, version.ref, "sft", tmp_path / "seen.jsonl", split="all", context="seen")
+
+
+def trained_text(tokenizer, row: dict) -> str:
+    """What TRL's Qwen3 training template trains on in an SFT row: the tokens in its assistant mask."""
+    rendered = tokenizer.apply_chat_template(
+        row["messages"],
+        tools=row["tools"],
+        chat_template=trl_template("qwen3_training.jinja"),
+        tokenize=True,
+        return_dict=True,
+        return_assistant_tokens_mask=True,
+    )
+    return tokenizer.decode([t for t, on in zip(rendered["input_ids"], rendered["assistant_masks"]) if on])
 
 
 @pytest.fixture(scope="module")
