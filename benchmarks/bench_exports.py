@@ -7,6 +7,13 @@ result. This measures what that costs on teacher-shaped trajectories (3 searches
 answer, so every contract can show them) in a temporary data root:
 
     python benchmarks/bench_exports.py --rows 20000
+
+`--select` measures instead the model-aware selection of RL items (`--for-eval ID --pass-band`):
+an items file of `--items` rows (1M by default) and an eval of `--samples` attempts per item, the band's
+DuckDB predicate with the split rule, the rows it keeps read as Arrow (no item reaches Python), and
+the note's counts by hops and label:
+
+    python benchmarks/bench_exports.py --select --items 1000000 --samples 4
 """
 
 import argparse
@@ -80,10 +87,74 @@ def make(rows: int) -> tuple[list[Item], list[Trajectory]]:
     return items, trajectories
 
 
+def select(count: int, samples: int) -> None:
+    """The pass-band selection over `count` items and `samples` attempts per item, timed."""
+    import duckdb
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from synth.splits import SplitFractions, split_predicate
+    from synth.store.export.pass_band import PassBand, band_note
+
+    rng = np.random.default_rng(0)
+    ids = pa.array([f"item-{index:07d}" for index in range(count)])
+    hops = rng.integers(2, 7, count)
+    with tempfile.TemporaryDirectory() as folder:
+        items, attempts = Path(folder) / "items.parquet", Path(folder) / "attempts.parquet"
+        started = time.perf_counter()
+        pq.write_table(
+            pa.table(
+                {
+                    "id": ids,
+                    "question": pa.array(
+                        [f"Which film was directed by the person born in Town {i}?" for i in range(count)]
+                    ),
+                    "answer": pa.array([f"Film {i}" for i in range(count)]),
+                    "hops": pa.array(hops),
+                    "difficulty": pa.array(np.array(["easy", "medium", "hard", "unsolved"])[rng.integers(0, 4, count)]),
+                    "metadata": pa.array(['{"style": "plain"}'] * count),
+                }
+            ),
+            items,
+        )
+        pq.write_table(
+            pa.table(
+                {
+                    "eval_id": pa.array(["bench"] * (count * samples)),
+                    "item_id": pa.concat_arrays([ids] * samples),
+                    "correct": pa.array(rng.random(count * samples) < np.tile(1 / (hops - 1), samples)),
+                }
+            ),
+            attempts,
+        )
+        print(f"items {count:,}, attempts {count * samples:,} (written in {time.perf_counter() - started:.1f} s)")
+        band = PassBand("bench", "policy", "bench@1", 0.1, 0.9, attempts)
+        split = split_predicate("train", "id", SplitFractions())
+        path = str(items).replace("'", "''")
+        with duckdb.connect() as connection:
+            started = time.perf_counter()
+            kept = connection.sql(f"select * from read_parquet('{path}') where {split} and {band.predicate('id')}")
+            table = kept.to_arrow_table()
+            selection = time.perf_counter() - started
+        print(f"{'selection (split and band), rows read as Arrow':52} {selection:6.2f} s  ({table.num_rows:,} kept)")
+        started = time.perf_counter()
+        note = band_note(band, items, split)
+        print(f"{'the note: below/inside/above by hops and label':52} {time.perf_counter() - started:6.2f} s")
+        print(f"  {note[:160]}...")
+        print(f"peak memory {peak_rss_mib():,.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--select", action="store_true", help="Measure the --pass-band selection instead.")
+    parser.add_argument("--items", type=int, default=1_000_000, help="--select: items in the version.")
+    parser.add_argument("--samples", type=int, default=1, help="--select: attempts per item in the eval.")
     args = parser.parse_args()
+    if args.select:
+        select(args.items, args.samples)
+        return
     with tempfile.TemporaryDirectory() as home:
         settings = Settings(home=Path(home))
         items, trajectories = make(args.rows)

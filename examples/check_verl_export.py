@@ -189,6 +189,32 @@ STAGES = (  # what main_ppo has done once its output shows the first text of a p
 )
 
 
+def stop_own(process) -> None:
+    """Stop main_ppo and every process it started (the Ray head it brought up among them), found as
+    its descendants and its session, not with `ray stop`, which stops every Ray cluster of the user."""
+    import os
+    import signal
+
+    import psutil  # a dependency of Ray, so present wherever verl runs
+
+    try:
+        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    for member in family:
+        try:
+            member.terminate()
+        except psutil.NoSuchProcess:
+            continue
+    _, alive = psutil.wait_procs(family, timeout=10)
+    for member in alive:
+        member.kill()
+
+
 def run_main_ppo(folder: Path, overrides: list[str], seconds: int, extra: list[str]) -> None:
     """`python -m verl.trainer.main_ppo` with the printed overrides, until it stops or needs a GPU."""
     import os
@@ -196,14 +222,17 @@ def run_main_ppo(folder: Path, overrides: list[str], seconds: int, extra: list[s
 
     command = [sys.executable, "-m", "verl.trainer.main_ppo", *overrides, *extra]
     env = {**os.environ, "PYTHONPATH": str(folder), "HYDRA_FULL_ERROR": "1"}
+    # its own session, so that stopping it stops what it started (its Ray head) and no other Ray cluster
+    process = subprocess.Popen(
+        command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
-        done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=seconds)
-        output, code = done.stdout + done.stderr, done.returncode
-    except subprocess.TimeoutExpired as expired:
-        output = (expired.stdout or b"").decode(errors="replace") + (expired.stderr or b"").decode(errors="replace")
-        code = None
-    finally:
-        subprocess.run([str(Path(sys.executable).with_name("ray")), "stop", "--force"], capture_output=True)
+        output, code = process.communicate(timeout=seconds)[0].decode(errors="replace"), process.returncode
+    except subprocess.TimeoutExpired:
+        stop_own(process)
+        output, code = process.communicate()[0].decode(errors="replace"), None
+    else:
+        stop_own(process)  # what it left running in its session, if anything
     reached = [stage for marker, stage in STAGES if marker in output]
     last = [line for line in output.splitlines() if line.strip()][-3:]
     print(f"main_ppo: {'still running after ' + str(seconds) + ' s' if code is None else 'exit ' + str(code)}")

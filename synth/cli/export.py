@@ -133,6 +133,19 @@ class _ExportCommand(click.Command):
     show_default=True,
     help="verl: where the exported tools reach `synth search serve`.",
 )
+@click.option(
+    "--for-eval",
+    "for_eval",
+    metavar="EVAL_ID",
+    help="Keep only items whose pass rate in this `synth eval` of the policy to train lies in --pass-band "
+    "(synth evals list; an id prefix is enough).",
+)
+@click.option(
+    "--pass-band",
+    metavar="LOW:HIGH",
+    help="With --for-eval: the pass rates kept, both ends included (default 0.1:0.9); items the policy always or never "
+    "solves give GRPO no signal.",
+)
 @click.option("--force", is_flag=True, help="Replace --out (and the verl helper files) if they exist.")
 @json_option
 def export(
@@ -155,6 +168,8 @@ def export(
     test_fraction,
     verl_version,
     retrieval_url,
+    for_eval,
+    pass_band,
     force,
     as_json,
 ) -> None:
@@ -184,6 +199,8 @@ def export(
         test_fraction=test_fraction,
         verl_version=verl_version,
         retrieval_url=retrieval_url,
+        for_eval=for_eval,
+        pass_band=pass_band,
     )
     if as_json:
         print_json({"path": str(result.path), "rows": result.rows, "notes": result.notes})

@@ -79,6 +79,10 @@ class AgentContract:
     ends on a tool turn and tag-reading scorers agree."""
     system_prompt: str
     question_prefix: str = "Question: "
+    max_parallel_calls: int = 4
+    """The most tool calls one assistant turn runs. An agent keeps a turn's first this many calls, as
+    verl's tool loop does (`multi_turn.max_parallel_calls`, 1 unless set), and the verl command sets
+    that key to this value: RL then runs every call the SFT rows teach, and SFT never teaches more."""
 
     @property
     def search_argument(self) -> str:

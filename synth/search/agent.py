@@ -525,8 +525,9 @@ class SearchAgent:
 
     def _advance_native(self, rollout: Rollout, completion: Completion) -> None:
         text = completion.text
-        if completion.tool_calls:
-            self._run_calls(rollout, completion, text or None, completion.tool_calls)
+        if completion.tool_calls:  # the contract's most calls a turn, as the RL trainer runs them
+            calls = completion.tool_calls[: self.contract.max_parallel_calls]
+            self._run_calls(rollout, completion, text or None, calls)
             return
         tag = self.task.final_tag
         answer = extract_tagged(close_stopped_tag(text or "", ("tool_call", tag)), tag)

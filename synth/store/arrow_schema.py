@@ -94,6 +94,11 @@ def _plan(model: type[BaseModel]) -> tuple[tuple[str, str, Any], ...]:
     return tuple(steps)
 
 
+def json_columns(model: type[BaseModel]) -> list[str]:
+    """The top-level columns `model`'s rows store as JSON text (free-form dicts, and lists of them)."""
+    return [name for name, kind, _ in _plan(model) if kind in (_JSON, _JSON_LIST)]
+
+
 def _encode_dumped(model: type[BaseModel], row: dict[str, Any]) -> dict[str, Any]:
     for name, kind, inner in _plan(model):
         value = row.get(name)

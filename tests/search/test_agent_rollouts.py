@@ -49,3 +49,35 @@ def test_rollouts_of_different_lengths_finish_independently(tmp_path):
     # the ten-turn rollout did not wait at each turn for the slow one-turn rollout: it was done first
     # (in lock-step its second turn waits for the first turn of every rollout)
     assert backend.completed.index((long, 10)) < backend.completed.index((short, 0))
+
+
+def test_a_turn_runs_at_most_the_contracts_parallel_calls_as_verl_would(tmp_path):
+    """A turn with six parallel searches keeps the contract's first four (verl's tool loop runs only
+    `multi_turn.max_parallel_calls` of a turn, and the verl command sets it to the contract's value):
+    the stored turn holds the calls that ran, each answered, so SFT teaches what RL will run."""
+    from synth.contract.contracts import SYNTH
+    from synth.llm.types import Completion
+    from synth.schemas import FunctionCall, ToolCall
+    from synth.search.agent import SearchAgent
+    from synth.search.corpus import Corpus
+    from synth.search.retrieval import BM25Retriever
+    from synth.search.tools import SearchTools
+
+    def reply(request):
+        if any(message.get("role") == "tool" for message in request.messages):
+            return Completion(text="<answer>Topic 1</answer>", finish_reason="stop")
+        calls = [
+            ToolCall(id=f"c{n}", function=FunctionCall(name="search", arguments=json.dumps({"query": f"subject {n}"})))
+            for n in range(6)
+        ]
+        return Completion(tool_calls=calls, finish_reason="tool_calls")
+
+    corpus = Corpus(agent_recording.DOCUMENTS, name="parallel")
+    tools = SearchTools(corpus, BM25Retriever(corpus, tmp_path / "index", log=lambda line: None), default_k=2)
+    budget = AgentBudget(max_turns=4, demonstrations=False, protocol="native")
+    (rollout,) = asyncio.run(SearchAgent(LLMClient(ScriptedBackend(default=reply)), tools, budget).run([("q?", 1)]))
+    calling = [message for message in rollout.messages if message.tool_calls]
+    assert SYNTH.max_parallel_calls == 4 and len(calling) == 1
+    assert [call.id for call in calling[0].tool_calls] == ["c0", "c1", "c2", "c3"]
+    answered = [message.tool_call_id for message in rollout.messages if message.role == "tool"]
+    assert answered == ["c0", "c1", "c2", "c3"] and rollout.answer == "Topic 1"

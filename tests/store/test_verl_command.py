@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from synth.contract.contracts import SYNTH
 from synth.store.export import export_version
 from synth.store.publish import VersionSpec, publish_version
 
@@ -54,6 +55,8 @@ def test_every_printed_key_is_in_verls_config_and_the_reward_is_where_its_loader
     # batch sizes no larger than the data, or verl's dataloader has no full batch to give
     assert int(values["data.train_batch_size"]) <= result.rows
     assert int(values["actor_rollout_ref.actor.ppo_mini_batch_size"]) <= int(values["data.train_batch_size"])
+    # verl runs only a turn's first call unless told; the contract's agents keep to its cap, so RL runs them all
+    assert values["actor_rollout_ref.rollout.multi_turn.max_parallel_calls"] == str(SYNTH.max_parallel_calls)
 
 
 def extra(path: Path, field: str) -> list:

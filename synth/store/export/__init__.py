@@ -10,7 +10,8 @@ from synth.settings import Settings
 from synth.splits import SPLITS, check_split, split_of
 from synth.store.catalog import Catalog
 from synth.store.export.options import ExportRequest, ExportResult
-from synth.store.reader import read_columns
+from synth.store.export.pass_band import band_note, resolve_band
+from synth.store.reader import read_columns, shard_glob
 
 FORMATS = EXPORT_FORMATS
 """Name -> ExportFormat (synth.export_formats: the one table)."""
@@ -59,11 +60,14 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
             f"--role {role} exports with {' or '.join(proposer_formats)} only ({fmt} is built around answering "
             "a question); drop --role to export teacher trajectories"
         )
+    band = resolve_band(settings, options.pop("for_eval", None), options.pop("pass_band", None))
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(ref)
-    request = ExportRequest(settings=settings, version=version, out=Path(out), **options)
+    request = ExportRequest(settings=settings, version=version, out=Path(out), pass_band=band, **options)
     check_split(request.split)
     result = FORMATS[fmt].exporter()(request)
+    if band is not None:  # how the band cut the chosen items, before the split note that comes first
+        result.notes.insert(0, band_note(band, shard_glob(settings, version, "items"), request.predicate(band=False)))
     held = held_out(request)
     if FORMATS[fmt].carries == "trajectories":  # before the last note (a trainer's command, or how to load)
         result.notes.insert(max(0, len(result.notes) - 1), reasoning_note(fmt, request.reasoning))

@@ -10,7 +10,9 @@ import shutil
 import pyarrow as pa
 
 from synth.errors import OutputError
+from synth.schemas import Item
 from synth.splits import SPLITS, split_of
+from synth.store.arrow_schema import json_columns
 from synth.store.card import dataset_card
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.sink import check_output
@@ -51,4 +53,10 @@ def export(request: ExportRequest) -> ExportResult:
         ) from None
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
-    return ExportResult(request.out, table.num_rows, [f"load with datasets.load_from_disk({str(request.out)!r})"])
+    notes = [f"load with datasets.load_from_disk({str(request.out)!r})"]
+    if text := [name for name in json_columns(Item) if name in table.column_names]:
+        notes.append(
+            f"{', '.join(text)}: JSON text in every row (json.loads each value), because free-form keys differ from "
+            "row to row and an Arrow column holds one type; the jsonl export writes the same values as objects"
+        )
+    return ExportResult(request.out, table.num_rows, notes)

@@ -6,6 +6,7 @@ from pathlib import Path
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 from synth.splits import SplitFractions, split_predicate
+from synth.store.export.pass_band import PassBand
 
 
 @dataclass(frozen=True)
@@ -47,21 +48,28 @@ class ExportRequest:
     """verl: the release whose config keys the printed command uses; None: the installed one, else the newest known."""
     retrieval_url: str = "http://127.0.0.1:8000"
     """Where the exported verl tools reach `synth search serve`."""
+    pass_band: PassBand | None = None
+    """Only items whose pass rate in an eval of the policy to train lies in this band (synth.store.export.pass_band)."""
 
     @property
     def fractions(self) -> SplitFractions:
         return self.settings.split_fractions(self.validation_fraction, self.test_fraction)
 
-    def predicate(self, id_column: str = "id") -> str | None:
-        """The rows of the chosen split that match --where (None: every row), for a table whose
-        item id is in `id_column` (`id` for items, `item_id` for trajectories)."""
-        parts = [split_predicate(self.split, id_column, self.fractions), f"({self.where})" if self.where else None]
+    def predicate(self, id_column: str = "id", band: bool = True) -> str | None:
+        """The rows of the chosen split that match --where and the pass band (None: every row), for a
+        table whose item id is in `id_column` (`id` for items, `item_id` for trajectories)."""
+        parts = [
+            split_predicate(self.split, id_column, self.fractions),
+            f"({self.where})" if self.where else None,
+            self.pass_band.predicate(id_column) if band and self.pass_band else None,
+        ]
         return " and ".join(part for part in parts if part) or None
 
     def selection(self) -> str:
         """What the predicate selects, in words, for a message that nothing matched."""
         chosen = "every split" if self.split == "all" else f"the {self.split} split"
-        return chosen + (f" matching --where {self.where!r}" if self.where else "")
+        chosen += f" matching --where {self.where!r}" if self.where else ""
+        return chosen + (f" inside {self.pass_band.words()}" if self.pass_band else "")
 
 
 @dataclass

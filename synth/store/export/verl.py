@@ -215,7 +215,9 @@ def write_helpers(files: dict[str, str], folder: Path, force: bool) -> None:
         os.replace(temporary, folder / name)
 
 
-def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: tuple[int, int]) -> list[str]:
+def run_notes(
+    request: ExportRequest, contract: AgentContract, data_source: str, val_name: str, counts: tuple[int, int]
+) -> list[str]:
     folder = request.out.parent.resolve()
     version = verl_command.verl_version(request.verl_version)
     custom = data_source not in VERL_BUILTIN_QA_SOURCES
@@ -225,6 +227,7 @@ def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: t
         counts[0],
         MAX_TOOL_RESPONSE_CHARS,
         MAX_ASSISTANT_TURNS,
+        contract.max_parallel_calls,
         f"{CONTRACT_MODULE}.py" if custom else None,
     )
     if not custom:
@@ -256,6 +259,11 @@ def run_notes(request: ExportRequest, data_source: str, val_name: str, counts: t
         f"the train command below uses verl {version}'s config keys (another release: --verl-version) and a GRPO "
         "baseline for one GPU (append overrides to scale it); set MODEL to the model to train (a Hugging Face id or "
         "folder)",
+        f"multi_turn.max_parallel_calls={contract.max_parallel_calls}: the contract's most calls per turn, kept by "
+        "synth's agents, so RL runs every call the SFT rows teach (verl's default runs a turn's first call only)",
+        "verl reserves up to 10 CPUs per GPU in Ray (RayResourcePool's max_colocate_count): on a machine with fewer "
+        "cores main_ppo waits at Ray start and prints nothing; append ray_kwargs.ray_init.num_cpus=10 to let Ray "
+        "schedule it there",
         f"train: cd {folder} && MODEL=${{MODEL:?set MODEL to the model to train}} PYTHONPATH=$PWD "
         "python3 -m verl.trainer.main_ppo " + " ".join(overrides),
         f"or with TRL's GRPOTrainer (trl >= 1.0; any GRPOConfig flag may follow): cd {folder} && python3 "
@@ -305,7 +313,8 @@ def export(request: ExportRequest) -> ExportResult:
     # no validation items (a small version, a validation fraction of 0, --split all): verl validates on the train file
     write_rows(rows(val_items or train_items, None), schema(tool_names), val_out)
     write_helpers(helper_files(contract, request), request.out.parent, request.force)
-    return ExportResult(request.out, count, run_notes(request, data_source, val_out.name, (count, len(val_items))))
+    notes = run_notes(request, contract, data_source, val_out.name, (count, len(val_items)))
+    return ExportResult(request.out, count, notes)
 
 
 def no_items(request: ExportRequest) -> None:

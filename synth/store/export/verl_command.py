@@ -47,12 +47,14 @@ def overrides(
     train_items: int,
     max_tool_response: int,
     max_turns: int,
+    max_parallel_calls: int,
     reward_module: str | None,
 ) -> list[str]:
     """The Hydra overrides of `python -m verl.trainer.main_ppo` for an export: its files (train,
     validation, tool config; relative to its folder), and a GRPO baseline for one GPU that verl's
     config checks accept (batch sizes no larger than the data, micro batches set, vLLM rollouts
-    with the agent's turn budget), which a user scales with more overrides."""
+    with the agent's turn budget and the contract's parallel calls, where verl's default runs only
+    a turn's first call), which a user scales with more overrides."""
     train, val, tool_config = files
     batch = max(1, min(64, train_items))
     found = [
@@ -74,6 +76,7 @@ def overrides(
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4",
         "actor_rollout_ref.rollout.multi_turn.enable=true",
         f"actor_rollout_ref.rollout.multi_turn.max_assistant_turns={max_turns}",
+        f"actor_rollout_ref.rollout.multi_turn.max_parallel_calls={max_parallel_calls}",
         f"actor_rollout_ref.rollout.multi_turn.tool_config_path=$PWD/{tool_config}",
         f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={max_tool_response}",
         "trainer.n_gpus_per_node=1",
