@@ -35,6 +35,7 @@ from synth.generators.multihop import MultihopGenerator
 from synth.generators.rephrase_judge import RephraseJudge
 from synth.generators.reverse import ConstructConfig
 from synth.kg.contradictions import contradicting_edges
+from synth.kg.described_countries import contradicted_countries
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.relation_profile import graph_overrides, wrong_facts
@@ -179,13 +180,17 @@ class MultihopRecipe(Recipe[Config]):
     @cached_property
     def kg(self) -> KnowledgeGraph:
         """The graph walks use: without the excluded relations, and without single facts readers
-        found wrong (the store's audits, the graph's override file) or that contradict their
-        relation's type (synth.kg.contradictions)."""
+        found wrong (the store's audits, the graph's override file), that contradict their
+        relation's type (synth.kg.contradictions) or a work's country that its own description does
+        not give (synth.kg.described_countries)."""
         kg = self.full.without_relations(self.config.exclude_relations)
         world = self.config.multiplicity
         if not world.enabled:
             return kg
-        wrong = contradicting_edges(kg, EntityTypes(kg), world.contradiction_share)
+        types = EntityTypes(kg)
+        wrong = contradicting_edges(kg, types, world.contradiction_share)
+        if world.described_countries:
+            wrong |= contradicted_countries(kg, types)
         read = set(self.flags.wrong_facts) if self.flags is not None else set()
         read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
         return kg.without_edges(wrong | kg.edge_mask(read))

@@ -126,6 +126,11 @@ class WorldConfig(FrozenConfig):
         "of the relation's typed facts do (EastEnders 'was made in' London); self-loops always; 0 drops self-loops "
         "only (synth.kg.contradictions).",
     )
+    described_countries: bool = Field(
+        default=True,
+        description="Drop a work's country-of-origin facts that its own description does not give ('a 1996 "
+        "Australian film' listed as made in New Zealand; co-producing countries): synth.kg.described_countries.",
+    )
 
 
 RIVALS_WEIGHED = 50
