@@ -45,6 +45,12 @@ def main() -> None:
     parser.add_argument("folder", type=Path, help="the folder of the exported train.parquet")
     parser.add_argument("--model", type=Path, required=True, help="a model folder (the embedded model's will do)")
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument(
+        "--tools",
+        choices=("environment", "functions"),
+        default="environment",
+        help="the exported environment class through environment_factory (default), or the tool functions",
+    )
     args = parser.parse_args()
     script = args.folder.resolve() / "synth_trl_grpo.py"
     if not script.is_file():
@@ -56,6 +62,7 @@ def main() -> None:
             sys.executable, str(script), "--model_name_or_path", str(model), "--output_dir", str(output),
             "--max_steps", str(args.steps), "--per_device_train_batch_size", "2", "--num_generations", "2",
             "--max_completion_length", "64", "--logging_steps", "1", "--report_to", "none", "--use_cpu", "true",
+            "--tools", args.tools,
         ]  # fmt: skip
         done = subprocess.run(command, cwd=args.folder, capture_output=True, text=True)
         logs = [
@@ -75,7 +82,8 @@ def main() -> None:
         if done.returncode != 0 or len(logs) < args.steps or not (output / "config.json").is_file():
             print((done.stdout + done.stderr)[-3000:])
             sys.exit(f"FAIL: GRPOTrainer did not finish {args.steps} steps and save the model (exit {done.returncode})")
-    print(f"OK: TRL's GRPOTrainer ran {args.steps} steps on the export with its tools and reward, and saved the model")
+    given = "its environment class (environment_factory)" if args.tools == "environment" else "its tool functions"
+    print(f"OK: TRL's GRPOTrainer ran {args.steps} steps on the export with {given} and reward, and saved the model")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from synth.cli.export import export
 from synth.cli.flows import flows
 from synth.cli.generate import generate
 from synth.cli.kg import kg
+from synth.cli.mix import mix
 from synth.cli.models import models
 from synth.cli.recipes import recipes
 from synth.cli.runs import runs
@@ -40,6 +41,7 @@ cli.add_command(datasets)
 cli.add_command(sql)
 cli.add_command(browse)
 cli.add_command(audit)
+cli.add_command(mix)
 cli.add_command(export)
 cli.add_command(eval_command)
 cli.add_command(evals)

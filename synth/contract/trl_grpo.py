@@ -1,5 +1,7 @@
-"""Train on a synth RL export with TRL's GRPOTrainer: the contract's tools over `synth search serve`
-and a reward function in TRL's signature, without glue code.
+"""Train on a synth RL export with TRL's GRPOTrainer: the contract's world as a TRL environment (one
+instance per rollout, reset on its item, the tools as methods over `synth search serve`, the
+contract's reward), or as plain tool functions, and a reward function in TRL's signature, without
+glue code.
 
 Not imported by synth: `synth export --format verl` copies this file next to the Parquet as
 `synth_trl_grpo.py`, beside `synth_contract.py` (the rendering and the reward synth's agents use)
@@ -9,10 +11,18 @@ arguments. Every GRPOConfig flag is accepted:
 
     python synth_trl_grpo.py --model_name_or_path MODEL --output_dir grpo [--max_completion_length 2048 ...]
 
-Needs trl (>= 1.0, whose GRPOTrainer takes `tools`), datasets and PyYAML; SYNTH_RETRIEVAL_URL
-overrides the retriever URL of tool_config.yaml.
+`--tools environment` (the default) hands GRPOTrainer `environment_factory=SynthSearchEnvironment`
+(TRL >= 1.16 with transformers >= 5.2): each rollout gets its own instance, `reset` with its row,
+whose methods are the contract's tools and whose `_score` is the contract's reward for that row
+(TRL gives an environment no view of the final text, so `synth_reward` asks each rollout's
+environment to score its completion). `--tools functions` hands it the same tools as functions
+(TRL >= 1.0). TRL's tool loop keeps every message: a context policy the data was made under
+(archive, summarize) is not applied here.
+
+Needs trl, datasets and PyYAML; SYNTH_RETRIEVAL_URL overrides the retriever URL of tool_config.yaml.
 """
 
+import inspect
 import json
 import os
 import sys
@@ -98,6 +108,53 @@ def _tool(schema: dict, settings: dict):
     return function
 
 
+def _as_method(function, name: str):
+    """`function` as a method of the environment: TRL reads its name, its typed signature (the
+    receiver left out) and its docstring, and calls it bound to the rollout's instance."""
+
+    def method(self, *args, **kwargs):
+        self.calls.append(name)
+        return function(*args, **kwargs)
+
+    parameters = list(inspect.signature(function).parameters.values())
+    receiver = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = inspect.Signature([receiver, *parameters], return_annotation=str)  # pyright: ignore[reportFunctionMemberAccess]
+    method.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": str}
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    return method
+
+
+def make_environment(config_path: Path = HERE / "tool_config.yaml") -> type:
+    """The contract's world as a TRL environment class (GRPOTrainer's `environment_factory`)."""
+    entries = yaml.safe_load(config_path.read_text(encoding="utf-8"))["tools"]
+
+    def reset(self, **row) -> None:
+        """Start a rollout on one row of the export: its answers and scorer, no call made yet."""
+        self.ground_truth = (row.get("reward_model") or {}).get("ground_truth")
+        self.data_source = row.get("data_source") or "synth"
+        self.calls = []
+        return None
+
+    def score(self, completion) -> float:
+        """The contract's reward for this rollout's item: 1.0 when the final answer (tag or call) matches."""
+        if self.ground_truth is None:
+            raise ValueError("score() before reset(): the environment has no item")
+        return float(synth_contract.compute_score(self.data_source, completion_text(completion), self.ground_truth))
+
+    namespace = {
+        "__doc__": "One rollout's search world: the contract's tools over synth search serve, and its reward.",
+        "reset": reset,
+        "_score": score,
+        "ground_truth": None,
+    }
+    for entry in entries:
+        schema = entry["tool_schema"]
+        tool = _reporting_failures(_tool(schema, entry["config"]))
+        namespace[schema["function"]["name"]] = _as_method(tool, schema["function"]["name"])
+    return type("SynthSearchEnvironment", (), namespace)
+
+
 def completion_text(completion) -> str:
     """A completion as the reward reads it: the assistant's text and its calls as <tool_call> blocks."""
     if isinstance(completion, str):
@@ -117,8 +174,13 @@ def completion_text(completion) -> str:
     return "\n".join(parts)
 
 
-def synth_reward(prompts, completions, reward_model, data_source, **kwargs) -> list[float]:
-    """TRL's reward signature: 1.0 when the final answer (tag or `answer` call) matches the item's answers."""
+def synth_reward(prompts, completions, reward_model, data_source, environments=None, **kwargs) -> list[float]:
+    """TRL's reward signature: 1.0 when the final answer (tag or `answer` call) matches the item's
+    answers; with environments, each rollout's own environment scores it (the item it was reset on)."""
+    if environments is not None:
+        return [
+            environment._score(completion) for completion, environment in zip(completions, environments, strict=True)
+        ]
     return [
         float(synth_contract.compute_score(source, completion_text(completion), truth["ground_truth"]))
         for completion, truth, source in zip(completions, reward_model, data_source, strict=True)
@@ -130,6 +192,10 @@ class Data:
     model_name_or_path: str = field(metadata={"help": "the model to train (a Hugging Face id or folder)"})
     train_file: str = field(default=str(HERE / "train.parquet"), metadata={"help": "the export's train file"})
     val_file: str = field(default=str(HERE / "train-val.parquet"), metadata={"help": "its validation file"})
+    tools: str = field(
+        default="environment",
+        metadata={"help": "environment: environment_factory (TRL >= 1.16); functions: tools= (TRL >= 1.0)"},
+    )
 
 
 def main() -> None:
@@ -140,13 +206,19 @@ def main() -> None:
     data, config = HfArgumentParser((Data, GRPOConfig)).parse_args_into_dataclasses()  # pyright: ignore[reportArgumentType]
     files = {"train": data.train_file, **({"validation": data.val_file} if Path(data.val_file).is_file() else {})}
     dataset = load_dataset("parquet", data_files=files)
+    world = (
+        {"environment_factory": make_environment(), "tools": None}
+        if data.tools == "environment"
+        else {"environment_factory": None, "tools": make_tools()}
+    )
     trainer = GRPOTrainer(
         model=data.model_name_or_path,
         reward_funcs=[synth_reward],  # pyright: ignore[reportArgumentType]
         args=config,
         train_dataset=dataset["train"],
         eval_dataset=dataset.get("validation"),
-        tools=make_tools(),
+        environment_factory=world["environment_factory"],
+        tools=world["tools"],
     )
     trainer.train()
     trainer.save_model(config.output_dir)

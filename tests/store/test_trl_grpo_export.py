@@ -95,3 +95,48 @@ def test_the_reward_scores_trl_completions_right_and_wrong(exported):
         prompts=[[]] * 3, completions=completions, reward_model=[truth] * 3, data_source=["synth_multihop"] * 3
     )
     assert scores == [1.0, 0.0, 1.0]  # a tool result that happens to hold an answer tag scores nothing
+
+
+def test_the_environment_resets_on_an_item_its_methods_are_the_tools_and_it_scores_its_own_item(
+    exported, tmp_path, monkeypatch
+):
+    """GRPOTrainer's environment_factory: TRL lists the class's public functions as the tools (as
+    transformers derives their schemas: the contract's), makes one instance per rollout, calls
+    `reset(**row)` with the row, and here each rollout's environment scores its own completion."""
+    import inspect
+
+    import pyarrow.parquet as pq
+    from transformers.utils import get_json_schema
+
+    folder, _ = exported
+    script = load_script(folder)
+    environment_class = script.make_environment()
+    public = [name for name, _ in inspect.getmembers(environment_class, inspect.isfunction) if not name.startswith("_")]
+    assert sorted(public) == ["answer", "open", "reset", "search"]  # reset is TRL's; the rest become tools
+    rows = pq.read_table(folder / "train.parquet").to_pylist()
+    first, second = environment_class(), environment_class()
+    assert first.reset(**rows[0]) is None and second.reset(**rows[1]) is None
+    for schema in SYNTH_ANSWER_TOOL.schemas:  # the bound methods, as TRL renders them into the prompt
+        name, wanted = schema["function"]["name"], schema["function"]["parameters"]
+        derived = get_json_schema(getattr(first, name))["function"]
+        assert derived["name"] == name and derived["parameters"]["required"] == wanted["required"]
+        assert derived["parameters"]["properties"].keys() == wanted["properties"].keys()
+    corpus = FIXTURES / "corpus" / "mini.jsonl"
+    with search_server(tmp_path / "home", "--corpus", str(corpus)) as url:
+        monkeypatch.setenv("SYNTH_RETRIEVAL_URL", url.removesuffix("/retrieve"))
+        first = script.make_environment()()  # the URL is read when the tools are made
+        first.reset(**rows[0])
+        assert first.search(query="Grey Harbour director").startswith("Doc 1(Title: ")
+        assert first.answer(answer="x") == "Answer recorded." and first.calls == ["search", "answer"]
+    answers = [row["reward_model"]["ground_truth"]["target"][0] for row in rows[:2]]
+    completions = [[{"role": "assistant", "content": f"<answer>{answers[0]}</answer>"}]] * 2
+    scores = script.synth_reward(
+        prompts=[[]] * 2,
+        completions=completions,
+        reward_model=[rows[0]["reward_model"]] * 2,
+        data_source=[rows[0]["data_source"]] * 2,
+        environments=[first, second],
+    )
+    assert scores == [1.0, 0.0]  # the second rollout's environment was reset on another item
+    with pytest.raises(ValueError, match="before reset"):
+        environment_class()._score(completions[0])

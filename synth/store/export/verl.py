@@ -229,6 +229,7 @@ def run_notes(
         MAX_ASSISTANT_TURNS,
         contract.max_parallel_calls,
         f"{CONTRACT_MODULE}.py" if custom else None,
+        keep_order=curriculum(request),
     )
     if not custom:
         scorer = (
@@ -261,14 +262,28 @@ def run_notes(
         "folder)",
         f"multi_turn.max_parallel_calls={contract.max_parallel_calls}: the contract's most calls per turn, kept by "
         "synth's agents, so RL runs every call the SFT rows teach (verl's default runs a turn's first call only)",
+        *(
+            [
+                "the items are a curriculum (synth mix --order easy-to-hard), stored in training order: the command "
+                "sets data.shuffle=false so verl reads them in that order"
+            ]
+            if curriculum(request)
+            else []
+        ),
         "verl reserves up to 10 CPUs per GPU in Ray (RayResourcePool's max_colocate_count): on a machine with fewer "
         "cores main_ppo waits at Ray start and prints nothing; append ray_kwargs.ray_init.num_cpus=10 to let Ray "
         "schedule it there",
         f"train: cd {folder} && MODEL=${{MODEL:?set MODEL to the model to train}} PYTHONPATH=$PWD "
         "python3 -m verl.trainer.main_ppo " + " ".join(overrides),
-        f"or with TRL's GRPOTrainer (trl >= 1.0; any GRPOConfig flag may follow): cd {folder} && python3 "
+        f"or with TRL's GRPOTrainer (trl >= 1.16: the world as its environment_factory class; --tools functions for "
+        f"trl >= 1.0; any GRPOConfig flag may follow): cd {folder} && python3 "
         f"{TRL_SCRIPT}.py --model_name_or_path ${{MODEL:?set MODEL to the model to train}} --output_dir grpo",
     ]
+
+
+def curriculum(request: ExportRequest) -> bool:
+    """Whether the version's items are stored in a training order (a `synth mix` curriculum) that verl must keep."""
+    return ((request.version.config or {}).get("mix") or {}).get("order") == "easy-to-hard"
 
 
 def val_path(out: Path) -> Path:

@@ -49,6 +49,7 @@ def overrides(
     max_turns: int,
     max_parallel_calls: int,
     reward_module: str | None,
+    keep_order: bool = False,
 ) -> list[str]:
     """The Hydra overrides of `python -m verl.trainer.main_ppo` for an export: its files (train,
     validation, tool config; relative to its folder), and a GRPO baseline for one GPU that verl's
@@ -82,6 +83,8 @@ def overrides(
         "trainer.n_gpus_per_node=1",
         "trainer.logger=[console]",
     ]
+    if keep_order:  # a curriculum: verl shuffles the train file unless told not to
+        found.append("data.shuffle=false")
     if reward_module is not None:
         prefix = reward_prefix(version)
         found += [f"{prefix}.path=$PWD/{reward_module}", f"{prefix}.name=compute_score"]
