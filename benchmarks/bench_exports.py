@@ -95,13 +95,16 @@ def select(count: int, samples: int) -> None:
     import pyarrow.parquet as pq
 
     from synth.splits import SplitFractions, split_predicate
+    from synth.store.evals import evals_dir, pass_rates_sql
     from synth.store.export.pass_band import PassBand, band_note
 
     rng = np.random.default_rng(0)
     ids = pa.array([f"item-{index:07d}" for index in range(count)])
     hops = rng.integers(2, 7, count)
     with tempfile.TemporaryDirectory() as folder:
-        items, attempts = Path(folder) / "items.parquet", Path(folder) / "attempts.parquet"
+        settings = Settings(home=Path(folder))
+        items, attempts = Path(folder) / "items.parquet", evals_dir(settings) / "bench" / "attempts.parquet"
+        attempts.parent.mkdir(parents=True)
         started = time.perf_counter()
         pq.write_table(
             pa.table(
@@ -129,7 +132,7 @@ def select(count: int, samples: int) -> None:
             attempts,
         )
         print(f"items {count:,}, attempts {count * samples:,} (written in {time.perf_counter() - started:.1f} s)")
-        band = PassBand("bench", "policy", "bench@1", 0.1, 0.9, attempts)
+        band = PassBand("bench", "policy", "bench@1", 0.1, 0.9, pass_rates_sql(settings, "bench"))
         split = split_predicate("train", "id", SplitFractions())
         path = str(items).replace("'", "''")
         with duckdb.connect() as connection:

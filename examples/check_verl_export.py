@@ -146,6 +146,48 @@ def check_calls(tools: dict, row: dict, sft: dict | None) -> None:
     print(f"replayed {checked} tool calls of the SFT row through verl's tools: identical observations")
 
 
+def check_worlds(tools: dict, dataset, folder: Path) -> None:
+    """An export of a mixture of worlds (synth_worlds.yaml): for a row of each world, verl's search tool,
+    given that row's create_kwargs, shows what that world's own server returns, and not the others'."""
+    import yaml
+
+    worlds_file = folder / "synth_worlds.yaml"
+    if not worlds_file.is_file():
+        return
+    worlds = yaml.safe_load(worlds_file.read_text(encoding="utf-8"))
+    rows = {}
+    for index in range(len(dataset)):
+        row = dataset[index]
+        rows.setdefault(row["extra_info"]["world"], row)
+    if set(rows) != set(worlds):
+        fail(f"verl's dataset rows name the worlds {sorted(rows)}, the export has {sorted(worlds)}")
+    search = tools["search"]
+    argument = next(iter(search.tool_schema.function.parameters.properties))
+    for name, row in rows.items():
+        query = row["extra_info"]["question"]
+        arguments = {argument: [query] if argument == "query_list" else query}
+        text = asyncio.run(run_tool(search, arguments, row["tools_kwargs"]["search"]["create_kwargs"]))
+        shown = {}
+        for other, spec in worlds.items():
+            url = spec["url"].rstrip("/") + "/retrieve"
+            body = synth_contract_post(url, {"queries": [query], "topk": search.topk})
+            shown[other] = [hit.get("id") for hit in body["result"][0]]
+        own = [doc_id for doc_id in shown[name] if f"[id: {doc_id}]" in text]
+        print(f"world {name}: a row's search({query[:60]!r}) shows {len(own)} of its world's {len(shown[name])} hits")
+        if not own or text.startswith("error"):
+            fail(f"a row of world {name} did not search its own world ({worlds[name]['url']}): {text[:200]}")
+        foreign = {doc_id for other, ids in shown.items() if other != name for doc_id in ids} - set(shown[name])
+        if any(f"[id: {doc_id}]" in text for doc_id in foreign):
+            fail(f"a row of world {name} was shown documents of another world")
+    print(f"worlds: each of the {len(rows)} worlds' rows searched its own server through verl's tools")
+
+
+def synth_contract_post(url: str, payload: dict) -> dict:
+    import synth_contract  # beside the export, on the path as PYTHONPATH=$PWD puts it
+
+    return synth_contract.post_json(url, payload, 30)
+
+
 def check_reward(config, row: dict) -> None:
     """The reward as verl's trainer loads it from the composed config (its `get_custom_reward_fn`,
     which reads the key the release reads), scoring right and wrong rollouts."""
@@ -269,6 +311,7 @@ def main() -> None:
     dataset = check_dataset(config, args.model)
     tools = check_tools(config.actor_rollout_ref.rollout.multi_turn.tool_config_path, sft)
     check_calls(tools, dataset[0], sft)
+    check_worlds(tools, dataset, folder)
     check_reward(config, dataset[0])
     if args.run_seconds:
         run_main_ppo(folder, overrides, args.run_seconds, args.machine_override)

@@ -134,6 +134,14 @@ class _ExportCommand(click.Command):
     help="verl: where the exported tools reach `synth search serve`.",
 )
 @click.option(
+    "--world-url",
+    "world_url",
+    multiple=True,
+    metavar="NAME=URL",
+    help="verl: where one world of a synth mix of several worlds is served (default: the ports after "
+    "--retrieval-url, in the order the export's note lists them).",
+)
+@click.option(
     "--for-eval",
     "for_eval",
     metavar="EVAL_ID",
@@ -168,6 +176,7 @@ def export(
     test_fraction,
     verl_version,
     retrieval_url,
+    world_url,
     for_eval,
     pass_band,
     force,
@@ -199,6 +208,7 @@ def export(
         test_fraction=test_fraction,
         verl_version=verl_version,
         retrieval_url=retrieval_url,
+        world_url=world_url,
         for_eval=for_eval,
         pass_band=pass_band,
     )

@@ -67,10 +67,13 @@ def make_tools(config_path: Path = HERE / "tool_config.yaml") -> list:
     return [_reporting_failures(_tool(entry["tool_schema"], entry["config"])) for entry in entries]
 
 
-def _tool(schema: dict, settings: dict):
-    """One tool of tool_config.yaml as a typed, documented function (TRL reads both)."""
+def _tool(schema: dict, settings: dict, world_url: str | None = None):
+    """One tool of tool_config.yaml as a typed, documented function (TRL reads both); `world_url`: the
+    server of one world of a mixture (else SYNTH_RETRIEVAL_URL, else the config's)."""
     name = schema["function"]["name"]
-    url = (os.environ.get("SYNTH_RETRIEVAL_URL") or settings.get("retrieval_service_url") or "").rstrip("/")
+    url = (world_url or os.environ.get("SYNTH_RETRIEVAL_URL") or settings.get("retrieval_service_url") or "").rstrip(
+        "/"
+    )
     timeout, topk = float(settings.get("timeout", 30)), int(settings.get("topk", 3))
     style = settings.get("observation", "synth")
     argument = next(iter(schema["function"]["parameters"]["properties"]))
@@ -125,8 +128,9 @@ def _as_method(function, name: str):
     return method
 
 
-def make_environment(config_path: Path = HERE / "tool_config.yaml") -> type:
-    """The contract's world as a TRL environment class (GRPOTrainer's `environment_factory`)."""
+def make_environment(config_path: Path = HERE / "tool_config.yaml", world_url: str | None = None) -> type:
+    """The contract's world as a TRL environment class (GRPOTrainer's `environment_factory`);
+    `world_url`: one world's server, for an export of a mixture of worlds."""
     entries = yaml.safe_load(config_path.read_text(encoding="utf-8"))["tools"]
 
     def reset(self, **row) -> None:
@@ -150,9 +154,18 @@ def make_environment(config_path: Path = HERE / "tool_config.yaml") -> type:
     }
     for entry in entries:
         schema = entry["tool_schema"]
-        tool = _reporting_failures(_tool(schema, entry["config"]))
+        tool = _reporting_failures(_tool(schema, entry["config"], world_url))
         namespace[schema["function"]["name"]] = _as_method(tool, schema["function"]["name"])
     return type("SynthSearchEnvironment", (), namespace)
+
+
+def environment_factories(worlds_path: Path = HERE / "synth_worlds.yaml"):
+    """What GRPOTrainer's `environment_factory` takes: one class, or, for an export of a mixture of
+    worlds (synth_worlds.yaml beside it), a class per world by name (each row's `environment`)."""
+    if not worlds_path.is_file():
+        return make_environment()
+    worlds = yaml.safe_load(worlds_path.read_text(encoding="utf-8"))
+    return {name: make_environment(world_url=spec["url"]) for name, spec in worlds.items()}
 
 
 def completion_text(completion) -> str:
@@ -206,8 +219,10 @@ def main() -> None:
     data, config = HfArgumentParser((Data, GRPOConfig)).parse_args_into_dataclasses()  # pyright: ignore[reportArgumentType]
     files = {"train": data.train_file, **({"validation": data.val_file} if Path(data.val_file).is_file() else {})}
     dataset = load_dataset("parquet", data_files=files)
+    if data.tools == "functions" and (HERE / "synth_worlds.yaml").is_file():
+        raise SystemExit("this export's rows search several worlds: use --tools environment (one per world)")
     world = (
-        {"environment_factory": make_environment(), "tools": None}
+        {"environment_factory": environment_factories(), "tools": None}
         if data.tools == "environment"
         else {"environment_factory": None, "tools": make_tools()}
     )

@@ -20,15 +20,30 @@ from verl.tools.schemas import ToolResponse
 
 
 class _ServerTool(BaseTool):
-    """A tool answered by `synth search serve`."""
+    """A tool answered by `synth search serve`: the config's server, or the row's own world's (a row of
+    a `synth mix` of several worlds names its server in its create_kwargs)."""
 
     def __init__(self, config: dict, tool_schema):
         super().__init__(config, tool_schema)
         self.url = (os.environ.get("SYNTH_RETRIEVAL_URL") or config["retrieval_service_url"]).rstrip("/")
         self.timeout = float(config.get("timeout", 30))
+        self.row_urls: dict[str, str] = {}
 
-    async def _call(self, path: str, payload: dict) -> dict:
-        return await asyncio.to_thread(synth_contract.post_json, self.url + path, payload, self.timeout)
+    async def create(self, instance_id=None, **kwargs):
+        """verl hands the row's create_kwargs here (0.9: as `create_kwargs=`; older releases: as keywords)."""
+        found, response = await super().create(instance_id, **kwargs)
+        row = kwargs["create_kwargs"] if isinstance(kwargs.get("create_kwargs"), dict) else kwargs
+        if row.get("retrieval_service_url"):
+            self.row_urls[found] = str(row["retrieval_service_url"]).rstrip("/")
+        return found, response
+
+    async def release(self, instance_id: str, **kwargs) -> None:
+        self.row_urls.pop(instance_id, None)
+        await super().release(instance_id, **kwargs)
+
+    async def _call(self, instance_id: str, path: str, payload: dict) -> dict:
+        url = self.row_urls.get(instance_id, self.url)
+        return await asyncio.to_thread(synth_contract.post_json, url + path, payload, self.timeout)
 
 
 class SearchTool(_ServerTool):
@@ -46,7 +61,7 @@ class SearchTool(_ServerTool):
             return ToolResponse(text=error), 0.0, {}
         queries = synth_contract.search_queries(parameters)
         try:
-            body = await self._call("/retrieve", {"queries": queries, "topk": self.topk})
+            body = await self._call(instance_id, "/retrieve", {"queries": queries, "topk": self.topk})
         except (OSError, ValueError) as failure:
             return ToolResponse(text=f"error: the search service failed ({failure})"), 0.0, {"error": str(failure)}
         results = [[synth_contract.as_document(hit) for hit in hits] for hits in body["result"]]
@@ -66,7 +81,7 @@ class OpenTool(_ServerTool):
             return ToolResponse(text=error), 0.0, {}
         doc_id = str(parameters["doc_id"])
         try:
-            [found] = (await self._call("/open", {"ids": [doc_id]}))["result"]
+            [found] = (await self._call(instance_id, "/open", {"ids": [doc_id]}))["result"]
         except (OSError, ValueError) as failure:
             return ToolResponse(text=f"error: the document service failed ({failure})"), 0.0, {"error": str(failure)}
         return (

@@ -76,6 +76,16 @@ def list_runs(settings: Settings) -> list[EvalRun]:
     return sorted((_read_run(folder) for folder in finished(settings)), key=lambda run: run.created_at, reverse=True)
 
 
+def pass_rates_sql(settings: Settings, eval_id: str) -> str:
+    """DuckDB SQL giving, per item the eval tried, `item_id` and `pass_rate` (the mean `correct` of its
+    attempts), over the eval's attempts file: selections read it without loading attempts into Python."""
+    path = str(evals_dir(settings) / eval_id / "attempts.parquet").replace("'", "''")
+    return (
+        "select item_id, avg(case when correct then 1.0 else 0.0 end) as pass_rate "
+        f"from read_parquet('{path}') group by item_id"
+    )
+
+
 def load_attempts(settings: Settings, eval_id: str) -> list[EvalAttempt]:
     path = evals_dir(settings) / eval_id / "attempts.parquet"
     return [from_row(EvalAttempt, row) for row in pq.read_table(path).to_pylist()]

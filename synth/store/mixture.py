@@ -23,14 +23,16 @@ import re
 from dataclasses import dataclass, field
 from typing import get_args
 
+from synth.contract.matching import normalize_answer
 from synth.errors import ConfigError
-from synth.filters.dedup import ExactDedupFilter
 from synth.schemas import DatasetVersion, Item
 from synth.schemas.item import DifficultyOrUnlabeled
 from synth.settings import Settings
 from synth.store.catalog import Catalog
+from synth.store.evals import load_run, pass_rates_sql
 from synth.store.publish import VersionSpec, publish_version
 from synth.store.reader import iter_records
+from synth.store.version_world import retrieval_k
 
 ORDERS = ("shuffled", "easy-to-hard")
 KEYS = ("label", "hops", "pass-rate")
@@ -127,7 +129,14 @@ def mix(settings: Settings, request: MixRequest, log=print) -> DatasetVersion:
         recipe="mix",
         config={
             "mix": {
-                "sources": [{"ref": pool.version.ref, "weight": pool.source.weight} for pool in pools],
+                "sources": [
+                    {
+                        "ref": pool.version.ref,
+                        "weight": pool.source.weight,
+                        "retrieval_k": retrieval_k(pool.version.config),
+                    }
+                    for pool in pools
+                ],
                 "order": request.order,
                 "by": request.by if request.order != "shuffled" else None,
                 "stages": request.stages,
@@ -145,18 +154,21 @@ def mix(settings: Settings, request: MixRequest, log=print) -> DatasetVersion:
 
 
 def _pools(settings: Settings, request: MixRequest) -> list[_Pool]:
-    """Each source's items, less those an earlier source already has (by id or normalized question)."""
-    dedup = ExactDedupFilter()
+    """Each source's items, less those an earlier source already has (by id or by question normalized
+    as the dedup check normalizes it; the store does not import checks)."""
+    seen: set[str] = set()
     pools = []
     with Catalog.open(settings, read_only=True) as catalog:
         versions = [catalog.resolve(source.ref) for source in request.sources]
     for source, version in zip(request.sources, versions, strict=True):
         pool = _Pool(source, version)
         for item in iter_records(settings, version, "items"):
-            if dedup.check(item) is True:
-                pool.items.append(item)
-            else:
+            keys = {f"id:{item.id}", f"question:{normalize_answer(item.question)}"}
+            if keys & seen:
                 pool.duplicates += 1
+                continue
+            seen |= keys
+            pool.items.append(item)
         pools.append(pool)
     return pools
 
@@ -215,12 +227,8 @@ def _pass_rates(settings: Settings, eval_id: str) -> dict[str, float]:
     """Per item, the mean correct of its attempts in the eval (DuckDB over its attempts file)."""
     import duckdb
 
-    from synth.store.export.pass_band import resolve_band
-
-    band = resolve_band(settings, eval_id, "0:1")
-    assert band is not None
     with duckdb.connect() as connection:
-        return dict(connection.sql(band.rates_sql()).fetchall())
+        return dict(connection.sql(pass_rates_sql(settings, load_run(settings, eval_id).id)).fetchall())
 
 
 def _labels(settings: Settings, pools: list[_Pool], kept: set[str]) -> list:

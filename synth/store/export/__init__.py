@@ -11,6 +11,7 @@ from synth.splits import SPLITS, check_split, split_of
 from synth.store.catalog import Catalog
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.pass_band import band_note, resolve_band
+from synth.store.export.worlds import parse_world_urls
 from synth.store.reader import read_columns, shard_glob
 
 FORMATS = EXPORT_FORMATS
@@ -61,6 +62,7 @@ def export_version(settings: Settings, ref: str, fmt: str, out: Path, **options)
             "a question); drop --role to export teacher trajectories"
         )
     band = resolve_band(settings, options.pop("for_eval", None), options.pop("pass_band", None))
+    options["world_urls"] = parse_world_urls(options.pop("world_url", None))
     with Catalog.open(settings, read_only=True) as catalog:
         version = catalog.resolve(ref)
     request = ExportRequest(settings=settings, version=version, out=Path(out), pass_band=band, **options)

@@ -48,6 +48,8 @@ class ExportRequest:
     """verl: the release whose config keys the printed command uses; None: the installed one, else the newest known."""
     retrieval_url: str = "http://127.0.0.1:8000"
     """Where the exported verl tools reach `synth search serve`."""
+    world_urls: dict[str, str] = field(default_factory=dict)
+    """verl: a mixture's world name -> the URL its `synth search serve` listens at (--world-url)."""
     pass_band: PassBand | None = None
     """Only items whose pass rate in an eval of the policy to train lies in this band (synth.store.export.pass_band)."""
 

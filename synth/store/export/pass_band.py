@@ -16,7 +16,7 @@ from pathlib import Path
 
 from synth.errors import ConfigError
 from synth.settings import Settings
-from synth.store.evals import evals_dir, load_run
+from synth.store.evals import load_run, pass_rates_sql
 
 _BAND = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*:\s*([0-9]*\.?[0-9]+)\s*$")
 
@@ -29,20 +29,13 @@ class PassBand:
     """NAME@VERSION the eval ran on (matching is by item id, so a curated child's items match too)."""
     low: float
     high: float
-    attempts: Path
-
-    def rates_sql(self) -> str:
-        """Per evaluated item: `item_id`, `pass_rate` (mean correct over its samples)."""
-        path = str(self.attempts).replace("'", "''")
-        return (
-            f"select item_id, avg(case when correct then 1.0 else 0.0 end) as pass_rate "
-            f"from read_parquet('{path}') group by item_id"
-        )
+    rates_sql: str
+    """Per evaluated item `item_id` and `pass_rate` (synth.store.evals.pass_rates_sql)."""
 
     def predicate(self, id_column: str) -> str:
         """Rows whose item's pass rate lies in the band."""
         return (
-            f"{id_column} in (select item_id from ({self.rates_sql()}) "
+            f"{id_column} in (select item_id from ({self.rates_sql}) "
             f"where pass_rate between {self.low!r} and {self.high!r})"
         )
 
@@ -69,7 +62,7 @@ def resolve_band(settings: Settings, eval_id: str | None, band: str | None) -> P
         raise ConfigError("--pass-band needs --for-eval EVAL_ID: the eval of the policy to train (synth evals list)")
     low, high = parse_band(band if band is not None else "0.1:0.9")
     run = load_run(settings, eval_id)
-    return PassBand(run.id, run.model, run.source, low, high, evals_dir(settings) / run.id / "attempts.parquet")
+    return PassBand(run.id, run.model, run.source, low, high, pass_rates_sql(settings, run.id))
 
 
 def band_note(band: PassBand, items_glob: Path, predicate: str | None) -> str:
@@ -84,7 +77,7 @@ def band_note(band: PassBand, items_glob: Path, predicate: str | None) -> str:
                  when r.pass_rate < {band.low!r} then 'below'
                  when r.pass_rate > {band.high!r} then 'above' else 'inside' end as place,
             count(*) as n
-        from ({chosen}) i left join ({band.rates_sql()}) r on r.item_id = i.id
+        from ({chosen}) i left join ({band.rates_sql}) r on r.item_id = i.id
         group by all order by all"""
     with duckdb.connect() as connection:
         rows = connection.sql(sql).fetchall()

@@ -46,7 +46,9 @@ from synth.store.export import verl_command
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import load_template, render
 from synth.store.export.sink import check_output, write_rows
+from synth.store.export.worlds import ExportWorld, export_worlds
 from synth.store.reader import iter_records
+from synth.store.version_world import retrieval_k
 
 ABILITY = "fact-reasoning"
 VERL_BUILTIN_QA_SOURCES = (
@@ -66,30 +68,27 @@ CONTRACT_MODULE = "synth_contract"
 TRL_SCRIPT = "synth_trl_grpo"
 """TRL's GRPOTrainer on the same files: the tools as functions, the reward in TRL's signature."""
 TOOL_CONFIG = "tool_config.yaml"
+WORLDS_FILE = "synth_worlds.yaml"
 MAX_TOOL_RESPONSE_CHARS = 8192
 MAX_ASSISTANT_TURNS: int = TEACHER_AGENT.served.max_turns or 12  # set for served models
 """The served teacher's turn budget: RL rollouts get as many turns as the SFT ones had."""
 """verl cuts tool results at 256 characters by default; SFT showed them whole."""
 
 GROUND_TRUTH = pa.struct([("target", pa.list_(pa.string()))])
-CREATE_KWARGS = pa.struct(
-    [
-        (
-            "create_kwargs",
-            pa.struct(
-                [
-                    ("ground_truth", GROUND_TRUTH),
-                    ("question", pa.string()),
-                    ("data_source", pa.string()),
-                ]
-            ),
-        )
-    ]
-)
+_CREATE_FIELDS = [("ground_truth", GROUND_TRUTH), ("question", pa.string()), ("data_source", pa.string())]
+
+
+def create_kwargs_type(routed: bool) -> pa.DataType:
+    """A tool's per-row `create_kwargs`; `routed`: with the URL of the row's world (a mixture of worlds)."""
+    return pa.struct(
+        [("create_kwargs", pa.struct(_CREATE_FIELDS + ([("retrieval_service_url", pa.string())] if routed else [])))]
+    )
+
+
 PROMPT = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
 
-def extra_info_type(tool_names: list[str]) -> pa.DataType:
+def extra_info_type(tool_names: list[str], routed: bool = False) -> pa.DataType:
     return pa.struct(
         [
             ("split", pa.string()),
@@ -101,20 +100,24 @@ def extra_info_type(tool_names: list[str]) -> pa.DataType:
             ("hops", pa.int64()),
             ("difficulty", pa.string()),
             ("need_tools_kwargs", pa.bool_()),
-            ("tools_kwargs", pa.struct([(tool, CREATE_KWARGS) for tool in tool_names])),
+            ("tools_kwargs", pa.struct([(tool, create_kwargs_type(routed)) for tool in tool_names])),
+            *([("world", pa.string())] if routed else []),
         ]
     )
 
 
-def schema(tool_names: list[str]) -> pa.Schema:
+def schema(tool_names: list[str], routed: bool = False) -> pa.Schema:
+    """The rows' schema; `routed` (a mixture of worlds): each tool's create_kwargs carries the row's world
+    URL, extra_info its `world`, and an `environment` column names it for TRL's multi-environment mode."""
     return pa.schema(
         [
             ("data_source", pa.string()),
             ("prompt", PROMPT),
             ("ability", pa.string()),
             ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", GROUND_TRUTH)])),
-            ("extra_info", extra_info_type(tool_names)),
+            ("extra_info", extra_info_type(tool_names, routed)),
             ("agent_name", pa.string()),
+            *([("environment", pa.string())] if routed else []),
         ]
     )
 
@@ -131,10 +134,14 @@ def rl_row(
     data_source: str,
     tool_names: list[str],
     split: str | None = None,
+    world: ExportWorld | None = None,
 ) -> dict:
+    """One RL row; `world`: the row's own world in a mixture of several (its URL reaches its tools)."""
     ground_truth = {"target": plain_variants(item.answers)}
     create_kwargs = {"ground_truth": ground_truth, "question": item.question, "data_source": data_source}
-    return {
+    if world is not None:
+        create_kwargs["retrieval_service_url"] = world.url
+    row = {
         "data_source": data_source,
         "prompt": prompt,
         "ability": ABILITY,
@@ -153,16 +160,15 @@ def rl_row(
         },
         "agent_name": AGENT_NAME,
     }
+    if world is not None:
+        row["extra_info"]["world"] = world.name
+        row["environment"] = world.name
+    return row
 
 
 def search_k(request: ExportRequest) -> int:
-    """Passages per search when the data was made (the panel's k, else the world's), so RL searches
-    alike. Versions made before the `world` section kept the world's keys at the top level."""
-    config = request.version.config
-    world = config.get("world") or {}
-    return int(
-        (config.get("panel") or {}).get("retrieval_k") or world.get("retrieval_k") or config.get("retrieval_k") or 3
-    )
+    """Passages per search when the data was made, so RL searches alike (synth.store.export.worlds)."""
+    return retrieval_k(request.version.config)
 
 
 def made_under(request: ExportRequest) -> str:
@@ -216,7 +222,12 @@ def write_helpers(files: dict[str, str], folder: Path, force: bool) -> None:
 
 
 def run_notes(
-    request: ExportRequest, contract: AgentContract, data_source: str, val_name: str, counts: tuple[int, int]
+    request: ExportRequest,
+    contract: AgentContract,
+    data_source: str,
+    val_name: str,
+    counts: tuple[int, int],
+    worlds: dict[str, ExportWorld] | None = None,
 ) -> list[str]:
     folder = request.out.parent.resolve()
     version = verl_command.verl_version(request.verl_version)
@@ -255,8 +266,18 @@ def run_notes(
             "on them; raise --validation-fraction (SYNTH_VALIDATION_FRACTION) or make more items"
         ),
         scorer,
-        f"start the retriever: synth search serve --port {urlparse(request.retrieval_url).port or 80} "
-        "(same --kg/--corpus as the data)",
+        *(
+            [
+                f"the rows search {len({w.name for w in worlds.values()})} worlds, each row its own (extra_info.world, "
+                "its tools' create_kwargs.retrieval_service_url; the `environment` column for TRL); start each: "
+                + "; ".join(sorted({f"{w.name}: {w.serve}" for w in worlds.values()}))
+            ]
+            if worlds
+            else [
+                f"start the retriever: synth search serve --port {urlparse(request.retrieval_url).port or 80} "
+                "(same --kg/--corpus as the data)"
+            ]
+        ),
         f"the train command below uses verl {version}'s config keys (another release: --verl-version) and a GRPO "
         "baseline for one GPU (append overrides to scale it); set MODEL to the model to train (a Hugging Face id or "
         "folder)",
@@ -318,18 +339,33 @@ def export(request: ExportRequest) -> ExportResult:
         else list(iter_records(request.settings, request.version, "items", validation.predicate()))
     )
 
+    worlds = export_worlds(request, request.world_urls)  # a mixture of worlds: each row searches its own
+
     def rows(chosen: list[Item], split: str | None) -> Iterator[dict]:
         for index, item in enumerate(chosen):
-            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names, split)
+            world = worlds[item.metadata["mix"]["source"]] if worlds else None
+            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names, split, world)
 
     val_out = val_path(request.out)
     check_output(val_out, request.force, (".parquet",), why="verl reads Parquet")
-    count = write_rows(rows(train_items, None), schema(tool_names), request.out, lambda: no_items(request))
+    table = schema(tool_names, routed=bool(worlds))
+    count = write_rows(rows(train_items, None), table, request.out, lambda: no_items(request))
     # no validation items (a small version, a validation fraction of 0, --split all): verl validates on the train file
-    write_rows(rows(val_items or train_items, None), schema(tool_names), val_out)
-    write_helpers(helper_files(contract, request), request.out.parent, request.force)
-    notes = run_notes(request, contract, data_source, val_out.name, (count, len(val_items)))
+    write_rows(rows(val_items or train_items, None), table, val_out)
+    files = helper_files(contract, request)
+    if worlds:
+        files[WORLDS_FILE] = worlds_file(worlds)
+    write_helpers(files, request.out.parent, request.force)
+    notes = run_notes(request, contract, data_source, val_out.name, (count, len(val_items)), worlds)
     return ExportResult(request.out, count, notes)
+
+
+def worlds_file(worlds: dict[str, ExportWorld]) -> str:
+    """The mixture's worlds for the TRL script (an environment per world): name -> url and serve command."""
+    by_name = {world.name: {"url": world.url, "serve": world.serve} for world in worlds.values()}
+    return "# the worlds of a synth mix export: each row's `environment` names one\n" + yaml.safe_dump(
+        by_name, sort_keys=False, width=1000
+    )
 
 
 def no_items(request: ExportRequest) -> None:
