@@ -28,12 +28,21 @@ K = 4
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory):
     """A version of 36 items (hops 2, 3, 4) and a k=4 eval of a served policy on all of them."""
-    from conftest import _make_item
-
+    from synth.schemas import Item, Provenance
     from synth.settings import Settings
 
     settings = Settings(home=tmp_path_factory.mktemp("band"))
-    items = [_make_item(index, hops=(2, 3, 4)[index % 3], path=[], constraints=[]) for index in range(36)]
+    items = [
+        Item(
+            id=f"item-{index}",
+            question=f"Which film was directed by the person born in Town {index}?",
+            answer=f"Film {index}",
+            recipe="multihop",
+            hops=(2, 3, 4)[index % 3],
+            provenance=Provenance(generator="test", seed=index),
+        )
+        for index in range(36)
+    ]
     publish_version(
         settings, VersionSpec(name="rl", recipe="multihop", config={"world": {"corpus": str(CORPUS)}}), {"items": items}
     )
