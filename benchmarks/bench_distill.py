@@ -2,7 +2,7 @@
 same prompts.
 
     python benchmarks/bench_distill.py [--items 8] [--n 2] [--model embedded|fake] [--turns 4] [--guided]
-        [--protocol json]
+        [--protocol json] [--served]
 
 Builds multihop items from the bundled graph, then times (1) the teacher's rollouts through the
 LLM client (empty cache, so every turn is paid; every rollout its own coroutine) plus rejection
@@ -18,6 +18,9 @@ teacher's demonstrations on the same items (multi-call runs over real results, w
 teacher's look like), and the CPU time reading them costs per 1,000 trajectories, against the CPU
 that made them (the run's distillation; the path teacher's searches and bookkeeping alone, what a
 served teacher's rollouts cost this process besides waiting): the acceptance bound is 5%.
+`--served` makes the teacher a served one: the loopback competent server of the tests (vLLM's
+response shape, reasoning and tool calls parsed, one search per hop, then an answer) in a process
+of its own, so this process's CPU is the client's alone (HTTP, parsing, the agent, the cache).
 """
 
 import argparse
@@ -40,7 +43,7 @@ from synth.kg.snapshot import load_snapshot  # noqa: E402
 from synth.llm.base import LLMBackend  # noqa: E402
 from synth.llm.cache import ResponseCache  # noqa: E402
 from synth.llm.client import LLMClient  # noqa: E402
-from synth.llm.models import ModelPool  # noqa: E402
+from synth.llm.models import ModelPool, ModelSpec  # noqa: E402
 from synth.llm.types import ChatRequest, SamplingParams  # noqa: E402
 from synth.run.flows_file import declared_models  # noqa: E402
 from synth.search.corpus import Corpus  # noqa: E402
@@ -80,7 +83,13 @@ async def measure(arguments, settings: Settings) -> None:
     tools = SearchTools(
         corpus, BM25Retriever(corpus, settings.cache_dir / "search", log=lambda line: None), default_k=3
     )
-    pool = ModelPool(settings, declared_models(None), log=lambda line: print(line, file=sys.stderr))
+    models = declared_models(None)
+    server = None
+    if arguments.served:  # a competent served teacher in a process of its own
+        server, url = start_served_teacher(items)
+        models = {**models, "served": ModelSpec(backend="openai", model="served", endpoints=[url], hedge=False)}
+        arguments.model = "served"
+    pool = ModelPool(settings, models, log=lambda line: print(line, file=sys.stderr))
     backend = pool.backend(arguments.model)
     recording = Recording(backend)
     client = LLMClient(recording, cache=ResponseCache(settings.llm_cache_path))
@@ -152,6 +161,33 @@ async def measure(arguments, settings: Settings) -> None:
         )
     print(f"peak memory {peak_rss_mib():.0f} MiB")
     await pool.aclose()
+    if server is not None:
+        server.terminate()
+
+
+def _serve(items, ports) -> None:
+    """The child process: the tests' competent server, knowing the items, until terminated."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "llm"))
+    from competent_server import CompetentServer
+
+    server = CompetentServer("vllm", p={hops: 0.9 for hops in range(1, 10)})
+    server.learn(items)
+
+    async def main() -> None:
+        await server.start(0)
+        ports.put(server.port)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def start_served_teacher(items):
+    import multiprocessing
+
+    ports = multiprocessing.Queue()
+    process = multiprocessing.Process(target=_serve, args=(items, ports), daemon=True)
+    process.start()
+    return process, f"http://127.0.0.1:{ports.get(timeout=60)}/v1"
 
 
 def kept_share(trajectories, label: str) -> None:
@@ -186,6 +222,9 @@ def main() -> None:
     parser.add_argument("--model", default="embedded", help="A declared model: embedded (vLLM) or fake.")
     parser.add_argument(
         "--protocol", default="auto", choices=["auto", "native", "json", "tags"], help="How the teacher calls tools."
+    )
+    parser.add_argument(
+        "--served", action="store_true", help="A competent served teacher on loopback, in its own process."
     )
     parser.add_argument(
         "--guided",

@@ -149,6 +149,20 @@ class _ExportCommand(click.Command):
     "(synth evals list; an id prefix is enough).",
 )
 @click.option(
+    "--for-model",
+    "for_model",
+    metavar="MODEL",
+    help="Run `synth eval MODEL` on the exported split first (--eval-samples attempts per item; a rerun finds the "
+    "stored eval and pays for nothing), then keep the items in --pass-band.",
+)
+@click.option(
+    "--eval-samples",
+    type=click.IntRange(min=2),
+    default=4,
+    show_default=True,
+    help="With --for-model: attempts per item (pass rates need several).",
+)
+@click.option(
     "--pass-band",
     metavar="LOW:HIGH",
     help="With --for-eval: the pass rates kept, both ends included (default 0.1:0.9); items the policy always or never "
@@ -178,6 +192,8 @@ def export(
     retrieval_url,
     world_url,
     for_eval,
+    for_model,
+    eval_samples,
     pass_band,
     force,
     as_json,
@@ -186,6 +202,8 @@ def export(
     from synth.cli.render import print_json
     from synth.store.export import export_version
 
+    if for_model is not None:
+        for_eval = _eval_first(ref, for_model, for_eval, eval_samples, split, validation_fraction, test_fraction)
     result = export_version(
         load_settings(),
         ref,
@@ -218,3 +236,28 @@ def export(
     click.echo(f"wrote {result.rows} rows to {result.path}")
     for note in result.notes:
         click.echo(f"note: {note}")
+
+
+def _eval_first(ref, model, for_eval, samples, split, validation_fraction, test_fraction) -> str:
+    """--for-model: the id of `synth eval MODEL REF` on the exported split (run now, or found stored)."""
+    from synth.errors import ConfigError
+    from synth.evaluation.command import EvalRequest, evaluate
+    from synth.run.flows_file import declared_models
+
+    if for_eval is not None:
+        raise ConfigError("give --for-eval EVAL_ID or --for-model MODEL, not both")
+    request = EvalRequest(
+        model=model,
+        dataset=ref,
+        split=split,
+        k=samples,
+        validation_fraction=validation_fraction,
+        test_fraction=test_fraction,
+    )
+    outcome = evaluate(load_settings(), request, declared_models(None), log=lambda line: click.echo(line, err=True))
+    click.echo(
+        f"eval {outcome.run.id} of {model} ({'run now' if outcome.stored else 'found stored, nothing paid'}): "
+        f"pass@1 {outcome.run.pass_at_1:.2f} over {outcome.run.items} items, k={samples}",
+        err=True,
+    )
+    return outcome.run.id

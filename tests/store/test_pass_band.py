@@ -105,3 +105,31 @@ def test_bad_bands_and_unknown_evals_are_one_line_and_write_nothing(evaluated, t
     with pytest.raises(error, match=says):
         export_version(settings, "rl", "verl", tmp_path / "rl.parquet", **options)
     assert not (tmp_path / "rl.parquet").exists()
+
+
+def test_for_model_runs_the_eval_once_then_finds_it_and_selects_by_it(settings, make_item, run_cli, tmp_path):
+    """`--for-model M`: the eval of M on the exported split is run by the export (k samples), and a
+    second export finds it stored and pays for nothing; the band then applies as with --for-eval."""
+    items = [make_item(index) for index in range(12)]
+    config = {"world": {"corpus": str(CORPUS)}}
+    publish_version(settings, VersionSpec(name="fm", recipe="multihop", config=config), {"items": items})
+    arguments = [
+        "--format",
+        "jsonl",
+        "--split",
+        "all",
+        "--for-model",
+        "fake",
+        "--eval-samples",
+        "2",
+        "--pass-band",
+        "0:1",
+    ]
+    code, out, err = run_cli("export", "fm", "--out", str(tmp_path / "a.jsonl"), *arguments)
+    assert code == 0, err
+    assert "(run now): pass@1" in err and "over 12 items, k=2" in err
+    assert "note: --pass-band 0:1 of eval eval-" in out and "(fake on fm@1): kept 12 items" in out
+    code, out, err = run_cli("export", "fm", "--out", str(tmp_path / "b.jsonl"), *arguments)
+    assert code == 0 and "(found stored, nothing paid)" in err
+    code, _, err = run_cli("export", "fm", "--out", str(tmp_path / "c.jsonl"), *arguments, "--for-eval", "x")
+    assert code != 0 and "not both" in err
