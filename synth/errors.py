@@ -34,6 +34,11 @@ class OutputError(SynthError):
     """An output file or folder cannot be written (permissions, full disk); nothing half-written is left."""
 
 
+class StoreError(SynthError):
+    """An object store stayed unreachable, throttling or failing after retries with backoff (nothing is
+    published from a run whose writes failed)."""
+
+
 class ModelFailureError(SynthError):
     """Too many model calls of one stage failed (the failure gate): nothing is published."""
 
