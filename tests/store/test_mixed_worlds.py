@@ -140,6 +140,9 @@ def test_world_urls_are_checked_and_one_world_needs_none(two_worlds, settings, t
         export_version(settings, "both", "verl", tmp_path / "x.parquet", world_url=["corpus-mini"])
     with pytest.raises(ConfigError, match="is one world"):
         export_version(settings, "a", "verl", tmp_path / "x.parquet", world_url=["corpus-mini=http://127.0.0.1:9"])
+    with pytest.raises(ConfigError, match="mixes 2 worlds .* Search-R1's trainer searches one retriever"):
+        export_version(settings, "both", "searchr1", tmp_path / "s.parquet")
+    assert not (tmp_path / "s.parquet").exists()
     result = export_version(settings, "both", "verl", tmp_path / "d" / "rl.parquet", split="all")
     note = next(note for note in result.notes if note.startswith("the rows search 2 worlds"))
     assert "--port 8000 --corpus" in note and "--port 8001 --corpus" in note  # the ports after --retrieval-url

@@ -19,6 +19,7 @@ from synth.store.export import verl
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import SEARCH_R1_PROMPT, load_template, render, search_r1_answer_tag_warning
 from synth.store.export.sink import check_output, write_rows
+from synth.store.export.worlds import export_worlds
 from synth.store.reader import iter_records
 
 SEARCH_R1_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
@@ -37,6 +38,12 @@ def export(request: ExportRequest) -> ExportResult:
         raise ConfigError(
             f"--format searchr1 is Search-R1's own protocol (its trainer renders search results itself); "
             f"drop --contract {request.contract}, or use --format verl for that contract"
+        )
+    worlds = {world.name for world in export_worlds(request, request.world_urls).values()}
+    if worlds:
+        raise ConfigError(
+            f"{request.version.ref} mixes {len(worlds)} worlds ({', '.join(sorted(worlds))}) and Search-R1's trainer "
+            "searches one retriever: export --format verl (each row searches its own world), or mix one world"
         )
     template = load_template(request.prompt_template, SEARCH_R1_PROMPT)
     data_source = request.data_source or DEFAULT_DATA_SOURCE
