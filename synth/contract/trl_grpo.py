@@ -143,7 +143,7 @@ def make_environment(config_path: Path = HERE / "tool_config.yaml", world_url: s
     def score(self, completion) -> float:
         """The contract's reward for this rollout's item: 1.0 when the final answer (tag or call) matches."""
         if self.ground_truth is None:
-            raise ValueError("score() before reset(): the environment has no item")
+            raise ValueError("_score() before reset(): the environment has no item")
         return float(synth_contract.compute_score(self.data_source, completion_text(completion), self.ground_truth))
 
     namespace = {
