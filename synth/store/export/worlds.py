@@ -56,6 +56,8 @@ def export_worlds(request: ExportRequest, given: dict[str, str]) -> dict[str, Ex
         keys = {ref: world_key(catalog.resolve(ref).config) for ref in sources}
     distinct = list(dict.fromkeys(keys.values()))
     if len(distinct) == 1:
+        if given:
+            raise ConfigError(f"--world-url is for a synth mix of several worlds; {request.version.ref} is one world")
         return {}
     names = [_name(key) for key in distinct]
     if len(set(names)) < len(names):  # two worlds of one graph or file, searched differently
