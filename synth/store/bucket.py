@@ -207,24 +207,25 @@ def publish(bucket: Bucket, name: str, run_id: str, parts: Mapping[str, bytes], 
         number += 1
 
 
-def versions(bucket: Bucket, name: str | None = None) -> list[int]:
-    """The committed versions of `name` (or of every dataset, as (name, number) pairs via `manifests`)."""
-    return sorted(number for found, number in _manifest_keys(bucket) if name is None or found == name)
+def versions(bucket: Bucket, name: str) -> list[int]:
+    """The committed version numbers of dataset `name`."""
+    return sorted(number for _, number in _manifest_keys(bucket, name))
 
 
-def manifests(bucket: Bucket) -> list[dict]:
-    """Every committed version's manifest, from the bucket alone (what a fresh machine's reindex reads)."""
+def manifests(bucket: Bucket, name: str | None = None) -> list[dict]:
+    """Every committed version's manifest (of `name`, or of every dataset), from the bucket alone:
+    what a fresh machine's reindex reads."""
     found = []
-    for name, number in _manifest_keys(bucket):
-        data = bucket.get(f"datasets/{name}/v{number}/manifest.json")
+    for dataset, number in _manifest_keys(bucket, name):
+        data = bucket.get(f"datasets/{dataset}/v{number}/manifest.json")
         if data is not None:
             found.append(json.loads(data))
     return found
 
 
 def find_run(bucket: Bucket, name: str, run_id: str) -> int | None:
-    for manifest in manifests(bucket):
-        if manifest["name"] == name and manifest["run_id"] == run_id:
+    for manifest in manifests(bucket, name):
+        if manifest["run_id"] == run_id:
             return int(manifest["version"])
     return None
 
@@ -241,9 +242,10 @@ def verify(bucket: Bucket, manifest: Mapping) -> list[str]:
     return problems
 
 
-def _manifest_keys(bucket: Bucket) -> list[tuple[str, int]]:
+def _manifest_keys(bucket: Bucket, name: str | None = None) -> list[tuple[str, int]]:
+    """(dataset, version) of every manifest, listing only `name`'s keys when given."""
     keys = []
-    for path in bucket.list("datasets/"):
+    for path in bucket.list(f"datasets/{name}/" if name else "datasets/"):
         found = _MANIFEST.match(path)
         if found is not None:
             keys.append((found.group("name"), int(found.group("version"))))

@@ -107,7 +107,6 @@ def mix(settings: Settings, request: MixRequest, log=print) -> DatasetVersion:
     for pool, quota in zip(pools, quotas, strict=True):
         chosen += [(item, pool) for item in rng.sample(pool.items, quota)]
     ordered = _ordered(chosen, request, rates, rng)
-    stage_of = {id(item): index * request.stages // max(1, len(ordered)) for index, (item, _) in enumerate(ordered)}
     items = [
         item.model_copy(
             update={
@@ -116,12 +115,12 @@ def mix(settings: Settings, request: MixRequest, log=print) -> DatasetVersion:
                     "mix": {
                         "source": pool.version.ref,
                         "weight": round(pool.source.weight, 6),
-                        "stage": stage_of[id(item)],
+                        "stage": index * request.stages // len(ordered),
                     },
                 }
             }
         )
-        for item, pool in ordered
+        for index, (item, pool) in enumerate(ordered)
     ]
     labels = _labels(settings, pools, {item.id for item in items})
     spec = VersionSpec(
@@ -232,12 +231,14 @@ def _pass_rates(settings: Settings, eval_id: str) -> dict[str, float]:
 
 
 def _labels(settings: Settings, pools: list[_Pool], kept: set[str]) -> list:
-    labels = []
+    """The kept items' label records, one per item (the first source's, as with the items)."""
+    first = {}
     for pool in pools:
         if pool.version.row_counts.get("labels"):
-            labels += [label for label in iter_records(settings, pool.version, "labels") if label.item_id in kept]
-    seen: set[str] = set()
-    return [label for label in labels if not (label.item_id in seen or seen.add(label.item_id))]
+            for label in iter_records(settings, pool.version, "labels"):
+                if label.item_id in kept:
+                    first.setdefault(label.item_id, label)
+    return list(first.values())
 
 
 def _summary(pools, quotas, n, request, rates, items) -> dict:

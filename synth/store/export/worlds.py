@@ -48,14 +48,12 @@ def export_worlds(request: ExportRequest, given: dict[str, str]) -> dict[str, Ex
     """Source version ref -> its world, for a mixture of versions made in more than one world; {}
     otherwise (every row searches --retrieval-url, as always)."""
     sources = [source["ref"] for source in ((request.version.config or {}).get("mix") or {}).get("sources", [])]
-    if not sources:
-        if given:
-            raise ConfigError(f"--world-url is for a synth mix of several worlds; {request.version.ref} is one world")
-        return {}
-    with Catalog.open(request.settings, read_only=True) as catalog:
-        keys = {ref: world_key(catalog.resolve(ref).config) for ref in sources}
+    keys = {}
+    if sources:
+        with Catalog.open(request.settings, read_only=True) as catalog:
+            keys = {ref: world_key(catalog.resolve(ref).config) for ref in sources}
     distinct = list(dict.fromkeys(keys.values()))
-    if len(distinct) == 1:
+    if len(distinct) <= 1:
         if given:
             raise ConfigError(f"--world-url is for a synth mix of several worlds; {request.version.ref} is one world")
         return {}
