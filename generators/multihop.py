@@ -46,6 +46,7 @@ class MultihopGenerator(Generator):
         min_words: int = 1,
         flags=None,
         items: int | None = None,
+        stated: KnowledgeGraph | None = None,
     ):
         """`evidence`: the corpus whose passages items cite; the corpus of the full snapshot when
         `kg` is a view without some relations, so ids match what `synth search` serves.
@@ -55,7 +56,10 @@ class MultihopGenerator(Generator):
         `max_words`, `min_words`: the longest and shortest question the format check takes; a
         phrasing outside is rejected here, by name, never left for the check to drop.
         `flags`: what the store's audits said of the graph's relations (synth.audit.flags).
-        `items`: how many items the run wants, for the per-answer cap (`reverse.max_answer_share`)."""
+        `items`: how many items the run wants, for the per-answer cap (`reverse.max_answer_share`).
+        `stated`: `kg` less the facts a question counts but never states (synth.kg.unstated): walks and
+        cues come from it, answers are counted in `kg`."""
+        stated = stated if stated is not None else kg
         self.kg = kg
         self.max_words, self.min_words = max_words, min_words
         self.seed = seed
@@ -76,7 +80,7 @@ class MultihopGenerator(Generator):
         self.world = WorldModel(kg, world, flags) if world.enabled else None
         untrusted = self.world.untrusted if self.world is not None else frozenset()
         self.walker = RandomWalker(
-            kg.without_relations([*kg.literal_relations, *untrusted]),
+            stated.without_relations([*kg.literal_relations, *untrusted]),
             walk,
             random.Random(seed),
             bounded=self.world.bounded if self.world is not None else None,
@@ -92,6 +96,7 @@ class MultihopGenerator(Generator):
             world=self.world,
             avoid=self._unnameable,
             types=self.verbalizer.types,
+            stated=stated,
         )
         self.corpus = evidence or KGCorpus(kg)
 

@@ -171,12 +171,15 @@ class ReverseConstructor:
         world: WorldModel | None = None,
         avoid: Callable[[str], bool] | None = None,
         types: EntityTypes | None = None,
+        stated: KnowledgeGraph | None = None,
     ):
         """`world`: keep answers unique in a larger world and hub facts out of cues (None: the graph only).
         `avoid`: entities no cue may name (a node that stands for two things). `types`: what kind of
         thing each entity is, so a long chain gets no cue that gives away an answer of the kind the
-        question names (`AnswerKind`)."""
+        question names (`AnswerKind`). `stated`: the graph cues are taken from (`kg` less the facts a
+        question counts but never states, synth.kg.unstated); candidates are counted in `kg`."""
         self.kg = kg
+        self.stated = stated if stated is not None else kg
         self.types = types
         self._kind: AnswerKind | None = None
         """The kind of the answer of the walk being constructed."""
@@ -351,14 +354,14 @@ class ReverseConstructor:
             return found
         if len(self._lasting) >= LASTING_KEPT:
             self._lasting.clear()
-        kg, cap, world = self.kg, self.config.max_cue_anchor_degree, self.world
+        kg, cap, world = self.stated, self.config.max_cue_anchor_degree, self.world
         found = self._lasting[entity] = [
             _Option(entity, other, relation, reverse_direction(direction))
             for relation, direction in kg.incident(entity)
             if world is None or relation not in world.untrusted
             for other in kg.neighbors(entity, relation, direction)
             if other in kg.entities
-            and kg.degree(other) <= cap
+            and self.kg.degree(other) <= cap
             and not (world is not None and world.hub(other, relation, reverse_direction(direction)))
             and not self.avoid(other)
         ]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Literal
 
+import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from synth.audit.flags import RelationFlags, relation_flags
@@ -40,6 +41,7 @@ from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.relation_profile import graph_overrides, wrong_facts
 from synth.kg.types import EntityTypes
+from synth.kg.unstated import unstated_facts
 from synth.pipelines.base import (
     Construction,
     PanelShard,
@@ -184,16 +186,17 @@ class MultihopRecipe(Recipe[Config]):
         relation's type (synth.kg.contradictions) or a work's country that its own description does
         not give (synth.kg.described_countries)."""
         kg = self.full.without_relations(self.config.exclude_relations)
-        world = self.config.multiplicity
-        if not world.enabled:
+        if not self.config.multiplicity.enabled:
             return kg
-        types = EntityTypes(kg)
-        wrong = contradicting_edges(kg, types, world.contradiction_share)
-        if world.described_countries:
-            wrong |= contradicted_countries(kg, types)
-        read = set(self.flags.wrong_facts) if self.flags is not None else set()
-        read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
-        return kg.without_edges(wrong | kg.edge_mask(read))
+        return kg.without_edges(wrong_edges(kg, self.config.multiplicity, self.flags))
+
+    @cached_property
+    def stated(self) -> KnowledgeGraph:
+        """The graph questions are worded from: `kg` without the facts a question counts but never
+        states (synth.kg.unstated); answers are still counted in `kg`."""
+        if not (self.config.multiplicity.enabled and self.config.multiplicity.unstated_facts):
+            return self.kg
+        return self.kg.without_edges(unstated_facts(self.kg, EntityTypes(self.kg)))
 
     @cached_property
     def flags(self) -> RelationFlags | None:
@@ -243,6 +246,7 @@ class MultihopRecipe(Recipe[Config]):
                 min_words=getattr(find_check(config.checks, "format"), "min_question_words", 1),
                 flags=self.flags,
                 items=target,
+                stated=self.stated,
             )
         except ValueError as error:
             raise ConfigError(str(error)) from None
@@ -424,6 +428,19 @@ def _panel_statistics(labeled) -> dict:
 def _quotas(n: int, hops: list[int]) -> dict[int, int]:
     base, extra = divmod(n, len(hops))
     return {hop: base + (1 if index < extra else 0) for index, hop in enumerate(hops)}
+
+
+def wrong_edges(kg: KnowledgeGraph, world: WorldConfig, flags: RelationFlags | None = None) -> np.ndarray:
+    """A mask over `kg`'s edges (out-index order) of the facts taken as false: those readers denied
+    (the store's audits `flags`, the graph's override file), that contradict their relation's type,
+    and countries a lead contradicts."""
+    types = EntityTypes(kg)
+    wrong = contradicting_edges(kg, types, world.contradiction_share)
+    if world.described_countries:
+        wrong |= contradicted_countries(kg, types)
+    read = set(flags.wrong_facts) if flags is not None else set()
+    read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
+    return wrong | kg.edge_mask(read)
 
 
 def _funnel(attempts: int, rejected: dict[str, Counter], chain: FilterChain) -> list[FunnelStage]:

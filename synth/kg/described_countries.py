@@ -60,7 +60,7 @@ def lead_words(description: str, own_name: str) -> set[str]:
     own = set(re.findall(r"\w+", own_name))
     words = set()
     for token in found.group(1).split()[:5]:
-        if token.lower().endswith("-language"):  # "an English-language film" names a language, not a country
+        if token.lower().endswith(("-language", "-born")):  # a language, a birthplace: not a nationality
             continue
         words.update(part for part in token.split("-") if _CAPITALIZED.fullmatch(part) and part not in own)
     return words

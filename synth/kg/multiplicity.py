@@ -131,6 +131,12 @@ class WorldConfig(FrozenConfig):
         description="Drop a work's country-of-origin facts that its own description does not give ('a 1996 "
         "Australian film' listed as made in New Zealand; co-producing countries): synth.kg.described_countries.",
     )
+    unstated_facts: bool = Field(
+        default=True,
+        description="Count, but never state in a question, country facts a reader would not write: a work's country "
+        "where its lead names no nationality, and a country that is part of another (a citizen of Scotland): "
+        "synth.kg.unstated.",
+    )
 
 
 RIVALS_WEIGHED = 50

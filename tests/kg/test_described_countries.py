@@ -100,3 +100,4 @@ def test_lead_words_skip_languages_and_the_own_name():
     assert lead_words("Troy is a 2004 British-Maltese epic war film.", "Troy") == {"British", "Maltese"}
     assert lead_words("American Beauty is an American drama film.", "American Beauty") == set()
     assert lead_words("No article here.", "X") == set()
+    assert lead_words("Frank Capra was an Italian-born American film director.", "Frank Capra") == {"American"}

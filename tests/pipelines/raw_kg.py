@@ -42,6 +42,19 @@ class RawGraph:
                 ]
         return frontier
 
+    def without(self, facts: set[tuple[str, str, str]]) -> "RawGraph":
+        """A copy less these (head, relation, tail) facts: the triples a run keeps once it drops the
+        facts it takes as false."""
+        copy = object.__new__(RawGraph)
+        copy.names, copy.aliases, copy.phrases = self.names, self.aliases, self.phrases
+        copy.forward, copy.inverse = defaultdict(set), defaultdict(set)
+        for (head, relation), tails in self.forward.items():
+            for tail in tails:
+                if (head, relation, tail) not in facts:
+                    copy.forward[(head, relation)].add(tail)
+                    copy.inverse[(tail, relation)].add(head)
+        return copy
+
     def values(self, relation: str, direction: str) -> list[int]:
         """How many values each entity that has `relation` in `direction` has."""
         index = self.forward if direction == "forward" else self.inverse

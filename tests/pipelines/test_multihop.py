@@ -1,5 +1,6 @@
 """The multihop recipe on the bundled graph, checked by routines independent of the generator's code."""
 
+import numpy as np
 import pytest
 
 from synth.contract.matching import mentions
@@ -8,8 +9,11 @@ from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.snapshot import load_snapshot
+from synth.kg.types import EntityTypes
+from synth.kg.unstated import unstated_facts
+from synth.pipelines.multihop import wrong_edges
 from synth.run.generate import generate
-from synth.schemas import Item
+from synth.schemas import Hop, Item
 from synth.search.corpus import KGCorpus
 from synth.settings import Settings
 from synth.store.reader import iter_records
@@ -181,9 +185,23 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
     raw_kg, tmp_path, style, hops
 ):
     """For a sample of each style: every step the construction recorded as world-bounded has few
-    values per entity in the shipped triples (and every other step has not), no named fact of the
-    question is shared by a hub's share of its relation, and the answer is unique in the graph."""
+    values per entity in the shipped triples less the facts the run takes as false (and every other
+    step has not), no named fact of the question is shared by a hub's share of its relation, and the
+    answer is unique in the graph."""
     world = WorldConfig()
+    kg = load_snapshot()
+    heads, relations, tails = kg.edges()
+    false = {
+        (kg.node_ids[heads[edge]], kg.relation_ids[relations[edge]], kg.node_ids[tails[edge]])
+        for edge in np.flatnonzero(wrong_edges(kg, world))
+    }
+    kept = raw_kg.without(false)
+    cleaned = kg.without_edges(wrong_edges(kg, world))
+    heads, relations, tails = cleaned.edges()
+    unstated = {
+        (cleaned.node_ids[heads[edge]], cleaned.relation_ids[relations[edge]], cleaned.node_ids[tails[edge]])
+        for edge in np.flatnonzero(unstated_facts(cleaned, EntityTypes(cleaned)))
+    }
     settings = Settings(home=tmp_path)
     budget = ["max_attempts_per_item=3000"] if hops == "[5,6]" else []  # honest long chains are rare
     result = generate(
@@ -197,7 +215,7 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
         assert recorded["answers"] <= world.max_answers, item.question
         for constraint, bounded in zip(item.constraints, recorded["bounded_steps"], strict=True):
             for step, marked in zip(constraint.steps, bounded, strict=True):
-                small = raw_kg.world_bounded(step.relation, step.direction, world.bounded_mean, world.bounded_p90)
+                small = kept.world_bounded(step.relation, step.direction, world.bounded_mean, world.bounded_p90)
                 assert marked == small, f"{step.relation} ({step.direction}) in: {item.question}"
             first = constraint.steps[0]
             facts = [(constraint.anchor, first.relation, first.direction)] + [
@@ -207,3 +225,5 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
                 assert not raw_kg.hub(*fact, world.hub_share, world.hub_min), f"hub cue {fact} in: {item.question}"
         answers = set.intersection(*(raw_kg.follow(c.anchor, c.steps) for c in item.constraints))
         assert answers == {item.answer_entity_id}, item.question
+        stated = [*item.path, *(Hop.model_validate(edge) for edge in item.metadata["cue_edges"])]
+        assert not {(edge.head, edge.relation, edge.tail) for edge in stated} & unstated, item.question

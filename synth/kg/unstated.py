@@ -1,0 +1,65 @@
+"""Facts a question never states but still counts: a second graph for the words, the first for the answers.
+
+Readers marked items bad for facts they would not have written, although the facts are not false
+enough to forget: "The Man with the Golden Gun was made in the Kingdom of Great Britain" (its lead
+names no nationality; Freebase lists a defunct state), "The Vow was made in Australia" (a
+co-producer), "Mark Knopfler is a citizen of Scotland" (readers say the United Kingdom). Dropping
+such facts from the graph makes questions wrong the other way: the uniqueness test over the raw
+triples found a question whose answer a dropped citizenship of Hong Kong had made unique. So these
+facts leave only the graph that questions are worded from (walks and cues) and stay in the graph
+that answers are counted in: a question is then unique counting them, and states only facts a
+reader would write. Two classes, both read from the graph itself:
+- a work's country fact whose lead names no nationality (a lead that names one already decides:
+  synth.kg.described_countries);
+- a country fact whose country is a part of another country the graph lists (Scotland, England,
+  Wales and Northern Ireland in the United Kingdom; Hong Kong in China; Puerto Rico in the United
+  States): containment read upward, in the direction with fewer values per holder, and not both ways.
+"""
+
+import numpy as np
+
+from synth.kg.described_countries import Demonyms
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.relation_profile import CONTAINMENT_WORDS
+from synth.kg.types import EntityTypes
+
+
+def unstated_facts(kg: KnowledgeGraph, types: EntityTypes) -> np.ndarray:
+    """A mask over `kg`'s edges in out-index order (as `KnowledgeGraph.without_edges` takes): the
+    country facts questions may count but never state (the module docstring)."""
+    heads, relations, tails = kg.edges()
+    demonyms = Demonyms(kg, types)
+    works = demonyms.country_relations()
+    countries = np.isin(relations, demonyms.country_relations(person_too=True))
+    parts = country_parts(kg, np.unique(tails[countries]))
+    unstated = countries & np.isin(tails, np.fromiter(parts, dtype=np.int64, count=len(parts)))
+    for edge in np.flatnonzero(np.isin(relations, works) & ~unstated):
+        unstated[edge] = demonyms.stated(int(heads[edge])) is None
+    return unstated
+
+
+def country_parts(kg: KnowledgeGraph, countries: np.ndarray) -> set[int]:
+    """The nodes of `countries` that lie in another of them, one containment step up, and do not also
+    contain it (Netherlands and Kingdom of the Netherlands list each other only one way up)."""
+    members = set(countries.tolist())
+    up: dict[int, set[int]] = {}
+    index = {direction: kg.index(direction) for direction in (FORWARD, INVERSE)}
+    for relation_id, relation in kg.relations.items():
+        number = kg.relation_index.get(relation_id)
+        if number is None or relation.literal or not CONTAINMENT_WORDS.search(relation.forward.lower()):
+            continue
+        forward, inverse = (_values_per_holder(index[direction], number) for direction in (FORWARD, INVERSE))
+        if forward is None or inverse is None:
+            continue
+        rising = FORWARD if forward <= inverse else INVERSE  # a place has few containers
+        for node in members:
+            reached = kg.step_nodes(np.array([node], dtype=np.int64), relation_id, rising).tolist()
+            up.setdefault(node, set()).update(other for other in reached if other in members and other != node)
+    return {node for node, containers in up.items() if any(node not in up.get(other, ()) for other in containers)}
+
+
+def _values_per_holder(index, relation: int) -> float | None:
+    runs = index.run_rel == relation
+    if not runs.any():
+        return None
+    return float(np.diff(index.run_start)[runs].mean())

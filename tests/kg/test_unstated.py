@@ -1,0 +1,94 @@
+"""Facts a question counts but never states (synth.kg.unstated): a citizenship of a country that
+lies in another (Scotland in the United Kingdom) and a work's country its lead gives no verdict on
+leave the graph questions are worded from; a country the lead names, a sovereign country, and
+countries that contain each other both ways stay."""
+
+import numpy as np
+from test_described_countries import RELATIONS as COUNTRY_RELATIONS
+
+from synth.kg.graph import KnowledgeGraph
+from synth.kg.types import EntityTypes
+from synth.kg.unstated import country_parts, unstated_facts
+from synth.schemas import Entity, Relation, Triple
+
+RELATIONS = {
+    **COUNTRY_RELATIONS,
+    "division": Relation(
+        id="division",
+        forward="is an administrative division of",
+        inverse="has the administrative division",
+        head_type="country",
+        tail_type="country",
+    ),
+}
+
+
+def _graph() -> KnowledgeGraph:
+    entities = {
+        node: Entity(id=node, name=name)
+        for node, name in {
+            "/uk": "United Kingdom",
+            "/sco": "Scotland",
+            "/eng": "England",
+            "/usa": "United States of America",
+            "/nl": "Netherlands",
+            "/knl": "Kingdom of the Netherlands",
+            "/city": "Glasgow",
+        }.items()
+    }
+    triples = [
+        Triple(head="/uk", relation="contains", tail="/sco"),
+        Triple(head="/uk", relation="contains", tail="/eng"),
+        Triple(head="/uk", relation="contains", tail="/city"),
+        Triple(head="/sco", relation="contains", tail="/city"),
+        Triple(head="/sco", relation="division", tail="/uk"),
+        Triple(head="/nl", relation="contains", tail="/knl"),  # listed both ways: neither is a part
+        Triple(head="/knl", relation="contains", tail="/nl"),
+    ]
+    for number in range(4):  # American films whose leads teach the word
+        film = f"/f/{number}"
+        entities[film] = Entity(id=film, name=f"Film {number}", description=f"Film {number} is a 2001 American film.")
+        triples.append(Triple(head=film, relation="country", tail="/usa"))
+    cases = {
+        "/told": ("Told", "Told is a 1999 American drama film.", "film", ["/usa"]),
+        "/silent": ("Silent", "Silent is a 1974 spy film.", "film", ["/uk", "/usa"]),
+        "/knopfler": ("Mark", "Mark is a British guitarist.", "person", ["/sco", "/uk"]),
+        "/dutch": ("Piet", "Piet is a Dutch painter.", "person", ["/nl"]),
+        "/plain": ("Ann", "Ann is an actress.", "person", ["/usa"]),
+    }
+    for node, (name, description, kind, countries) in cases.items():
+        entities[node] = Entity(id=node, name=name, description=description)
+        relation = "country" if kind == "film" else "nationality"
+        triples += [Triple(head=node, relation=relation, tail=country) for country in countries]
+    return KnowledgeGraph.from_triples(triples, entities, RELATIONS, "unstated")
+
+
+def _unstated(kg: KnowledgeGraph) -> set[tuple[str, str]]:
+    heads, _, tails = kg.edges()
+    mask = unstated_facts(kg, EntityTypes(kg))
+    return {(kg.node_ids[heads[edge]], kg.node_ids[tails[edge]]) for edge in np.flatnonzero(mask)}
+
+
+def test_parts_of_countries_and_works_the_lead_is_silent_on_are_unstated():
+    unstated = _unstated(_graph())
+    assert ("/knopfler", "/sco") in unstated and ("/knopfler", "/uk") not in unstated
+    assert ("/silent", "/uk") in unstated and ("/silent", "/usa") in unstated  # the lead names no nationality
+    assert ("/told", "/usa") not in unstated  # the lead names it
+    assert ("/plain", "/usa") not in unstated  # a person's country with a silent lead is stated
+    assert ("/dutch", "/nl") not in unstated  # listed both ways: no part
+    assert not {fact for fact in unstated if fact[0].startswith("/f/")}
+    assert len(unstated) == 3
+
+
+def test_a_part_is_contained_one_way_only():
+    kg = _graph()
+    countries = np.array([kg.node_index[node] for node in ("/uk", "/sco", "/eng", "/nl", "/knl", "/usa")])
+    assert {kg.node_ids[node] for node in country_parts(kg, countries)} == {"/sco", "/eng"}
+
+
+def test_unstated_facts_leave_the_worded_graph_only():
+    kg = _graph()
+    stated = kg.without_edges(unstated_facts(kg, EntityTypes(kg)))
+    assert not stated.has_edge("/knopfler", "nationality", "/sco")
+    assert kg.has_edge("/knopfler", "nationality", "/sco")  # still counted
+    assert stated.node_ids == kg.node_ids  # one numbering: answers counted in one are nodes of the other
