@@ -392,7 +392,7 @@ class ReverseConstructor:
                 cue = world.cue_size(option.other, option.relation, option.direction)
                 if long_chain and self._gives_away(cue[0], matches):
                     continue  # alone it leaves a couple of candidates: the long chain would be decoration
-                estimate = world.combine([states[-1].sizes, *fixed, cue], len(left))
+                estimate = world.combine([states[-1].sizes, *fixed, cue], len(left), states[-1].closed)
             scored.append((estimate, left, len(matches), option, None))
         prefix = [state.frontier for state in states] if states else self.kg.frontiers(chain.anchor, chain.steps)
         chained = tuple(
@@ -425,7 +425,7 @@ class ReverseConstructor:
                     reached = suffix.frontier
                 left = np.intersect1d(remaining, reached, assume_unique=True)
                 estimate = (
-                    world.combine([suffix.sizes, *fixed], len(left))  # pyright: ignore[reportPossiblyUnbound]
+                    world.combine([suffix.sizes, *fixed], len(left), suffix.closed)  # pyright: ignore[reportPossiblyUnbound]
                     if world is not None and states is not None
                     else float(len(left))
                 )

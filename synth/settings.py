@@ -1,8 +1,9 @@
 """Environment-level settings (`SYNTH_*` variables): where data lives. Recipes never read these."""
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from synth.splits import SplitFractions
@@ -17,7 +18,19 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SYNTH_", frozen=True, extra="ignore")
 
-    home: Path = Field(default=Path("synth-data"), description="Data root: catalog, datasets, caches.")
+    home: Path = Field(
+        default=Path("synth-data"),
+        description="Data root: catalog, datasets, caches. A bucket URL (s3://bucket/prefix) puts the data root in "
+        "object storage; `home` is then this machine's cache of it (`local_home`).",
+    )
+    bucket: str | None = Field(
+        default=None, description="The data root's bucket URL, where SYNTH_HOME is one (set from it, not by hand)."
+    )
+    local_home: Path | None = Field(
+        default=None,
+        description="Where this machine keeps what it can rebuild of a bucket data root (SYNTH_LOCAL_HOME): the "
+        "catalog index, its copy of published parts, caches; default ~/.cache/synth/s3/BUCKET/PREFIX.",
+    )
     catalog: Path | None = Field(default=None, description="Catalog file; default <home>/synth.duckdb.")
     lock_timeout_s: float = Field(default=30.0, ge=0, description="How long to wait for a busy catalog.")
     models_dir: Path | None = Field(default=None, description="Converted model folders; default <home>/models.")
@@ -31,6 +44,27 @@ class Settings(BaseSettings):
     test_fraction: float = Field(
         default=0.1, ge=0.0, lt=1.0, description="Share of items held out as the test split (by item id)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bucket_root(cls, data: Any) -> Any:
+        """SYNTH_HOME=s3://bucket/prefix: the bucket is the data root, and `home` this machine's cache of it."""
+        if not isinstance(data, dict) or data.get("home") is None:
+            return data
+        home = str(data["home"])
+        if not home.startswith("s3:/"):
+            return data
+        url = "s3://" + home[len("s3:/") :].lstrip("/")  # a Path made of the URL keeps one slash
+        from synth.store.bucket import parse_bucket_url
+
+        parsed = parse_bucket_url(url)
+        local = data.get("local_home") or Path.home() / ".cache" / "synth" / "s3" / parsed.bucket / parsed.prefix
+        return {**data, "bucket": url, "home": local}
+
+    @property
+    def root(self) -> str:
+        """The data root as another machine reaches it: the bucket URL, else this folder."""
+        return self.bucket or str(self.home.absolute())
 
     def split_fractions(self, validation: float | None = None, test: float | None = None) -> SplitFractions:
         """The held-out fractions, a command's options over these settings (synth.splits)."""

@@ -167,7 +167,8 @@ def reindex_command(as_json: bool) -> None:
 @json_option
 def verify_command(ref: str | None, as_json: bool) -> None:
     """Check every part of the published versions (or of REF: NAME or NAME@VERSION) against what
-    publishing recorded: present, no extras, sizes, SHA-256 and row counts. Exits 1 on damage."""
+    publishing recorded: present, no extras, sizes, SHA-256 and row counts; where the data root is a
+    bucket, its parts there too. Exits 1 on damage."""
     from synth.cli.render import print_json, print_table
     from synth.errors import SynthError
     from synth.store.catalog import Catalog, parse_ref
@@ -184,6 +185,11 @@ def verify_command(ref: str | None, as_json: bool) -> None:
     report = {version.ref: problems(settings.home.absolute(), version, deep=True) for version in versions}
     for version in versions:  # damage only the hash sees keeps the version out of every later command
         quarantine(settings.home.absolute(), version, report[version.ref])
+    if settings.bucket is not None:  # the bucket's parts too: the local copy may predate a change there
+        from synth.store.bucket_root import verify_bucket
+
+        for name, found in verify_bucket(settings, set(report)).items():
+            report[name] = report[name] + [f"in {settings.bucket}: {problem}" for problem in found]
     damaged = {name: found for name, found in report.items() if found}
     if as_json:
         print_json(report)

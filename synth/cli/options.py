@@ -8,9 +8,16 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print machin
 
 
 def load_settings():
+    """The settings of this process; where the data root is a bucket, its local copy brought up to
+    date first (synth.store.bucket_root), so every command reads what the bucket holds."""
     from synth.settings import Settings
 
-    return Settings()
+    settings = Settings()
+    if settings.bucket is not None:
+        from synth.store.bucket_root import pull
+
+        pull(settings)
+    return settings
 
 
 def flows_file_option(help: str):

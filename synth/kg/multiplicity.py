@@ -72,6 +72,14 @@ class WorldConfig(FrozenConfig):
         "factor: clues that look independent rarely are (films a producer made are mostly of his genres), so a "
         "unique answer needs one clue that alone leaves a handful of candidates.",
     )
+    closed_narrowing: float = Field(
+        default=1.0,
+        ge=1,
+        description="`narrowing` where the answer is a member of a closed class (a time zone, a country, a "
+        "language): clues there go together, not independently (a North American birthplace and a time zone of "
+        "Canada), so a chain that reaches several members is not made unique by another clue. Readers found a "
+        "second answer in such items (docs/audit.md, round 11).",
+    )
     partial_mean: float = Field(
         default=1.1,
         ge=1,
@@ -159,6 +167,8 @@ class SetState:
     level (Akron's containers: Summit County, Ohio, the United States), not the one level listed."""
     saturated: bool = False
     """The set is most of a closed class in the world (it could be any time zone): it narrows nothing."""
+    closed: bool = False
+    """The set lies in a closed class (time zones, countries, languages): clues there narrow it little."""
 
     @property
     def sizes(self) -> tuple[float, float]:
@@ -333,11 +343,12 @@ class WorldModel:
                     size = min(size, shared, size * shared / universe)
                     alike.add((fact.relation, fact.direction))
             if step.where:  # independence is trusted to narrow the smallest set only so far
-                size = max(size, smallest / self.config.narrowing)
+                size = max(size, smallest / self.narrowing(profile.closed))
             size = max(size, float(len(reached)), float(len(reading)))
             frontier = reached
             saturated = profile.closed and size >= SATURATED * profile.class_size
-        return SetState(frontier, size, universe, reading, saturated if steps else state.saturated)
+        closed = profile.closed if steps else state.closed
+        return SetState(frontier, size, universe, reading, saturated if steps else state.saturated, closed)
 
     def _holders(self, anchor: str, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """The entities that have the fact (stepping from `anchor` reaches them), every level of a containment."""
@@ -430,15 +441,21 @@ class WorldModel:
         reading = narrowing[0].reading
         for state in narrowing[1:]:
             reading = np.intersect1d(reading, state.reading, assume_unique=True)
-        return max(self.combine([state.sizes for state in finals], graph_answers), float(len(reading)))
+        closed = any(state.closed for state in finals)
+        return max(self.combine([state.sizes for state in finals], graph_answers, closed), float(len(reading)))
 
-    def combine(self, sizes: list[tuple[float, float]], graph_answers: int = 1) -> float:
+    def narrowing(self, closed: bool) -> float:
+        """How far clues taken as independent may narrow the smallest set: `closed_narrowing` in a closed class."""
+        return self.config.closed_narrowing if closed else self.config.narrowing
+
+    def combine(self, sizes: list[tuple[float, float]], graph_answers: int = 1, closed: bool = False) -> float:
         """The intersection of sets of these (world size, universe) estimates: at most the smallest,
         and as large as their sizes make it in their common universe if they are independent, but
-        never below the smallest narrowed by `narrowing`; never fewer than the graph's answers."""
+        never below the smallest narrowed by `narrowing` (`closed_narrowing` where the sets lie in a
+        closed class); never fewer than the graph's answers."""
         smallest = min(size for size, _ in sizes)
         joint = math.prod(size for size, _ in sizes) / min(universe for _, universe in sizes) ** (len(sizes) - 1)
-        trusted = smallest / self.config.narrowing if len(sizes) > 1 else smallest
+        trusted = smallest / self.narrowing(closed) if len(sizes) > 1 else smallest
         return max(float(graph_answers), min(smallest, max(joint, trusted)))
 
     def floor(self, last: Step, cue_sizes: list[float]) -> float:
@@ -453,7 +470,7 @@ class WorldModel:
         if profile.closed:
             chain = min(chain, profile.class_size)
         smallest = min([chain, *cue_sizes])
-        return smallest / self.config.narrowing if cue_sizes else smallest
+        return smallest / self.narrowing(profile.closed) if cue_sizes else smallest
 
     def bounded_steps(self, constraint: Constraint) -> list[bool]:
         """Per step: whether it is world-bounded (what the item records, and tests re-derive)."""

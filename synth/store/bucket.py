@@ -2,7 +2,7 @@
 
 This is the first part of the data root as a URL (`SYNTH_HOME=s3://bucket/prefix`): the client,
 how a version is committed where no rename exists, how a fresh machine finds every version from
-the bucket alone, and how a changed part is caught. The commands do not read a bucket yet.
+the bucket alone, and how a changed part is caught. synth.store.bucket_root makes it a data root.
 
 Why these libraries: writes go through obstore (the Rust `object_store` crate): it makes a
 conditional put (`If-None-Match: *`, "create") a plain call, retries 5xx answers (503 SlowDown
@@ -11,12 +11,12 @@ SDK. pyarrow's S3 filesystem has no conditional put, and s3fs brings aiobotocore
 with pyarrow's own S3 filesystem (`arrow_filesystem`), whose datasets DuckDB scans in place, so no
 DuckDB extension is downloaded (these machines have no network).
 
-Publishing: a version's parts are written under `datasets/NAME/.parts/RUN/` (RUN: the run's id)
-with their SHA-256 in the manifest; the version exists once `datasets/NAME/vN/manifest.json` is
-created by a conditional put. Two publishers racing for N: the bucket lets one create it, and the
-other takes N+1. A crash before that put leaves parts no manifest names: no version is half
-visible. A run that publishes again (resumed after a crash after the put) finds its own manifest by
-run id and publishes nothing twice.
+Publishing: a version's parts are written under `datasets/NAME/.parts/RUN/vN/` (RUN: the run's
+id) with their SHA-256 in the manifest; the version exists once `datasets/NAME/vN/manifest.json`
+is created by a conditional put. Two publishers racing for N: the bucket lets one create it, and
+the other builds N+1 (rows carry their version number) and tries again. A crash before that put
+leaves parts no manifest names: no version is half visible. A run that publishes again (resumed
+after a crash after the put) finds its own manifest by run id and publishes nothing twice.
 
 Credentials come from the standard AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 `AWS_SESSION_TOKEN`, `AWS_REGION`) and the endpoint from `SYNTH_S3_ENDPOINT`; none is stored or printed.
@@ -26,9 +26,10 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 from synth.errors import ConfigError, StoreError, SynthError
 
@@ -88,10 +89,29 @@ class Bucket:
     def __repr__(self) -> str:  # never the secrets
         return f"Bucket(s3://{self.url.bucket}/{self.url.prefix}, endpoint={self.endpoint})"
 
-    def put(self, path: str, data: bytes) -> None:
+    def put(self, path: str, data: bytes | Path) -> None:
+        """Write `path` from bytes or a local file (large files go up in parts)."""
         import obstore
 
         self._call(lambda: obstore.put(self.store, path, data), path)
+
+    def download(self, path: str, target: Path) -> str | None:
+        """Stream `path` into the local file `target`; its SHA-256, or None where nothing is there."""
+        import obstore
+        from obstore.exceptions import NotFoundError
+
+        def stream() -> str:
+            digest = hashlib.sha256()
+            with open(target, "wb") as handle:
+                for chunk in obstore.get(self.store, path).stream(min_chunk_size=8 << 20):
+                    digest.update(chunk)
+                    handle.write(chunk)
+            return digest.hexdigest()
+
+        try:
+            return self._call(stream, path)
+        except NotFoundError:
+            return None
 
     def create(self, path: str, data: bytes) -> bool:
         """Write `path` only if nothing is there (a conditional put); False when something was."""
@@ -185,38 +205,55 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def publish(bucket: Bucket, name: str, run_id: str, parts: Mapping[str, bytes], manifest: Mapping) -> int:
-    """Publish `parts` (relative path -> bytes) as the next version of `name`, once per `run_id`;
-    returns its number. See the module docstring for why no version is ever half visible."""
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+Build = Callable[[int], tuple[Mapping[str, bytes | Path], Mapping]]
+"""A version's parts (relative path -> bytes, or a local file) and manifest fields, for a version number:
+rows carry their version, so a publisher that loses a number to another builds the next one anew."""
+
+
+def publish(bucket: Bucket, name: str, run_id: str, build: Build) -> int:
+    """Publish what `build` makes as the next version of `name`, once per `run_id`; returns its
+    number. See the module docstring for why no version is ever half visible."""
     existing = find_run(bucket, name, run_id)
     if existing is not None:
         return existing
-    staged = f"datasets/{name}/.parts/{run_id}"
-    entries = {}
-    for path, data in parts.items():
-        bucket.put(f"{staged}/{path}", data)
-        entries[path] = {"key": f"{staged}/{path}", "bytes": len(data), "sha256": sha256(data)}
     number = max(versions(bucket, name), default=0) + 1
     while True:
+        parts, manifest = build(number)
+        staged = f"datasets/{name}/.parts/{run_id}/v{number}"
+        entries = {}
+        for path, data in parts.items():
+            bucket.put(f"{staged}/{path}", data)
+            size, digest = (
+                (len(data), sha256(data)) if isinstance(data, bytes) else (data.stat().st_size, file_sha256(data))
+            )
+            entries[path] = {"key": f"{staged}/{path}", "bytes": size, "sha256": digest}
         body = {**manifest, "name": name, "version": number, "run_id": run_id, "parts": entries}
         if bucket.create(f"datasets/{name}/v{number}/manifest.json", json.dumps(body, sort_keys=True).encode()):
             return number
         mine = find_run(bucket, name, run_id)  # another publisher took `number`; or this run did, before a crash
         if mine is not None:
             return mine
-        number += 1
+        number = max(number, *versions(bucket, name)) + 1
 
 
 def versions(bucket: Bucket, name: str) -> list[int]:
     """The committed version numbers of dataset `name`."""
-    return sorted(number for _, number in _manifest_keys(bucket, name))
+    return sorted(number for _, number in manifest_keys(bucket, name))
 
 
 def manifests(bucket: Bucket, name: str | None = None) -> list[dict]:
     """Every committed version's manifest (of `name`, or of every dataset), from the bucket alone:
     what a fresh machine's reindex reads."""
     found = []
-    for dataset, number in _manifest_keys(bucket, name):
+    for dataset, number in manifest_keys(bucket, name):
         data = bucket.get(f"datasets/{dataset}/v{number}/manifest.json")
         if data is not None:
             found.append(json.loads(data))
@@ -242,7 +279,7 @@ def verify(bucket: Bucket, manifest: Mapping) -> list[str]:
     return problems
 
 
-def _manifest_keys(bucket: Bucket, name: str | None = None) -> list[tuple[str, int]]:
+def manifest_keys(bucket: Bucket, name: str | None = None) -> list[tuple[str, int]]:
     """(dataset, version) of every manifest, listing only `name`'s keys when given."""
     keys = []
     for path in bucket.list(f"datasets/{name}/" if name else "datasets/"):

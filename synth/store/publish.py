@@ -11,6 +11,9 @@ version (by `run_id` in the summary) and finishes that one instead of making a s
 published one is returned as is, a fully renamed one is flipped to published, a pending one
 without its folder is marked failed and the run publishes afresh. Staging folders left by killed
 publishes are removed the next time the dataset is published.
+
+A data root in a bucket publishes through it instead (synth.store.bucket_root): no rename exists
+there, so the version is committed by a conditional put of its manifest.
 """
 
 import json
@@ -82,6 +85,10 @@ def publish_version(settings: Settings, spec: VersionSpec, tables: Mapping[str, 
     if unknown:
         raise ConfigError(f"unknown tables {unknown}; a version holds {sorted(TABLES)}")
 
+    if settings.bucket is not None:  # the bucket numbers and commits it (synth.store.bucket_root)
+        from synth.store.bucket_root import publish_to_bucket
+
+        return publish_to_bucket(settings, spec, lambda folder, version: _write_tables(folder, version, tables))
     lock_path = settings.locks_dir / f"publish-{spec.name}.lock"
     lock = acquire(
         lock_path,

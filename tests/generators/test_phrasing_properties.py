@@ -12,8 +12,9 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_snapshot
 from synth.schemas import Item
 
-ATTEMPTS = {2: 80, 3: 120, 4: 300, 5: 400, 6: 250, 7: 250, 8: 250}
-"""Candidates per length (each a fresh walk): long chains are mostly dead ends or rejected."""
+ATTEMPTS = {2: 80, 3: 120, 4: 300, 5: 1000, 6: 250, 7: 250, 8: 250}
+"""Candidates per length (each a fresh walk): long chains are mostly dead ends or rejected (about one
+5-hop item per 1,000 candidates on the raw graph; 1.5 s)."""
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_every_question_passes_the_format_check_and_the_lint(kg, style, hops):
         max_words=check.config.max_question_words,
         min_words=check.config.min_question_words,
     )
-    generator.kg = kg  # noqa: the pipeline walks the view and names from the full graph alike
+    generator.kg = kg  # the pipeline walks the view and names from the full graph alike
     items = [item for item in (generator.attempt(hops) for _ in range(ATTEMPTS[hops])) if isinstance(item, Item)]
     assert items or hops >= 6, f"no {hops}-hop {style} item in {ATTEMPTS[hops]} candidates"
     for item in items:

@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ACCESS_KEY, SECRET_KEY = "synth-test-key", "synth-test-secret"
 BUCKET = "synth-tests"
 
@@ -99,3 +101,11 @@ class Seaweed:
             self.process.kill()
             self.process.wait()
         self.process = None
+
+
+@pytest.fixture(scope="module", name="seaweed")
+def seaweed_server(tmp_path_factory):
+    """`seaweed`: one server per test module (a module imports this fixture to use it)."""
+    server = Seaweed(tmp_path_factory.mktemp("seaweed")).start()
+    yield server
+    server.stop()

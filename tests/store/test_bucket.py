@@ -15,14 +15,7 @@ from synth.errors import ConfigError, StoreError
 from synth.store.bucket import Bucket, manifests, parse_bucket_url, publish, verify, versions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from seaweed import Seaweed  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def seaweed(tmp_path_factory):
-    server = Seaweed(tmp_path_factory.mktemp("seaweed")).start()
-    yield server
-    server.stop()
+from seaweed import Seaweed, seaweed_server  # noqa: E402, F401
 
 
 @pytest.fixture
@@ -34,11 +27,16 @@ def bucket(seaweed, request):
 PARTS = {"items/part-00000.parquet": b"PAR1 items PAR1", "labels/part-00000.parquet": b"PAR1 labels PAR1"}
 
 
+def built(number: int):
+    """A version whose rows carry its number: a publisher that loses a number builds the next one."""
+    return {"items/part-00000.parquet": f"rows of v{number}".encode()}, {"built_for": number}
+
+
 def test_racing_publishers_never_share_a_version_and_each_run_publishes_once(bucket):
     won: dict[str, int] = {}
 
     def publisher(run: str) -> None:
-        won[run] = publish(bucket, "race", run, PARTS, {"recipe": "multihop"})
+        won[run] = publish(bucket, "race", run, built)
 
     threads = [threading.Thread(target=publisher, args=(f"run-{n}",)) for n in range(8)]
     for thread in threads:
@@ -46,24 +44,27 @@ def test_racing_publishers_never_share_a_version_and_each_run_publishes_once(buc
     for thread in threads:
         thread.join()
     assert sorted(won.values()) == list(range(1, 9))  # eight runs, eight numbers, none twice
-    assert publish(bucket, "race", "run-3", PARTS, {"recipe": "multihop"}) == won["run-3"]  # a rerun: nothing new
+    assert publish(bucket, "race", "run-3", built) == won["run-3"]  # a rerun: nothing new
     assert versions(bucket, "race") == list(range(1, 9))
-    by_number = {manifest["version"]: manifest["run_id"] for manifest in manifests(bucket)}
-    assert {by_number[number] for number in range(1, 9)} == set(won)
+    by_number = {manifest["version"]: manifest for manifest in manifests(bucket)}
+    assert {by_number[number]["run_id"] for number in range(1, 9)} == set(won)
+    for number, manifest in by_number.items():  # each committed version holds the parts built for its number
+        assert manifest["built_for"] == number and verify(bucket, manifest) == []
+        assert bucket.get(manifest["parts"]["items/part-00000.parquet"]["key"]) == f"rows of v{number}".encode()
 
 
 def test_a_crash_before_the_commit_leaves_nothing_visible_and_the_rerun_publishes_once(bucket, seaweed):
     bucket.put("datasets/crashy/.parts/run-a/items/part-00000.parquet", b"written before the crash")
     assert versions(bucket, "crashy") == [] and manifests(bucket) == []
     fresh = Bucket(f"s3://{bucket.url.bucket}/{bucket.url.prefix}", environ=seaweed.environ())  # another machine
-    assert publish(fresh, "crashy", "run-a", PARTS, {}) == 1
-    assert publish(fresh, "crashy", "run-a", PARTS, {}) == 1
+    assert publish(fresh, "crashy", "run-a", lambda number: (PARTS, {})) == 1
+    assert publish(fresh, "crashy", "run-a", lambda number: (PARTS, {})) == 1
     (manifest,) = manifests(Bucket(f"s3://{bucket.url.bucket}/{bucket.url.prefix}", environ=seaweed.environ()))
     assert manifest["run_id"] == "run-a" and verify(bucket, manifest) == []
 
 
 def test_a_same_size_change_inside_a_part_is_caught_by_its_hash(bucket):
-    publish(bucket, "damaged", "run-b", PARTS, {})
+    publish(bucket, "damaged", "run-b", lambda number: (PARTS, {}))
     (manifest,) = manifests(bucket)
     key = manifest["parts"]["items/part-00000.parquet"]["key"]
     original = bucket.get(key)
@@ -82,7 +83,7 @@ def test_parquet_in_the_bucket_is_read_in_place_by_duckdb_through_arrow(bucket):
 
     sink = pa.BufferOutputStream()
     pq.write_table(pa.table({"id": ["a", "b", "c"], "hops": [2, 3, 4]}), sink)
-    publish(bucket, "parquet", "run-c", {"items/part-00000.parquet": sink.getvalue().to_pybytes()}, {})
+    publish(bucket, "parquet", "run-c", lambda number: ({"items/part-00000.parquet": sink.getvalue().to_pybytes()}, {}))
     (manifest,) = manifests(bucket)
     key = manifest["parts"]["items/part-00000.parquet"]["key"]
     items = ds.dataset(bucket.arrow_path(key), filesystem=bucket.arrow_filesystem(), format="parquet")
@@ -94,7 +95,7 @@ def test_parquet_in_the_bucket_is_read_in_place_by_duckdb_through_arrow(bucket):
 def test_wrong_credentials_name_the_variables_and_an_unreachable_bucket_is_one_line(seaweed, tmp_path):
     wrong = Bucket("s3://synth-tests/creds", environ=seaweed.environ(AWS_SECRET_ACCESS_KEY="not-the-secret"))
     with pytest.raises(ConfigError, match="refused the credentials .*AWS_SECRET_ACCESS_KEY") as refused:
-        publish(wrong, "d", "run", PARTS, {})
+        publish(wrong, "d", "run", lambda number: (PARTS, {}))
     assert "not-the-secret" not in str(refused.value) and "not-the-secret" not in repr(wrong)
     gone = Bucket(
         "s3://synth-tests/gone",
@@ -111,12 +112,12 @@ def test_a_server_stopped_mid_run_is_reported_and_used_again_once_restarted(tmp_
     server = Seaweed(tmp_path / "restart").start()
     try:
         bucket = Bucket("s3://synth-tests/restart", environ=server.environ(), retry_seconds=3)
-        assert publish(bucket, "d", "run-1", PARTS, {}) == 1
+        assert publish(bucket, "d", "run-1", lambda number: (PARTS, {})) == 1
         server.stop()
         with pytest.raises(StoreError, match="after retries with backoff"):
-            publish(bucket, "d", "run-2", PARTS, {})
+            publish(bucket, "d", "run-2", lambda number: (PARTS, {}))
         server.start()
-        assert publish(bucket, "d", "run-2", PARTS, {}) == 2 and versions(bucket, "d") == [1, 2]
+        assert publish(bucket, "d", "run-2", lambda number: (PARTS, {})) == 2 and versions(bucket, "d") == [1, 2]
     finally:
         server.stop()
 

@@ -1,0 +1,164 @@
+"""A data root in a bucket (`SYNTH_HOME=s3://...`, synth.store.bucket_root), against a real SeaweedFS
+server on loopback: machines that share only the bucket see each other's versions; publishers on
+several machines racing for one dataset never share a number and each version's rows carry its own;
+a crash before the commit publishes nothing and the rerun publishes once; a part changed in the
+bucket is named in one line and its version left out, not fatal; a machine that loses its local
+folder gets everything back from the bucket; and the CLI does all of it with SYNTH_HOME alone."""
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from synth.settings import Settings
+from synth.store.bucket import Bucket, manifests
+from synth.store.bucket_root import pull, verify_bucket
+from synth.store.catalog import Catalog
+from synth.store.publish import VersionSpec, publish_version
+from synth.store.reader import iter_records
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from seaweed import Seaweed, seaweed_server  # noqa: E402, F401
+
+
+@pytest.fixture
+def machines(seaweed, tmp_path, request, monkeypatch):
+    """`machine(NAME)`: the settings of one machine on a fresh prefix of the test bucket, with its own
+    local folder; the bucket's variables are set as a user sets them."""
+    for variable, value in seaweed.environ().items():
+        monkeypatch.setenv(variable, value)
+    url = f"s3://synth-tests/{request.node.name[:40]}"
+    return lambda name: Settings(home=url, local_home=tmp_path / name)
+
+
+def _spec(run_id: str) -> VersionSpec:
+    return VersionSpec(name="shared", recipe="multihop", summary={"run_id": run_id})
+
+
+def _versions(settings: Settings) -> dict[str, int]:
+    with Catalog.open(settings, read_only=True) as catalog:
+        return {version.ref: version.row_counts["items"] for version in catalog.versions()}
+
+
+def test_machines_sharing_only_the_bucket_see_each_others_versions(machines, make_item):
+    first, second = machines("a"), machines("b")
+    published = publish_version(first, _spec("run-1"), {"items": [make_item(0), make_item(1)]})
+    assert published.ref == "shared@1" and first.bucket == second.bucket and first.home != second.home
+    report = pull(second)
+    assert report.pulled == ["shared@1"] and not report.damaged
+    with Catalog.open(second, read_only=True) as catalog:
+        (version,) = catalog.versions()
+    assert [item.id for item in iter_records(second, version, "items")] == ["item-0", "item-1"]
+    again = publish_version(second, _spec("run-2"), {"items": [make_item(2)]})
+    assert again.version == 2
+    pull(first)
+    assert _versions(first) == {"shared@1": 2, "shared@2": 1}
+
+
+def test_racing_publishers_on_several_machines_never_share_a_number(machines, make_item):
+    won: dict[str, int] = {}
+
+    def publisher(index: int) -> None:
+        settings = machines(f"racer-{index}")
+        won[f"run-{index}"] = publish_version(
+            settings, _spec(f"run-{index}"), {"items": iter([make_item(index)])}
+        ).version
+
+    threads = [threading.Thread(target=publisher, args=(index,)) for index in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(won.values()) == [1, 2, 3, 4, 5]
+    reader = machines("reader")
+    pull(reader)
+    with Catalog.open(reader, read_only=True) as catalog:
+        versions = catalog.versions("shared")
+    for version in versions:  # each version's rows carry its own number, even for a publisher that lost one
+        (item,) = iter_records(reader, version, "items")
+        assert won[version.summary["run_id"]] == version.version and item.id == f"item-{version.summary['run_id'][4:]}"
+        rows = pq.read_table(reader.home / version.path / "items").column("version").to_pylist()
+        assert rows == [version.version]
+    assert publish_version(machines("racer-0"), _spec("run-0"), {"items": [make_item(0)]}).version == won["run-0"]
+
+
+def test_a_crash_before_the_commit_publishes_nothing_and_the_rerun_publishes_once(machines, make_item, monkeypatch):
+    settings = machines("a")
+
+    def crash(self, path, data):
+        raise KeyboardInterrupt("killed before the manifest was committed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Bucket, "create", crash)
+        with pytest.raises(KeyboardInterrupt):
+            publish_version(settings, _spec("run-1"), {"items": [make_item(0)]})
+    fresh = machines("fresh")
+    assert pull(fresh).pulled == [] and _versions(fresh) == {}
+    assert publish_version(settings, _spec("run-1"), {"items": [make_item(0)]}).version == 1
+    assert publish_version(settings, _spec("run-1"), {"items": [make_item(0)]}).version == 1  # nothing twice
+    pull(fresh)
+    assert _versions(fresh) == {"shared@1": 1}
+
+
+def test_a_part_changed_in_the_bucket_is_named_and_its_version_left_out(machines, make_item, capsys):
+    settings = machines("a")
+    publish_version(settings, _spec("run-1"), {"items": [make_item(0)]})
+    publish_version(settings, _spec("run-2"), {"items": [make_item(1)]})
+    bucket = Bucket(settings.bucket)
+    manifest = next(manifest for manifest in manifests(bucket) if manifest["version"] == 1)
+    key = manifest["parts"]["items/part-00000.parquet"]["key"]
+    data = bucket.get(key)
+    assert data is not None
+    bucket.put(key, data[:-12] + bytes(byte ^ 1 for byte in data[-12:-8]) + data[-8:])  # same size, other bytes
+    assert verify_bucket(settings)["shared@1"] == [
+        f"items/part-00000.parquet: changed ({len(data)} bytes, hash differs from the manifest's)"
+    ]
+    fresh = machines("fresh")
+    report = pull(fresh)
+    assert report.pulled == ["shared@2"]
+    (line,) = report.damaged
+    assert line.startswith("shared@1 in s3://") and "items/part-00000.parquet changed" in line
+    assert "warning: shared@1" in capsys.readouterr().err
+    assert _versions(fresh) == {"shared@2": 1}
+
+
+def test_a_machine_that_lost_its_local_folder_gets_everything_back(machines, make_item):
+    import shutil
+
+    settings = machines("a")
+    publish_version(settings, _spec("run-1"), {"items": [make_item(0), make_item(1)]})
+    shutil.rmtree(settings.home)
+    pull(settings)
+    assert _versions(settings) == {"shared@1": 2}
+
+
+def test_the_cli_runs_on_a_bucket_from_synth_home_alone(seaweed, tmp_path):
+    """`synth generate` on one machine, `datasets list`, `sql` and `export` on another."""
+    environ = {**os.environ, **seaweed.environ(), "SYNTH_HOME": "s3://synth-tests/cli"}
+
+    def synth(machine: str, *arguments: str) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("synth")), *arguments],
+            env={**environ, "SYNTH_LOCAL_HOME": str(tmp_path / machine)},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done
+
+    synth("a", "generate", "--recipe", "multihop", "--n", "4", "--param", "panel.enabled=false", "--name", "cli")
+    listed = synth("b", "datasets", "list", "--json")
+    assert '"name": "cli"' in listed.stdout and "copied 1 version(s) from s3://synth-tests/cli" in listed.stderr
+    assert "4" in synth("b", "sql", "select count(*) from items where dataset = 'cli'").stdout
+    synth("b", "export", "cli", "--format", "searchr1", "--out", str(tmp_path / "cli.parquet"))
+    assert (tmp_path / "cli.parquet").stat().st_size > 0
+    assert "1 version(s) checked" in synth("c", "datasets", "verify").stdout  # a third machine, bucket included
+    assert "AWS_SECRET_ACCESS_KEY" not in listed.stdout and seaweed.environ()["AWS_SECRET_ACCESS_KEY"] not in (
+        listed.stdout + listed.stderr
+    )
