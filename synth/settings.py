@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from synth.bucket import parse_bucket_url
 from synth.splits import SplitFractions
 
 
@@ -55,8 +56,6 @@ class Settings(BaseSettings):
         if not home.startswith("s3:/"):
             return data
         url = "s3://" + home[len("s3:/") :].lstrip("/")  # a Path made of the URL keeps one slash
-        from synth.store.bucket import parse_bucket_url
-
         parsed = parse_bucket_url(url)
         local = data.get("local_home") or Path.home() / ".cache" / "synth" / "s3" / parsed.bucket / parsed.prefix
         return {**data, "bucket": url, "home": local}

@@ -5,13 +5,23 @@ model name. Every client of the run shares the cache and the ledger, so the run 
 all tokens, cache hits and failures, and the budget covers the whole run.
 """
 
+from synth.bucket import Bucket
 from synth.errors import ConfigError
 from synth.llm.accounting import Budget, Ledger
 from synth.llm.base import LLMBackend
+from synth.llm.bucket_cache import BucketResponseCache
 from synth.llm.cache import ResponseCache
 from synth.llm.client import LLMClient
 from synth.llm.models import ModelPool, ModelSpec
 from synth.settings import Settings
+
+
+def response_cache(settings: Settings) -> ResponseCache:
+    """This machine's response cache; where the data root is a bucket, shared through it
+    (synth.llm.bucket_cache: an answer any machine paid for is not paid again)."""
+    if settings.bucket is None:
+        return ResponseCache(settings.llm_cache_path)
+    return BucketResponseCache(settings.llm_cache_path, Bucket(settings.bucket))
 
 
 class LLMSession:
@@ -30,7 +40,7 @@ class LLMSession:
         self.log = log
         self.roles = dict(roles or {})
         self.pool = ModelPool(settings, models, log, injected=backends)
-        self.cache = ResponseCache(settings.llm_cache_path) if use_cache else None
+        self.cache = response_cache(settings) if use_cache else None
         self.ledger = ledger or Ledger(budget=budget or Budget())
         self._clients: dict[str, LLMClient] = {}
 

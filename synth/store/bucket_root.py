@@ -9,7 +9,7 @@ buckets and DuckDB needs no extension. What makes the bucket the source of truth
   SHA-256 its manifest records as it streams in. A version with a changed or missing part is left
   out and named in one line (not fatal): the rest of the catalog still works.
 - `publish_to_bucket` publishes a version: its parts are written locally, sent to the bucket, and
-  committed there by a conditional put of the manifest (synth.store.bucket.publish): racing
+  committed there by a conditional put of the manifest (synth.bucket.publish): racing
   publishers on any machines never share a number, and the same run never publishes twice. Only
   then does the local copy take the version, under the number the bucket gave it.
 The local copy of a version is a cache: delete the local folder and the next command pulls it back.
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from synth.bucket import Bucket, find_run, manifest_keys, manifests, publish, verify
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
-from synth.store.bucket import Bucket, find_run, manifest_keys, manifests, publish, verify
 from synth.store.catalog_index import CatalogIndex
 from synth.store.health import remember, write_parts
 from synth.store.locks import acquire

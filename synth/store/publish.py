@@ -32,6 +32,7 @@ from synth.hashing import content_hash
 from synth.schemas import DatasetVersion, FunnelStage, JsonDict, Record
 from synth.schemas.base import NonBlank
 from synth.settings import Settings
+from synth.store.bucket_root import publish_to_bucket
 from synth.store.catalog import Catalog
 from synth.store.health import remember, write_parts
 from synth.store.locks import acquire
@@ -86,8 +87,6 @@ def publish_version(settings: Settings, spec: VersionSpec, tables: Mapping[str, 
         raise ConfigError(f"unknown tables {unknown}; a version holds {sorted(TABLES)}")
 
     if settings.bucket is not None:  # the bucket numbers and commits it (synth.store.bucket_root)
-        from synth.store.bucket_root import publish_to_bucket
-
         return publish_to_bucket(settings, spec, lambda folder, version: _write_tables(folder, version, tables))
     lock_path = settings.locks_dir / f"publish-{spec.name}.lock"
     lock = acquire(

@@ -87,9 +87,13 @@ class Seaweed:
             allow_bucket_creation=True,
         )
         deadline = time.monotonic() + 30
-        while True:  # the gateway may answer before its filer takes writes
+        while True:  # the gateway may answer before its filer takes writes, or reads (after a restart)
             try:
                 s3.create_dir(name)
+                with s3.open_output_stream(f"{name}/.ready") as probe:
+                    probe.write(b"ready")
+                with s3.open_input_stream(f"{name}/.ready") as probe:
+                    assert probe.read() == b"ready"
                 return
             except OSError:
                 assert time.monotonic() < deadline, "SeaweedFS took no bucket"

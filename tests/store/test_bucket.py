@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from synth.bucket import Bucket, manifests, parse_bucket_url, publish, verify, versions
 from synth.errors import ConfigError, StoreError
-from synth.store.bucket import Bucket, manifests, parse_bucket_url, publish, verify, versions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from seaweed import Seaweed, seaweed_server  # noqa: E402, F401

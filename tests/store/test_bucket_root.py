@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from synth.bucket import Bucket, manifests
 from synth.settings import Settings
-from synth.store.bucket import Bucket, manifests
 from synth.store.bucket_root import pull, verify_bucket
 from synth.store.catalog import Catalog
 from synth.store.publish import VersionSpec, publish_version
@@ -162,3 +162,27 @@ def test_the_cli_runs_on_a_bucket_from_synth_home_alone(seaweed, tmp_path):
     assert "AWS_SECRET_ACCESS_KEY" not in listed.stdout and seaweed.environ()["AWS_SECRET_ACCESS_KEY"] not in (
         listed.stdout + listed.stderr
     )
+
+
+def test_an_answer_one_machine_paid_for_is_not_paid_again_on_another(machines):
+    """The response cache is shared through the bucket: a request answered on one machine (written to
+    the bucket before the call counts as answered) is answered from the cache on any other; a new
+    request is still sent."""
+    import asyncio
+
+    from synth.llm.client import LLMClient
+    from synth.llm.fake import ScriptedBackend
+    from synth.llm.session import response_cache
+    from synth.llm.types import ChatRequest
+
+    def ask(settings: Settings, questions: list[str]) -> tuple[list[str], int]:
+        backend = ScriptedBackend(default=lambda request: f"answer to {request.messages[0]['content']}")
+        client = LLMClient(backend, cache=response_cache(settings))
+        requests = [ChatRequest(messages=[{"role": "user", "content": question}]) for question in questions]
+        results = asyncio.run(client.complete(requests))
+        return [result.text for result in results], len(backend.requests)
+
+    first, second = machines("a"), machines("b")
+    assert ask(first, ["q1", "q2"]) == (["answer to q1", "answer to q2"], 2)
+    assert ask(second, ["q1", "q2", "q3"]) == (["answer to q1", "answer to q2", "answer to q3"], 1)
+    assert ask(second, ["q3"])[1] == 0 and ask(first, ["q3"])[1] == 0

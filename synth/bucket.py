@@ -34,7 +34,6 @@ from pathlib import Path
 from synth.errors import ConfigError, StoreError, SynthError
 
 _URL = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])(?:/(?P<prefix>.*))?$")
-_MANIFEST = re.compile(r"^datasets/(?P<name>[^/]+)/v(?P<version>\d+)/manifest\.json$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,9 @@ def parse_bucket_url(url: str) -> BucketURL:
             f"{url!r} is not a bucket URL like s3://my-bucket/synth (lower-case bucket name, then a prefix)"
         )
     return BucketURL(found.group("bucket"), (found.group("prefix") or "").strip("/"))
+
+
+_MANIFEST = re.compile(r"^datasets/(?P<name>[^/]+)/v(?P<version>\d+)/manifest\.json$")
 
 
 class Bucket:
@@ -110,7 +112,7 @@ class Bucket:
 
         try:
             return self._call(stream, path)
-        except NotFoundError:
+        except (NotFoundError, FileNotFoundError):
             return None
 
     def create(self, path: str, data: bytes) -> bool:
@@ -130,7 +132,7 @@ class Bucket:
 
         try:
             return self._call(lambda: bytes(obstore.get(self.store, path).bytes()), path)
-        except NotFoundError:
+        except (NotFoundError, FileNotFoundError):
             return None
 
     def list(self, prefix: str) -> list[str]:
@@ -170,8 +172,8 @@ class Bucket:
 
         try:
             return operation()
-        except (AlreadyExistsError, PreconditionError, NotFoundError):
-            raise
+        except (AlreadyExistsError, PreconditionError, NotFoundError, FileNotFoundError):
+            raise  # obstore reports a missing object as either
         except (PermissionDeniedError, UnauthenticatedError):
             raise self._refused_credentials(path) from None
         except Exception as error:  # what is left after obstore's retries
