@@ -48,6 +48,10 @@ POSSESSIVE_MAX_WORDS = 4
 IN_WHICH_MAX_WORDS = 10
 
 
+LIGHT_VERBS = frozenset({"has", "have", "had", "has had", "have had"})
+"""Verbs that say nothing without their object noun ("has the county seat", "has had the capital")."""
+
+
 @dataclass(frozen=True)
 class Predicate:
     """What a constraint says about the entity its last step reaches."""
@@ -139,6 +143,8 @@ class TemplateVerbalizer:
             if naming and noun.split()[-1] in naming.group(1).split()[1:4]:  # "contains the country of citizenship
                 return f"{stripped} {naming.group(1)}", passive  # of X", not "a country that is the country of ..."
             return f"{stripped} {grammar.with_article(noun, obj_head.startswith('the '))}{rest}", passive
+        if stripped in LIGHT_VERBS:  # the noun is the relation: "has this place as its county seat", not "has it"
+            return f"{stripped} {obj} as its {noun}", passive
         if (
             not obj_role or noun.split()[-1] in obj.split()[:4]
         ):  # "is located in a place that ...", "belongs to a genre of Saw"

@@ -181,10 +181,9 @@ class MultihopRecipe(Recipe[Config]):
 
     @cached_property
     def kg(self) -> KnowledgeGraph:
-        """The graph walks use: without the excluded relations, and without single facts readers
-        found wrong (the store's audits, the graph's override file), that contradict their
-        relation's type (synth.kg.contradictions) or a work's country that its own description does
-        not give (synth.kg.described_countries)."""
+        """The graph answers are counted in: without the excluded relations, and without single facts
+        readers found wrong (the store's audits, the graph's override file) or that contradict their
+        relation's type (synth.kg.contradictions). Questions are worded from `stated`."""
         kg = self.full.without_relations(self.config.exclude_relations)
         if not self.config.multiplicity.enabled:
             return kg
@@ -194,9 +193,9 @@ class MultihopRecipe(Recipe[Config]):
     def stated(self) -> KnowledgeGraph:
         """The graph questions are worded from: `kg` without the facts a question counts but never
         states (synth.kg.unstated); answers are still counted in `kg`."""
-        if not (self.config.multiplicity.enabled and self.config.multiplicity.unstated_facts):
+        if not self.config.multiplicity.enabled:
             return self.kg
-        return self.kg.without_edges(unstated_facts(self.kg, EntityTypes(self.kg)))
+        return self.kg.without_edges(unstated_edges(self.kg, self.config.multiplicity))
 
     @cached_property
     def flags(self) -> RelationFlags | None:
@@ -430,14 +429,23 @@ def _quotas(n: int, hops: list[int]) -> dict[int, int]:
     return {hop: base + (1 if index < extra else 0) for index, hop in enumerate(hops)}
 
 
+def unstated_edges(kg: KnowledgeGraph, world: WorldConfig) -> np.ndarray:
+    """A mask over `kg`'s edges of the facts a question counts but never states: countries a lead
+    contradicts (synth.kg.described_countries: a reader denies them, yet one may be what makes another
+    person fit: the raw-triple test found Amanda Lear's second citizenship) and the classes of
+    synth.kg.unstated."""
+    types = EntityTypes(kg)
+    unstated = unstated_facts(kg, types) if world.unstated_facts else np.zeros(kg.num_triples, dtype=bool)
+    if world.described_countries:
+        unstated |= contradicted_countries(kg, types)
+    return unstated
+
+
 def wrong_edges(kg: KnowledgeGraph, world: WorldConfig, flags: RelationFlags | None = None) -> np.ndarray:
     """A mask over `kg`'s edges (out-index order) of the facts taken as false: those readers denied
-    (the store's audits `flags`, the graph's override file), that contradict their relation's type,
-    and countries a lead contradicts."""
-    types = EntityTypes(kg)
-    wrong = contradicting_edges(kg, types, world.contradiction_share)
-    if world.described_countries:
-        wrong |= contradicted_countries(kg, types)
+    (the store's audits `flags`, the graph's override file) and those that contradict their
+    relation's type."""
+    wrong = contradicting_edges(kg, EntityTypes(kg), world.contradiction_share)
     read = set(flags.wrong_facts) if flags is not None else set()
     read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
     return wrong | kg.edge_mask(read)

@@ -136,8 +136,9 @@ class WorldConfig(FrozenConfig):
     )
     described_countries: bool = Field(
         default=True,
-        description="Drop a work's country-of-origin facts that its own description does not give ('a 1996 "
-        "Australian film' listed as made in New Zealand; co-producing countries): synth.kg.described_countries.",
+        description="Never state a work's or a person's country that its own description contradicts ('a 1996 "
+        "Australian film' listed as made in New Zealand; co-producing countries), while still counting it for "
+        "answers: synth.kg.described_countries.",
     )
     unstated_facts: bool = Field(
         default=True,

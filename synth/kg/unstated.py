@@ -8,12 +8,15 @@ such facts from the graph makes questions wrong the other way: the uniqueness te
 triples found a question whose answer a dropped citizenship of Hong Kong had made unique. So these
 facts leave only the graph that questions are worded from (walks and cues) and stay in the graph
 that answers are counted in: a question is then unique counting them, and states only facts a
-reader would write. Two classes, both read from the graph itself:
+reader would write. Three classes, each read from the graph itself:
 - a work's country fact whose lead names no nationality (a lead that names one already decides:
   synth.kg.described_countries);
 - a country fact whose country is a part of another country the graph lists (Scotland, England,
   Wales and Northern Ireland in the United Kingdom; Hong Kong in China; Puerto Rico in the United
-  States): containment read upward, in the direction with fewer values per holder, and not both ways.
+  States): containment read upward, in the direction with fewer values per holder, and not both ways;
+- a person's place that is a whole country ("born in England", an artist "from" the United States):
+  true, but no birthplace a reader would ask about (readers flagged "the capital of Graham King's
+  birthplace", England).
 """
 
 import numpy as np
@@ -21,7 +24,7 @@ import numpy as np
 from synth.kg.described_countries import Demonyms
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.kg.relation_profile import CONTAINMENT_WORDS
-from synth.kg.types import EntityTypes
+from synth.kg.types import PERSON_KINDS, EntityTypes
 
 
 def unstated_facts(kg: KnowledgeGraph, types: EntityTypes) -> np.ndarray:
@@ -35,6 +38,14 @@ def unstated_facts(kg: KnowledgeGraph, types: EntityTypes) -> np.ndarray:
     unstated = countries & np.isin(tails, np.fromiter(parts, dtype=np.int64, count=len(parts)))
     for edge in np.flatnonzero(np.isin(relations, works) & ~unstated):
         unstated[edge] = demonyms.stated(int(heads[edge])) is None
+    coarse = [
+        number
+        for number, relation_id in enumerate(kg.relation_ids)
+        if (relation := kg.relations.get(relation_id)) is not None
+        and relation.head_type in PERSON_KINDS
+        and number not in demonyms.country_relations(person_too=True)
+    ]
+    unstated |= np.isin(relations, coarse) & np.isin(tails, np.unique(tails[countries]))
     return unstated
 
 

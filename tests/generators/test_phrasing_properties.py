@@ -12,9 +12,10 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.snapshot import load_snapshot
 from synth.schemas import Item
 
-ATTEMPTS = {2: 80, 3: 120, 4: 300, 5: 1000, 6: 250, 7: 250, 8: 250}
-"""Candidates per length (each a fresh walk): long chains are mostly dead ends or rejected (about one
-5-hop item per 1,000 candidates on the raw graph; 1.5 s)."""
+ATTEMPTS = {2: 80, 3: 120, 4: 700, 5: 1000, 6: 250, 7: 250, 8: 250}
+"""Candidates per length (each a fresh walk): long chains are mostly dead ends or rejected (on the raw
+graph, 6 plain 4-hop items in 3,000 candidates and none of 5 hops; 2 obfuscated ones of 5: the
+pipeline's long sets take a larger budget, `max_attempts_per_item`, and test_multihop reads them)."""
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def test_every_question_passes_the_format_check_and_the_lint(kg, style, hops):
     )
     generator.kg = kg  # the pipeline walks the view and names from the full graph alike
     items = [item for item in (generator.attempt(hops) for _ in range(ATTEMPTS[hops])) if isinstance(item, Item)]
-    assert items or hops >= 6, f"no {hops}-hop {style} item in {ATTEMPTS[hops]} candidates"
+    assert items or hops >= 5, f"no {hops}-hop {style} item in {ATTEMPTS[hops]} candidates"
     for item in items:
         names = [
             kg.name(entity) for constraint in item.constraints for entity in (constraint.anchor, *constraint.named)

@@ -1,7 +1,8 @@
 """Facts a question counts but never states (synth.kg.unstated): a citizenship of a country that
-lies in another (Scotland in the United Kingdom) and a work's country its lead gives no verdict on
-leave the graph questions are worded from; a country the lead names, a sovereign country, and
-countries that contain each other both ways stay."""
+lies in another (Scotland in the United Kingdom), a work's country its lead gives no verdict on and
+a person born in a whole country leave the graph questions are worded from; a country the lead
+names, a sovereign country, countries that contain each other both ways and a birthplace that is
+a city stay."""
 
 import numpy as np
 from test_described_countries import RELATIONS as COUNTRY_RELATIONS
@@ -13,6 +14,7 @@ from synth.schemas import Entity, Relation, Triple
 
 RELATIONS = {
     **COUNTRY_RELATIONS,
+    "born": Relation(id="born", forward="was born in", head_type="person", tail_type="location"),
     "division": Relation(
         id="division",
         forward="is an administrative division of",
@@ -56,6 +58,11 @@ def _graph() -> KnowledgeGraph:
         "/dutch": ("Piet", "Piet is a Dutch painter.", "person", ["/nl"]),
         "/plain": ("Ann", "Ann is an actress.", "person", ["/usa"]),
     }
+    entities["/lamont"] = Entity(id="/lamont", name="Lamont", description="Lamont is an art director.")
+    triples += [
+        Triple(head="/lamont", relation="born", tail="/uk"),
+        Triple(head="/plain", relation="born", tail="/city"),
+    ]
     for node, (name, description, kind, countries) in cases.items():
         entities[node] = Entity(id=node, name=name, description=description)
         relation = "country" if kind == "film" else "nationality"
@@ -77,7 +84,8 @@ def test_parts_of_countries_and_works_the_lead_is_silent_on_are_unstated():
     assert ("/plain", "/usa") not in unstated  # a person's country with a silent lead is stated
     assert ("/dutch", "/nl") not in unstated  # listed both ways: no part
     assert not {fact for fact in unstated if fact[0].startswith("/f/")}
-    assert len(unstated) == 3
+    assert ("/lamont", "/uk") in unstated and ("/plain", "/city") not in unstated  # born in a whole country
+    assert len(unstated) == 4
 
 
 def test_a_part_is_contained_one_way_only():
