@@ -16,6 +16,7 @@ per command, one read per new version part, one write and at most one read per m
 
 import argparse
 import os
+import random
 import sys
 import tempfile
 import time
@@ -29,23 +30,27 @@ from seaweed import Seaweed  # noqa: E402
 from synth.bucket import Bucket  # noqa: E402
 from synth.llm.bucket_cache import BucketResponseCache  # noqa: E402
 from synth.llm.types import ChatResponse, Completion  # noqa: E402
-from synth.schemas import Hop, Item  # noqa: E402
+from synth.schemas import Hop, Item, Provenance  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.bucket_root import pull  # noqa: E402
 from synth.store.publish import VersionSpec, publish_version  # noqa: E402
 
 
 def items(count: int) -> list[Item]:
+    """Items whose questions differ as real ones do (random words: Parquet cannot fold them away)."""
+    rng = random.Random(0)
+    words = [f"word{number}" for number in range(5000)]
     hop = Hop(head="/m/a", relation="/film/film/directed_by", tail="/m/b", direction="forward")
     return [
         Item(
             id=f"item-{index:08d}",
-            question=f"Which film was directed by the person born in Town {index} and scored by Composer {index}?",
+            question=f"Which film was directed by {' '.join(rng.choices(words, k=14))}?",
             answer=f"Film {index}",
             recipe="multihop",
             hops=2,
             answer_entity_id=f"/m/film{index}",
             path=[hop, hop],
+            provenance=Provenance(generator="bench"),
         )
         for index in range(count)
     ]
@@ -68,6 +73,7 @@ def main() -> None:
         os.environ.update(server.environ())
         url = "s3://synth-tests/bench"
         rows = items(arguments.items)
+        publish_version(Settings(home=root / "warm"), VersionSpec(name="warm", recipe="multihop"), {"items": rows[:10]})
         local, local_s = timed(
             lambda: publish_version(
                 Settings(home=root / "local"), VersionSpec(name="bench", recipe="multihop"), {"items": rows}
