@@ -143,8 +143,8 @@ class WorldConfig(FrozenConfig):
     unstated_facts: bool = Field(
         default=True,
         description="Count, but never state in a question, country facts a reader would not write: a work's country "
-        "where its lead names no nationality, and a country that is part of another (a citizen of Scotland): "
-        "synth.kg.unstated.",
+        "where its lead names no nationality, a country that is part of another (a citizen of Scotland), and a "
+        "person's place that is a whole country (born in England): synth.kg.unstated.",
     )
 
 

@@ -32,20 +32,21 @@ def unstated_facts(kg: KnowledgeGraph, types: EntityTypes) -> np.ndarray:
     country facts questions may count but never state (the module docstring)."""
     heads, relations, tails = kg.edges()
     demonyms = Demonyms(kg, types)
-    works = demonyms.country_relations()
-    countries = np.isin(relations, demonyms.country_relations(person_too=True))
-    parts = country_parts(kg, np.unique(tails[countries]))
+    country_relations = demonyms.country_relations(person_too=True)
+    countries = np.isin(relations, country_relations)
+    country_nodes = np.unique(tails[countries])
+    parts = country_parts(kg, country_nodes)
     unstated = countries & np.isin(tails, np.fromiter(parts, dtype=np.int64, count=len(parts)))
-    for edge in np.flatnonzero(np.isin(relations, works) & ~unstated):
+    for edge in np.flatnonzero(np.isin(relations, demonyms.country_relations()) & ~unstated):
         unstated[edge] = demonyms.stated(int(heads[edge])) is None
     coarse = [
         number
         for number, relation_id in enumerate(kg.relation_ids)
         if (relation := kg.relations.get(relation_id)) is not None
         and relation.head_type in PERSON_KINDS
-        and number not in demonyms.country_relations(person_too=True)
+        and number not in country_relations
     ]
-    unstated |= np.isin(relations, coarse) & np.isin(tails, np.unique(tails[countries]))
+    unstated |= np.isin(relations, coarse) & np.isin(tails, country_nodes)
     return unstated
 
 

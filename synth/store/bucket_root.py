@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from synth.bucket import Bucket, find_run, manifest_keys, manifests, publish, verify
+from synth.bucket import Bucket, find_run, manifest_keys, publish, verify
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
 from synth.store.catalog_index import CatalogIndex
 from synth.store.health import remember, write_parts
 from synth.store.locks import acquire
-from synth.store.manifest import MANIFEST
+from synth.store.manifest import MANIFEST, write_manifest
 
 PULL_WAIT_S = 600.0
 """How long a pull waits for another process of this machine pulling the same data root."""
@@ -107,17 +107,23 @@ def _copy_version(settings: Settings, bucket: Bucket, manifest: dict, report: Pu
                 f"copy, or publish the data again"
             )
             return None
-        write_parts(staging)
-        (staging / MANIFEST).write_text(json.dumps(version.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        if final.exists():  # a half copy a killed pull left without its manifest
-            shutil.rmtree(final)
-        staging.rename(final)
+        _install(settings, staging, version)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    remember(settings.home.absolute(), version)
     report.pulled.append(version.ref)
     return version
+
+
+def _install(settings: Settings, staging: Path, version: DatasetVersion) -> None:
+    """Move a version's whole parts folder into this machine's copy, its manifest written last."""
+    final = settings.home.absolute() / version.path
+    write_parts(staging)
+    write_manifest(staging, version)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():  # a half copy a killed pull left without its manifest
+        shutil.rmtree(final)
+    staging.rename(final)
+    remember(settings.home.absolute(), version)
 
 
 def to_version(manifest: dict) -> DatasetVersion:
@@ -162,10 +168,12 @@ def publish_to_bucket(settings: Settings, spec, write_tables) -> DatasetVersion:
 
     try:
         number = publish(bucket, spec.name, run_id, build)
+        if number in built:  # this machine wrote the parts: keep them rather than copy them back
+            _install(settings, *built[number])
     finally:
         for staging, _ in built.values():
             shutil.rmtree(staging, ignore_errors=True)
-    pull(settings, bucket, quiet=True)
+    pull(settings, bucket, quiet=True)  # registers it, with any version other machines published meanwhile
     with CatalogIndex.open(settings, read_only=True) as catalog:
         return catalog.resolve(f"{spec.name}@{number}")
 
@@ -190,10 +198,11 @@ def verify_bucket(settings: Settings, refs: set[str] | None = None) -> dict[str,
     """Each version's parts in the bucket (or those of `refs`) re-hashed against its manifest."""
     bucket = root_bucket(settings)
     found = {}
-    for manifest in manifests(bucket):
-        ref = f"{manifest['name']}@{manifest['version']}"
-        if refs is None or ref in refs:
-            found[ref] = verify(bucket, manifest)
+    for name, number in manifest_keys(bucket):
+        ref = f"{name}@{number}"
+        data = bucket.get(f"datasets/{name}/v{number}/manifest.json") if refs is None or ref in refs else None
+        if data is not None:
+            found[ref] = verify(bucket, json.loads(data))
     return found
 
 

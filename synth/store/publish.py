@@ -16,7 +16,6 @@ A data root in a bucket publishes through it instead (synth.store.bucket_root): 
 there, so the version is committed by a conditional put of its manifest.
 """
 
-import json
 import os
 import shutil
 import sys
@@ -36,7 +35,7 @@ from synth.store.bucket_root import publish_to_bucket
 from synth.store.catalog import Catalog
 from synth.store.health import remember, write_parts
 from synth.store.locks import acquire
-from synth.store.manifest import MANIFEST, read_manifest
+from synth.store.manifest import MANIFEST, read_manifest, write_manifest
 from synth.store.shards import ShardWriter
 from synth.store.tables import TABLES
 from synth.version import code_version
@@ -117,7 +116,7 @@ def _publish(settings: Settings, spec: VersionSpec, tables: Mapping[str, Iterabl
     try:
         pending = pending.model_copy(update={"row_counts": _write_tables(staging, pending, tables)})
         write_parts(staging)
-        _write_manifest(staging / MANIFEST, pending.model_copy(update={"status": "published"}))
+        write_manifest(staging, pending.model_copy(update={"status": "published"}))
         _fsync_directory(staging)
         os.rename(staging, final)
         _fsync_directory(final.parent)
@@ -171,12 +170,6 @@ def _write_tables(folder: Path, version: DatasetVersion, tables: Mapping[str, It
             writer.write(record)
         counts[table] = writer.close()
     return counts
-
-
-def _write_manifest(path: Path, version: DatasetVersion) -> None:
-    path.write_text(json.dumps(version.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
-    with open(path, "rb") as handle:
-        os.fsync(handle.fileno())
 
 
 def _fsync_directory(path: Path) -> None:
