@@ -48,7 +48,7 @@ elif point == "stage":
 elif point == "reserve":
     after(Catalog, "reserve")
 elif point == "staged":
-    after(publish, "_write_manifest")
+    after(publish, "write_manifest")
 elif point == "renamed":
     # the publish's staging folder only (.vN.partial-xxxx): other caches stage their folders the same way
     after(publish.os, "rename", lambda source, target: ".partial-" in str(source) and "datasets" in str(source))
