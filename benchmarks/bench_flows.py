@@ -1,12 +1,14 @@
 """What orchestration costs: the same run through `synth generate`'s local stage runner and
 through the Prefect flow (and, with --dask, on a local Dask cluster).
 
-    python benchmarks/bench_flows.py [--items 64] [--shard-size 8] [--dask 2]
+    python benchmarks/bench_flows.py [--items 64] [--shard-size 8] [--dask 2 [--bucket [s3://BUCKET/PREFIX]]]
 
 The panel is the scripted `fake` model (no model time), so the figures are synth's and Prefect's
 own overhead: seconds per run, items/s, and the flow's extra seconds per shard over the local
 runner. Without PREFECT_API_URL the flow starts a temporary server (its start-up is reported
 separately); --dask needs PREFECT_API_URL pointing at a running server, or each worker starts its own.
+With --bucket, the Dask run is repeated on a data root in a bucket (SYNTH_HOME=s3://...; a SeaweedFS
+server on loopback unless SYNTH_S3_ENDPOINT is set): every stage is saved to and read from the bucket.
 """
 
 import argparse
@@ -35,6 +37,12 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=64)
     parser.add_argument("--shard-size", type=int, default=8)
     parser.add_argument("--dask", type=int, default=0, help="also run on a local Dask cluster of this many workers")
+    parser.add_argument(
+        "--bucket",
+        nargs="?",
+        const="s3://synth-tests/bench-flows",
+        help="with --dask: again with the data root in this bucket URL (default: a loopback SeaweedFS's)",
+    )
     arguments = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-flows-"))
     flows_file = root / "flows.yaml"
@@ -71,7 +79,7 @@ def main() -> None:
             dataset="bench",
             flows_file=str(flows_file),
             shard_size=arguments.shard_size,
-            home=str(root / home),
+            home=home if home.startswith("s3://") else str(root / home),
             task_runner=task_runner,
         )["items"]
 
@@ -81,6 +89,16 @@ def main() -> None:
             f"prefect flow on dask ({arguments.dask} workers)",
             lambda: flow("dask", {"kind": "dask", "workers": arguments.dask}),
         )
+    if arguments.dask and arguments.bucket:
+        server = _bucket_server(root)
+        try:
+            measure(
+                f"the same, data root in a bucket{' (loopback)' if server else ''}",
+                lambda: flow(arguments.bucket, {"kind": "dask", "workers": arguments.dask}),
+            )
+        finally:
+            if server is not None:
+                server.stop()
 
     base = rows[0][1]
     print(
@@ -88,10 +106,23 @@ def main() -> None:
         f"Prefect server: {'PREFECT_API_URL' if os.environ.get('PREFECT_API_URL') else 'temporary'} "
         f"(ready in {server_seconds:.1f} s)"
     )
-    print(f"{'path':>34} {'seconds':>8} {'items':>6} {'items/s':>8} {'extra s/shard':>14}")
+    print(f"{'path':>44} {'seconds':>8} {'items':>6} {'items/s':>8} {'extra s/shard':>14}")
     for label, seconds, items in rows:
-        print(f"{label:>34} {seconds:8.2f} {items:6d} {items / seconds:8.1f} {(seconds - base) / shards:14.3f}")
+        print(f"{label:>44} {seconds:8.2f} {items:6d} {items / seconds:8.1f} {(seconds - base) / shards:14.3f}")
     print(f"peak memory: {peak_rss_mib():.0f} MiB")
+
+
+def _bucket_server(root: Path):
+    """A SeaweedFS server on loopback with its bucket (synth-tests), its variables set for this process and
+    the Dask workers it starts (they inherit them), unless SYNTH_S3_ENDPOINT names a server."""
+    if os.environ.get("SYNTH_S3_ENDPOINT"):
+        return None
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "store"))
+    from seaweed import Seaweed
+
+    server = Seaweed(root / "seaweed").start()
+    os.environ.update(server.environ(SYNTH_LOCAL_HOME=str(root / "bucket-copy")))
+    return server
 
 
 if __name__ == "__main__":

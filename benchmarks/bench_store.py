@@ -3,6 +3,7 @@ and what the integrity check costs the commands that read parts.
 
     python benchmarks/bench_store.py [--rows 100000]
     python benchmarks/bench_store.py --integrity [--rows 1000000] [--home DIR]
+    python benchmarks/bench_store.py --home s3://synth-bench/store [--rows 100000]
 
 Prints rows/s for publish and verl export, the ratio of publish to pyarrow building and writing the
 same rows already converted to dicts (the backend's raw speed: what remains is record conversion,
@@ -13,9 +14,14 @@ part check a command runs before it reads (synth.store.health) as a fresh proces
 state known (stats and footers only), one part rewritten in place with its timestamps kept as
 `touch -r` does (that part hashed again), every part hashed (`datasets verify`, and what a copied
 data root costs once), and one whole `synth sql` count against the same count run by DuckDB itself.
+
+With --home s3://...: the same publish, export and queries on a bucket data root (published from one
+machine, exported and queried from a second one, each with its own local copy) against a local data
+root, with the ratio; without SYNTH_S3_ENDPOINT a SeaweedFS server on loopback is started for it.
 """
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -27,9 +33,11 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from _measure import peak_rss_mib, timed  # noqa: E402
 
+from synth.bucket import parse_bucket_url  # noqa: E402
 from synth.schemas import Constraint, Cue, Hop, Item, Provenance, Step  # noqa: E402
 from synth.settings import Settings  # noqa: E402
 from synth.store.arrow_schema import to_row  # noqa: E402
+from synth.store.bucket_root import pull  # noqa: E402
 from synth.store.export import export_version  # noqa: E402
 from synth.store.publish import VersionSpec, publish_version  # noqa: E402
 from synth.store.query import run_query  # noqa: E402
@@ -150,34 +158,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None, help="100,000 (1,000,000 with --integrity)")
     parser.add_argument("--integrity", action="store_true", help="Time the integrity check instead.")
-    parser.add_argument("--home", type=Path, default=None, help="Keep the --integrity data root here and reuse it.")
+    parser.add_argument(
+        "--home",
+        default=None,
+        help="With --integrity: keep the data root here and reuse it. A bucket URL (s3://bucket/prefix): "
+        "time publish, export and queries there against a local data root",
+    )
     arguments = parser.parse_args()
     if arguments.integrity:
         rows = arguments.rows or 1_000_000
         if arguments.home:
-            integrity(rows, arguments.home)
+            integrity(rows, Path(arguments.home))
         else:
             with tempfile.TemporaryDirectory() as folder:
                 integrity(rows, Path(folder))
         return
     rows = arguments.rows or 100_000
+    items = list(make_items(rows))
+    if arguments.home is not None and str(arguments.home).startswith("s3:/"):
+        on_a_bucket(items, "s3://" + str(arguments.home)[len("s3:/") :].lstrip("/"))
+        return
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(home=Path(folder) / "home")
-        items = list(make_items(rows))
         converted = [{"dataset": "raw", "version": 1, **to_row(item)} for item in items]
         with timed(results, "raw_pyarrow"):
             table = pa.Table.from_pylist(converted, schema=table_schema("items"))
             pq.write_table(table, Path(folder) / "raw.parquet", compression="zstd")
         del converted, table
-        with timed(results, "publish"):
-            publish_version(settings, VersionSpec(name="bench", recipe="multihop"), {"items": items})
-        with timed(results, "export_verl"):
-            export_version(settings, "bench", "verl", Path(folder) / "train.parquet")
-        with timed(results, "sql_count_by_hops"):
-            run_query(settings, "select hops, count(*) from items group by hops")
-        with timed(results, "sql_point_lookup"):
-            run_query(settings, f"select question from items where id = 'item-{rows // 2:08d}'")
+        results |= publish_export_query(settings, items, Path(folder))
         size = sum(path.stat().st_size for path in (settings.home / "datasets" / "bench" / "v1").rglob("*.parquet"))
     print(f"rows                      {rows}")
     print(
@@ -192,6 +201,62 @@ def main() -> None:
     print(f"sql group by over views   {results['sql_count_by_hops'] * 1000:>10.0f} ms (includes opening the catalog)")
     print(f"sql point lookup          {results['sql_point_lookup'] * 1000:>10.0f} ms")
     print(f"peak memory               {peak_rss_mib():>10.0f} MiB (items held in memory: {rows})")
+
+
+def publish_export_query(settings: Settings, items: list[Item], folder: Path, reader: Settings | None = None) -> dict:
+    """Seconds to publish `items` as bench@1, then export it to verl and run two queries, from
+    `reader` (another machine of the same data root: its first command copies the version) or
+    from the publisher's own settings."""
+    results: dict[str, float] = {}
+    reader = reader or settings
+    with timed(results, "publish"):
+        publish_version(settings, VersionSpec(name="bench", recipe="multihop"), {"items": items})
+    if reader is not settings:
+        with timed(results, "pull"):
+            pull(reader, quiet=True)
+    with timed(results, "export_verl"):
+        export_version(reader, "bench", "verl", folder / "train.parquet")
+    with timed(results, "sql_count_by_hops"):
+        run_query(reader, "select hops, count(*) from items group by hops")
+    with timed(results, "sql_point_lookup"):
+        run_query(reader, f"select question from items where id = 'item-{len(items) // 2:08d}'")
+    return results
+
+
+def on_a_bucket(items: list[Item], url: str) -> None:
+    """The same publish, export and queries on a data root in a bucket (publisher and a second
+    machine, each with its own local copy) and on a local one, with the ratio. Without
+    SYNTH_S3_ENDPOINT, a SeaweedFS server on loopback is started for the run (the test extra)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "store"))
+    from seaweed import BUCKET, Seaweed
+
+    with tempfile.TemporaryDirectory() as folder:
+        server = None
+        if not os.environ.get("SYNTH_S3_ENDPOINT"):
+            server = Seaweed(Path(folder) / "seaweed").start()  # holds one bucket: the URL's prefix is kept
+            url = f"s3://{BUCKET}/{parse_bucket_url(url).prefix}"
+            os.environ.update(server.environ())
+        try:
+            (Path(folder) / "local").mkdir()
+            local = publish_export_query(Settings(home=Path(folder) / "local"), items, Path(folder) / "local")
+            publisher = Settings(home=url, local_home=Path(folder) / "publisher")
+            reader = Settings(home=url, local_home=Path(folder) / "reader")
+            bucket = publish_export_query(publisher, items, Path(folder), reader)
+        finally:
+            if server is not None:
+                server.stop()
+    print(f"rows                      {len(items)}  (bucket {url}{' on loopback SeaweedFS' if server else ''})")
+    print(f"{'':26}{'local':>10}{'bucket':>10}{'ratio':>8}")
+    for key, label in (
+        ("publish", "publish"),
+        ("export_verl", "export verl"),
+        ("sql_count_by_hops", "sql group by"),
+        ("sql_point_lookup", "sql point lookup"),
+    ):
+        print(f"{label:<26}{local[key]:>9.2f}s{bucket[key]:>9.2f}s{bucket[key] / local[key]:>7.2f}x")
+    print(f"{'copy to a second machine':<26}{'':>10}{bucket['pull']:>9.2f}s   (once per new version)")
+    print("the bucket's export and queries run on the second machine's local copy, after that copy")
+    print(f"peak memory               {peak_rss_mib():>10.0f} MiB")
 
 
 if __name__ == "__main__":

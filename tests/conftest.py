@@ -62,6 +62,7 @@ SLOW_MODULES = {
     "pipelines/test_flows.py": "Prefect flows",
     "pipelines/test_flows_server.py": "a Prefect server and workers",
     "pipelines/test_flow_kill.py": "a killed Prefect flow run",
+    "pipelines/test_flow_on_a_bucket.py": "a flow on Dask workers that share only a bucket",
     "pipelines/test_new_recipe.py": "a recipe run as a Prefect flow",
     # a real browser
     "browse/test_browser.py": "a headless Chromium on the browse pages",
@@ -103,6 +104,7 @@ FIRST = [
     "pipelines/test_flow_kill.py",
     "llm/test_failure_gate.py",
     "pipelines/test_flows.py",
+    "pipelines/test_flow_on_a_bucket.py",
 ]
 """The longest modules (minutes each), started first: xdist hands out whole modules (`--dist loadfile`),
 so one of these begun last would keep a worker busy after the others are done."""

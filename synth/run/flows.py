@@ -4,9 +4,11 @@ label, each distillation shard) as soon as what that shard needs is saved, then 
 shard's distillation therefore starts while other shards are still on the panel (where the recipe
 labels item by item), and on a Dask task runner the shards of different stages overlap across
 workers; `staged=True` waits for each whole stage instead, as `synth generate --staged` does. Tasks
-take and return plain values (paths, indexes, refs), never clients, so a Dask worker on another
-machine can run a shard: it rebuilds the recipe's world from the run folder, and its model calls go
-through its own session (with the shared response cache).
+take and return plain values (the data root, the run id, indexes, refs), never clients, so a Dask
+worker on another machine can run a shard: it opens the run in the data root, rebuilds the recipe's
+world from it, and its model calls go through its own session (with the shared response cache).
+Where the data root is a bucket (`SYNTH_HOME=s3://...`), workers share nothing else: each keeps
+its own local copy (`SYNTH_LOCAL_HOME`) and reads and saves the run's stages through the bucket.
 
 A rerun of the same flow and parameters resumes the unfinished run: saved stages are skipped.
 Tasks retry with exponential backoff, except on errors a retry cannot fix (bad configuration,
@@ -31,26 +33,29 @@ from synth.run.plan import PLAN, Grain, Stage, by_kind, ready, shards, stage_nam
 from synth.run.publishing import publish
 from synth.run.runner import DEFAULT_SHARD_SIZE, Run, RunRequest, open_run
 from synth.settings import Settings
+from synth.store.bucket_root import pull
 from synth.store.workdir import RunDir
 
 # Process-wide on purpose: a worker loads a run's world and starts its model engines once for all
-# the shards of that run it gets (tasks receive paths, not objects); `publish_task` drops the entry.
-_RUNS: dict[str, Run] = {}
+# the shards of that run it gets (tasks receive the data root and run id, not objects);
+# `publish_task` drops the entry.
+_RUNS: dict[tuple[str, str], Run] = {}
 _RUNS_LOCK = threading.Lock()
 
 
-def _run(home: str, run_root: str, runner: str) -> Run:
-    """This process's `Run` of a run folder, made once, so a worker loads the recipe's world and
-    starts its model engines once for all the shards it gets."""
+def _run(home: str, run_id: str, runner: str) -> Run:
+    """This process's `Run` of run `run_id` in data root `home` (a folder or a bucket URL), made
+    once, so a worker loads the recipe's world and starts its model engines once for all the shards it gets."""
     with _RUNS_LOCK:
-        if run_root not in _RUNS:
-            _RUNS[run_root] = Run(Settings(home=Path(home)), RunDir.at(Path(run_root)), runner=runner)
-        return _RUNS[run_root]
+        if (home, run_id) not in _RUNS:
+            settings = Settings(home=Path(home))
+            _RUNS[home, run_id] = Run(settings, RunDir.attach(settings, run_id), runner=runner)
+        return _RUNS[home, run_id]
 
 
-def _release(run_root: str) -> None:
+def _release(home: str, run_id: str) -> None:
     with _RUNS_LOCK:
-        run = _RUNS.pop(run_root, None)
+        run = _RUNS.pop((home, run_id), None)
     if run is not None:
         run.close()
 
@@ -74,21 +79,21 @@ _RETRIES = {
 
 
 @task(**_RETRIES)
-def stage_task(home: str, run_root: str, runner: str, kind: str, index: int) -> int:
+def stage_task(home: str, run_id: str, runner: str, kind: str, index: int) -> int:
     """Shard `index` of the plan's stage `kind` (`synth.run.plan.PLAN`); its task run is named after it."""
-    by_kind(kind).make(_run(home, run_root, runner), index)
+    by_kind(kind).make(_run(home, run_id, runner), index)
     return index
 
 
 @task(name="publish", **_RETRIES)
 def publish_task(
-    home: str, run_root: str, runner: str, flow_run_id: str | None, ui_url: str | None, resumed: list[str]
+    home: str, run_id: str, runner: str, flow_run_id: str | None, ui_url: str | None, resumed: list[str]
 ) -> dict[str, Any]:
     try:
-        version = publish(_run(home, run_root, runner), flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
+        version = publish(_run(home, run_id, runner), flow_run_id=flow_run_id, ui_url=ui_url, resumed=resumed)
     finally:
-        _release(run_root)
-    return {"ref": version.ref, "items": version.row_counts.get("items", 0), "run_id": Path(run_root).name}
+        _release(home, run_id)
+    return {"ref": version.ref, "items": version.row_counts.get("items", 0), "run_id": run_id}
 
 
 def _model_tags(run: Run, models: list[str]) -> list[str]:
@@ -141,32 +146,34 @@ def run_recipe(
 
     install_logging_filter()  # a worker's logs carry no key either
     settings = worker_settings(home)
+    if settings.bucket is not None:  # the versions other machines published: a finished run is found
+        pull(settings, quiet=True)
     request = RunRequest(
         recipe, dict(config or {}), dataset, llm, worker_flows_file(flows_file), shard_size, limits, slices=not staged
     )
     run_dir = open_run(settings, request)
     runner = f"prefect:{type(get_run_context().task_runner).__name__}"  # pyright: ignore[reportAttributeAccessIssue]
-    home, root = str(settings.home.absolute()), str(run_dir.root)
+    home, run_id = settings.root, run_dir.id
     resumed = run_dir.stages()
-    run = _run(home, root, runner)
+    run = _run(home, run_id, runner)
     try:
         with run.outcome_recorded(flow_run_id=flow_run.get_id(), ui_url=_ui_url(), resumed=resumed):
             earlier = run.published_version()
             if earlier is not None:
                 return {"ref": earlier.ref, "items": earlier.row_counts.get("items", 0), "run_id": run_dir.id}
-            schedule(run, lambda stage, index: _submit(run, stage, index, home, root, runner), staged)
-            return publish_task(home, root, runner, flow_run.get_id(), _ui_url(), resumed)
+            schedule(run, lambda stage, index: _submit(run, stage, index, home, run_id, runner), staged)
+            return publish_task(home, run_id, runner, flow_run.get_id(), _ui_url(), resumed)
     except Exception:
-        _release(root)
+        _release(home, run_id)
         raise
     finally:
         run_dir.release()
 
 
-def _submit(run: Run, stage: Stage, index: int, home: str, root: str, runner: str) -> PrefectFuture:
+def _submit(run: Run, stage: Stage, index: int, home: str, run_id: str, runner: str) -> PrefectFuture:
     """Shard `index` of `stage` as a task, tagged `model:NAME` for each model a shard calls."""
     tags = _model_tags(run, run.recipe.stage_models(stage.kind)) if stage.grain is not Grain.BATCH else None
-    return stage_task.with_options(name=stage.kind, tags=tags).submit(home, root, runner, stage.kind, index)
+    return stage_task.with_options(name=stage.kind, tags=tags).submit(home, run_id, runner, stage.kind, index)
 
 
 POLL_S = 0.5
@@ -199,6 +206,7 @@ def schedule(run: Run, submit, staged: bool = False) -> None:
         except TimeoutError:
             continue
         pending.pop(finished)
+        run.dir.refresh()  # the task saved its stage, maybe on another machine
         try:
             finished.result()
         except BaseException as error:  # noqa: BLE001 - the first one is raised once the others are in

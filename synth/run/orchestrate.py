@@ -27,7 +27,7 @@ def flow_parameters(settings: Settings, path: Path, name: str, entry: FlowEntry)
         "dataset": entry.dataset or name,
         "flows_file": str(path.absolute()),
         "shard_size": entry.shard_size,
-        "home": str(settings.home.absolute()),
+        "home": settings.root,  # a bucket URL stays one: workers on other machines reach it
         "task_runner": entry.task_runner.model_dump(mode="json"),
         "staged": entry.staged,
         "llm": entry.llm,

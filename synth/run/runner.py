@@ -26,6 +26,7 @@ from synth.config import FrozenConfig, build_config
 from synth.errors import BudgetExhausted, ConfigError, NotFoundError, NothingSurvived
 from synth.llm.accounting import Ledger
 from synth.llm.base import LLMBackend
+from synth.llm.models import ModelSpec
 from synth.pipelines.base import (
     Construction,
     DistillShard,
@@ -105,6 +106,7 @@ def prepare_run(settings: Settings, request: RunRequest) -> tuple[RunDir, Frozen
                 **(saved or {}),
                 "llm": request.llm,
                 "flows_file": request.flows_file,
+                "models": models,  # what a worker on another machine, without the flows file, calls
                 "shard_size": request.shard_size,
                 "slices": request.slices,
                 "limits": limits.model_dump(mode="json"),
@@ -127,6 +129,14 @@ def check_models(config: dict, declared: dict, llm: str | None, recipe: str) -> 
                 f"{where} of recipe {recipe} names model {name!r}, which is not declared; declared models: "
                 f"{', '.join(declared)} (declare more under `models:` in flows.yaml; see `synth models list`)"
             )
+
+
+def _run_models(request: dict) -> dict[str, ModelSpec]:
+    """The models the run declared, as its folder keeps them (a run folder from before it kept
+    them: read from its flows file again)."""
+    if "models" in request:
+        return {name: ModelSpec.model_validate(spec) for name, spec in request["models"].items()}
+    return declared_models(Path(request["flows_file"]) if request.get("flows_file") else None)
 
 
 class Run:
@@ -159,7 +169,7 @@ class Run:
             settings,
             progress or Progress(enabled=False),
             llm=request.get("llm"),
-            models=declared_models(Path(request["flows_file"]) if request.get("flows_file") else None),
+            models=_run_models(request),
             dataset=info["dataset"],
             backends=dict(backends or {}),
         )

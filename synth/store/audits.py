@@ -19,6 +19,7 @@ from synth.errors import NotFoundError
 from synth.schemas import AuditRating, AuditRun, AuditSample
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
+from synth.store.bucket_records import share
 from synth.store.shards import finished_folders, schema_shard, write_parquet_atomically
 
 AUDIT_TABLES = {"audits": (AuditRun, "run.parquet"), "audit_ratings": (AuditRating, "ratings.parquet")}
@@ -46,6 +47,7 @@ def save_sample(settings: Settings, sample: AuditSample) -> Path:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(sample.model_dump_json(indent=1))
     temporary.replace(path)
+    share(settings, path)
     return path
 
 
@@ -73,6 +75,7 @@ def save_audit(settings: Settings, run: AuditRun, ratings: list[AuditRating]) ->
         model, name = AUDIT_TABLES[table]
         schema = arrow_schema(model)
         write_parquet_atomically(pa.Table.from_pylist([to_row(record) for record in records], schema), folder / name)
+    share(settings, folder)  # where the data root is a bucket, every machine sees it
     return folder
 
 

@@ -7,7 +7,8 @@ buckets and DuckDB needs no extension. What makes the bucket the source of truth
 - `pull` brings the local copy up to date before a command reads it: one listing of the manifests,
   and for each version the machine lacks, its manifest and parts, each part checked against the
   SHA-256 its manifest records as it streams in. A version with a changed or missing part is left
-  out and named in one line (not fatal): the rest of the catalog still works.
+  out and named in one line (not fatal): the rest of the catalog still works. Evals and audits
+  stored on other machines come down too (synth.store.bucket_records).
 - `publish_to_bucket` publishes a version: its parts are written locally, sent to the bucket, and
   committed there by a conditional put of the manifest (synth.bucket.publish): racing
   publishers on any machines never share a number, and the same run never publishes twice. Only
@@ -26,6 +27,7 @@ from pathlib import Path
 from synth.bucket import Bucket, find_run, manifest_keys, publish, verify
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
+from synth.store.bucket_records import pull_records
 from synth.store.catalog_index import CatalogIndex
 from synth.store.health import remember, write_parts
 from synth.store.locks import acquire
@@ -44,6 +46,8 @@ class PullReport:
     damaged: list[str] = field(default_factory=list)
     """One line per version left out: a part changed or missing in the bucket."""
     bytes: int = 0
+    records: list[str] = field(default_factory=list)
+    """Evals, audits and audit samples copied (synth.store.bucket_records)."""
 
 
 def root_bucket(settings: Settings) -> Bucket:
@@ -69,7 +73,8 @@ def pull(settings: Settings, bucket: Bucket | None = None, quiet: bool = False) 
             version = _copy_version(settings, bucket, json.loads(data), report)
             if version is not None:
                 copied.append(version)
-        if copied:
+        report.records = pull_records(settings, bucket)
+        if copied or report.records:
             with CatalogIndex.open(settings) as catalog:
                 for version in copied:
                     catalog.register(version)

@@ -17,6 +17,7 @@ from synth.errors import ConfigError, NotFoundError
 from synth.schemas import EvalAttempt, EvalRun
 from synth.settings import Settings
 from synth.store.arrow_schema import arrow_schema, from_row, to_row
+from synth.store.bucket_records import share
 from synth.store.shards import finished_folders, schema_shard, write_parquet_atomically
 
 EVAL_TABLES = {"eval_runs": (EvalRun, "run.parquet"), "eval_attempts": (EvalAttempt, "attempts.parquet")}
@@ -50,6 +51,7 @@ def save_eval(settings: Settings, run: EvalRun, attempts: list[EvalAttempt]) -> 
         model, name = EVAL_TABLES[table]
         schema = arrow_schema(model)
         write_parquet_atomically(pa.Table.from_pylist([to_row(record) for record in records], schema), folder / name)
+    share(settings, folder)  # where the data root is a bucket, every machine sees it
     return folder
 
 

@@ -184,7 +184,8 @@ class FaultServer:
             elif fault == "html":
                 self._send(writer, 200, "<html><body>502 Bad Gateway</body></html>", content_type="text/html")
             else:
-                reply = {**self.answer(request), "id": f"chatcmpl-{len(self.requests)}"}
+                # counted at the reply, not from `requests`: concurrent requests share that count after the sleep
+                reply = {**self.answer(request), "id": f"chatcmpl-{self.answered + 1}"}
                 self.answered_bodies[reply["id"]] = body.decode()
                 self._send(writer, 200, json.dumps(reply))
                 self.answered += 1

@@ -2,8 +2,8 @@
 mock of the S3 API): racing publishers never both win a version number; a crash between writing
 parts and committing leaves nothing visible, and the run's rerun publishes once; a fresh machine
 finds every version from the bucket alone; a same-size change inside a part is caught by its hash;
-wrong credentials and a stopped server are one line naming what to fix, and a restarted server
-is used again."""
+wrong credentials, a stopped server and a throttling one (503 SlowDown) are one line naming what
+to fix after retries with backoff, and a restarted server is used again."""
 
 import sys
 import threading
@@ -16,6 +16,7 @@ from synth.errors import ConfigError, StoreError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from seaweed import Seaweed, seaweed_server  # noqa: E402, F401
+from throttling_proxy import ThrottlingProxy  # noqa: E402
 
 
 @pytest.fixture
@@ -125,3 +126,28 @@ def test_a_server_stopped_mid_run_is_reported_and_used_again_once_restarted(tmp_
 def test_a_bucket_that_does_not_exist_is_one_line(seaweed):
     with pytest.raises(ConfigError, match="s3://no-such-bucket does not exist .* create the bucket first"):
         versions(Bucket("s3://no-such-bucket/x", environ=seaweed.environ()), "d")
+
+
+def test_a_throttling_bucket_is_retried_with_backoff_and_reported_in_one_line(seaweed):
+    """503 SlowDown, as S3 answers a prefix under too many requests: a few are retried away (a put, a
+    conditional put and a read each get through), and a bucket that keeps throttling past the retry
+    budget is one line that says so."""
+    proxy = ThrottlingProxy(seaweed.endpoint)
+    try:
+        environ = seaweed.environ(SYNTH_S3_ENDPOINT=proxy.endpoint)
+        bucket = Bucket("s3://synth-tests/throttled", environ=environ, retry_seconds=3)
+        proxy.throttle(3)
+        bucket.put("a/one.json", b"{}")
+        assert proxy.throttled == 3 and proxy.passed == 1
+        proxy.throttle(2)
+        assert bucket.create("a/two.json", b"{}") and not bucket.create("a/two.json", b"{}")
+        proxy.throttle(2)
+        assert bucket.get("a/one.json") == b"{}" and proxy.throttled == 7
+        proxy.always = True
+        with pytest.raises(StoreError) as throttled:
+            bucket.list("a/")
+        message = str(throttled.value)
+        assert "after retries with backoff" in message and len(message.splitlines()) == 1
+        assert proxy.throttled > 9  # retried, not given up at the first 503
+    finally:
+        proxy.stop()

@@ -5,6 +5,7 @@ a crash before the commit publishes nothing and the rerun publishes once; a part
 bucket is named in one line and its version left out, not fatal; a machine that loses its local
 folder gets everything back from the bucket; and the CLI does all of it with SYNTH_HOME alone."""
 
+import json
 import os
 import subprocess
 import sys
@@ -137,7 +138,8 @@ def test_a_machine_that_lost_its_local_folder_gets_everything_back(machines, mak
 
 
 def test_the_cli_runs_on_a_bucket_from_synth_home_alone(seaweed, tmp_path):
-    """`synth generate` on one machine, `datasets list`, `sql` and `export` on another."""
+    """`synth generate` on one machine, `datasets list`, `sql`, `export`, `eval` and `audit sample` on
+    another, and a third sees what the second stored."""
     environ = {**os.environ, **seaweed.environ(), "SYNTH_HOME": "s3://synth-tests/cli"}
 
     def synth(machine: str, *arguments: str) -> subprocess.CompletedProcess:
@@ -159,6 +161,12 @@ def test_the_cli_runs_on_a_bucket_from_synth_home_alone(seaweed, tmp_path):
     synth("b", "export", "cli", "--format", "searchr1", "--out", str(tmp_path / "cli.parquet"))
     assert (tmp_path / "cli.parquet").stat().st_size > 0
     assert "1 version(s) checked" in synth("c", "datasets", "verify").stdout  # a third machine, bucket included
+    # an eval and an audit sample stored on one machine are seen on another
+    synth("b", "eval", "fake", "cli", "--split", "all")
+    synth("b", "audit", "sample", "cli", "--n", "2", "--out", str(tmp_path / "sheets"))
+    counted = synth("c", "sql", "select count(*) as evals from eval_runs", "--json").stdout
+    assert json.loads(counted) == [{"evals": 1}] and len(json.loads(synth("c", "evals", "list", "--json").stdout)) == 1
+    assert list((tmp_path / "c" / "datasets" / ".audits" / "samples").glob("*.json"))
     assert "AWS_SECRET_ACCESS_KEY" not in listed.stdout and seaweed.environ()["AWS_SECRET_ACCESS_KEY"] not in (
         listed.stdout + listed.stderr
     )
@@ -186,3 +194,39 @@ def test_an_answer_one_machine_paid_for_is_not_paid_again_on_another(machines):
     assert ask(first, ["q1", "q2"]) == (["answer to q1", "answer to q2"], 2)
     assert ask(second, ["q1", "q2", "q3"]) == (["answer to q1", "answer to q2", "answer to q3"], 1)
     assert ask(second, ["q3"])[1] == 0 and ask(first, ["q3"])[1] == 0
+
+
+def test_sql_export_and_browse_answer_the_same_on_a_bucket_as_on_a_local_copy(machines, make_item, tmp_path):
+    """The same items published to a local data root and to a bucket (read from a second machine):
+    `synth sql`, `synth export` and the `synth browse` pages give the same answers."""
+    from starlette.testclient import TestClient
+
+    from synth.browse.app import make_app
+    from synth.browse.guard import LOOPBACK_NAMES
+    from synth.store.export import export_version
+    from synth.store.query import run_query
+
+    items = [make_item(index) for index in range(7)]
+    local = Settings(home=tmp_path / "local-root")
+    publish_version(local, _spec("run-1"), {"items": items})
+    publish_version(machines("a"), _spec("run-1"), {"items": items})
+    reader = machines("b")
+    pull(reader, quiet=True)
+    answers = []
+    for name, settings in (("local", local), ("bucket", reader)):
+        query = run_query(
+            settings, "select id, answer, hops from items where question like '%Town 3%' or id < 'item-2'"
+        )
+        out = tmp_path / f"{name}.parquet"
+        export_version(settings, "shared", "searchr1", out)
+        client = TestClient(make_app(settings, page_size=3, allowed_hosts=[*LOOPBACK_NAMES, "testserver"]))
+        pages = [client.get(path) for path in ("/v/shared@1/items?page=2", "/v/shared@1/items/item-3")]
+        assert all(page.status_code == 200 for page in pages)
+        answers.append((query.rows, pq.read_table(out).to_pylist(), [page.text for page in pages]))
+    rows = sorted(answers[0][0])
+    assert answers[0] == answers[1] and rows == [
+        ("item-0", "Film 0", 2),
+        ("item-1", "Film 1", 2),
+        ("item-3", "Film 3", 2),
+    ]
+    assert len(answers[0][1]) >= 5 and "Film 3" in answers[0][2][1]  # the train split, by item id
