@@ -20,6 +20,7 @@ after a crash after the put) finds its own manifest by run id and publishes noth
 
 Credentials come from the standard AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 `AWS_SESSION_TOKEN`, `AWS_REGION`) and the endpoint from `SYNTH_S3_ENDPOINT`; none is stored or printed.
+`SYNTH_S3_RETRY_S` (default 60) is how long one request is retried before it fails.
 """
 
 import hashlib
@@ -58,7 +59,9 @@ _MANIFEST = re.compile(r"^datasets/(?P<name>[^/]+)/v(?P<version>\d+)/manifest\.j
 class Bucket:
     """One bucket and prefix: put, create (only if absent), get, list; errors as one line."""
 
-    def __init__(self, url: str, environ: Mapping[str, str] = os.environ, retry_seconds: float = 60):
+    def __init__(self, url: str, environ: Mapping[str, str] = os.environ, retry_seconds: float | None = None):
+        """`retry_seconds`: how long one request is retried with backoff before it fails (default
+        SYNTH_S3_RETRY_S, else 60)."""
         from obstore.store import S3Store
 
         self.url = parse_bucket_url(url)
@@ -75,7 +78,7 @@ class Bucket:
         }
         retry = {
             "max_retries": 10,
-            "retry_timeout": timedelta(seconds=retry_seconds),
+            "retry_timeout": timedelta(seconds=retry_seconds or float(environ.get("SYNTH_S3_RETRY_S") or 60)),
             "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=5), "base": 2},
         }
         self.store = S3Store(

@@ -181,7 +181,11 @@ class RunDir:
             writer.close()
         _write_json(folder / STAGE_FILE, {"tables": sorted(output.tables), "meta": output.meta})
         if self.mirror is not None:
-            self.mirror.push_stage(folder)
+            try:
+                self.mirror.push_stage(folder)
+            except BaseException:  # done here but not in the bucket would hide it from every other machine
+                (folder / STAGE_FILE).unlink(missing_ok=True)
+                raise
 
     def _local(self, stage: str) -> Path:
         """The stage's folder on this machine, downloaded first where another machine saved it."""

@@ -230,3 +230,35 @@ def test_sql_export_and_browse_answer_the_same_on_a_bucket_as_on_a_local_copy(ma
         ("item-3", "Film 3", 2),
     ]
     assert len(answers[0][1]) >= 5 and "Film 3" in answers[0][2][1]  # the train split, by item id
+
+
+def test_a_stage_whose_upload_failed_is_done_nowhere_and_is_saved_once_the_bucket_is_back(tmp_path, monkeypatch):
+    """A run's stages in the bucket (synth.store.run_mirror): a second machine opening the same run
+    gets the same run id and sees the saved stages; a save while the server is down fails in one
+    line and leaves the stage not done on this machine either; once the server is back it is saved."""
+    from synth.errors import StoreError
+    from synth.store.workdir import RunDir, StageOutput
+
+    server = Seaweed(tmp_path / "own").start()
+    try:
+        for variable, value in server.environ(SYNTH_S3_RETRY_S="2").items():
+            monkeypatch.setenv(variable, value)
+        url = "s3://synth-tests/stages"
+        run = RunDir.open(Settings(home=url, local_home=tmp_path / "a"), "multihop", "d", {"seed": 1})
+        run.save("construct", StageOutput(meta={"n": 1}))
+        again = RunDir.open(Settings(home=url, local_home=tmp_path / "c"), "multihop", "d", {"seed": 1})
+        assert again.id == run.id and again.stages() == ["construct"] and again.meta("construct") == {"n": 1}
+        server.stop()
+        with pytest.raises(StoreError, match="after retries with backoff") as failed:
+            run.save("attempt-00000", StageOutput(meta={"n": 2}))
+        assert len(str(failed.value).splitlines()) == 1 and not (run.root / "attempt-00000" / "stage.json").exists()
+        server.start()
+        other = RunDir.attach(Settings(home=url, local_home=tmp_path / "b"), run.id)
+        assert other.stages() == ["construct"]
+        run.save("attempt-00000", StageOutput(meta={"n": 2}))
+        other.refresh()
+        assert other.stages() == ["attempt-00000", "construct"] and other.meta("attempt-00000") == {"n": 2}
+        run.release()
+        again.release()
+    finally:
+        server.stop()
