@@ -138,6 +138,13 @@ class Bucket:
         except (NotFoundError, FileNotFoundError):
             return None
 
+    def folders(self, prefix: str) -> list[str]:
+        """The names of the folders directly under `prefix` (one delimited listing, not every key)."""
+        import obstore
+
+        listed = self._call(lambda: obstore.list_with_delimiter(self.store, prefix=prefix), prefix)
+        return sorted(folder.rstrip("/").rsplit("/", 1)[-1] for folder in listed["common_prefixes"])
+
     def list(self, prefix: str) -> list[str]:
         import obstore
 

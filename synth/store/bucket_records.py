@@ -1,4 +1,5 @@
-"""Evals and audits where the data root is a bucket: stored on one machine, seen on every machine.
+"""Evals, audits and runs' rows where the data root is a bucket: stored on one machine, seen on
+every machine.
 
 Locally each eval and each audit is a write-once folder, `datasets/.evals/ID/` or
 `datasets/.audits/ID/`, finished once its `run.parquet` exists, and each audit sample one file,
@@ -7,12 +8,17 @@ keys under its prefix: the machine that stores one sends it up (the folder's `ru
 a folder cut off midway is unfinished there too), and `pull` (synth.store.bucket_root) brings down
 what this machine lacks. Ids name their content, so two machines storing the same eval write the
 same files.
+
+A run's catalog row is kept beside its stages, `runs/ID/record.json` (synth.store.run_mirror), by the
+machine that records it; other machines read the rows of the runs they did not make (`runs_elsewhere`),
+so `synth runs list` and a reindex on a fresh machine show every machine's runs.
 """
 
 import uuid
 from pathlib import Path
 
 from synth.bucket import Bucket
+from synth.schemas import RunRecord
 from synth.settings import Settings
 
 RECORD_FOLDERS = (".evals", ".audits")
@@ -67,3 +73,21 @@ def _fetch(bucket: Bucket, key: str, settings: Settings) -> str:
         raise FileNotFoundError(f"{key} vanished from {settings.bucket} while it was copied; run again")
     temporary.replace(target)
     return key.removeprefix("datasets/")
+
+
+def runs_elsewhere(settings: Settings, bucket: Bucket, known: dict[str, str]) -> list[RunRecord]:
+    """The rows of the runs in the bucket that this machine has no folder of, and that `known` (run
+    id -> status in this machine's catalog) lacks or holds as still running: those another machine
+    may have finished since. A run this machine made keeps the row it recorded itself."""
+    runs, rows = settings.home.absolute() / "runs", []
+    for run_id in bucket.folders("runs/"):
+        if run_id == "by-key" or (runs / run_id).exists() or known.get(run_id, "running") != "running":
+            continue
+        data = bucket.get(f"runs/{run_id}/record.json")
+        if data is None:  # a run whose first row is not written yet
+            continue
+        try:
+            rows.append(RunRecord.model_validate_json(data))
+        except ValueError:
+            continue  # a damaged row: the run's own machine still has it
+    return rows

@@ -8,7 +8,7 @@ buckets and DuckDB needs no extension. What makes the bucket the source of truth
   and for each version the machine lacks, its manifest and parts, each part checked against the
   SHA-256 its manifest records as it streams in. A version with a changed or missing part is left
   out and named in one line (not fatal): the rest of the catalog still works. Evals and audits
-  stored on other machines come down too (synth.store.bucket_records).
+  stored on other machines come down too, and the rows of their runs (synth.store.bucket_records).
 - `publish_to_bucket` publishes a version: its parts are written locally, sent to the bucket, and
   committed there by a conditional put of the manifest (synth.bucket.publish): racing
   publishers on any machines never share a number, and the same run never publishes twice. Only
@@ -27,7 +27,7 @@ from pathlib import Path
 from synth.bucket import Bucket, find_run, manifest_keys, publish, verify
 from synth.schemas import DatasetVersion
 from synth.settings import Settings
-from synth.store.bucket_records import pull_records
+from synth.store.bucket_records import pull_records, runs_elsewhere
 from synth.store.catalog_index import CatalogIndex
 from synth.store.health import remember, write_parts
 from synth.store.locks import acquire
@@ -74,10 +74,15 @@ def pull(settings: Settings, bucket: Bucket | None = None, quiet: bool = False) 
             if version is not None:
                 copied.append(version)
         report.records = pull_records(settings, bucket)
-        if copied or report.records:
+        with CatalogIndex.open(settings, read_only=True) as catalog:
+            known = {run.run_id: run.status for run in catalog.runs(limit=10_000_000)}
+        runs = [run for run in runs_elsewhere(settings, bucket, known) if known.get(run.run_id) != run.status]
+        if copied or report.records or runs:
             with CatalogIndex.open(settings) as catalog:
                 for version in copied:
                     catalog.register(version)
+                for run in runs:
+                    catalog.record_run(run)
                 catalog.refresh_views()
     finally:
         if lock is not None:

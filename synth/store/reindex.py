@@ -1,7 +1,8 @@
 """Rebuild the catalog index from the version folders, after the catalog file was lost or damaged.
 
 The manifests are the source of truth for versions and the run folders for runs: each run keeps its
-catalog row, funnel and summary included, in `runs/<id>/record.json`. A rebuild reads those back;
+catalog row, funnel and summary included, in `runs/<id>/record.json` (where the data root is a
+bucket, the rows of runs other machines made are read from the bucket). A rebuild reads those back;
 a run folder from before record.json existed gives what its `run.json` holds (id, dataset, recipe,
 status, version), and a damaged catalog file is read for what it still yields first.
 """
@@ -13,8 +14,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from synth.bucket import Bucket
 from synth.schemas import RunRecord
 from synth.settings import Settings
+from synth.store.bucket_records import runs_elsewhere
 from synth.store.catalog_index import CatalogIndex, DamagedCatalogError
 from synth.store.locks import acquire
 from synth.store.manifest import MANIFEST, read_manifest
@@ -66,6 +69,8 @@ def _reindex(settings: Settings, salvaged_runs: list[RunRecord] | None) -> Reind
                 )
         recorded = {run.run_id for run in catalog.runs(limit=10_000_000)}
         folders = _runs_from_folders(settings.home.absolute() / "runs")
+        if settings.bucket is not None:  # the runs other machines made: their rows are in the bucket
+            folders += [(run, True) for run in runs_elsewhere(settings, Bucket(settings.bucket), {})]
         whole = {run.run_id: run for run, complete in folders if complete}
         for run in [*whole.values(), *(salvaged_runs or []), *(run for run, complete in folders if not complete)]:
             if run.run_id in recorded:

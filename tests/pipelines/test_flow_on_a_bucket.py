@@ -188,6 +188,8 @@ def test_workers_sharing_only_a_bucket_resume_a_killed_flow_sending_nothing_twic
     reader = Settings(home=url, local_home=tmp_path / "reader")
     pull(reader, quiet=True)
     assert _published_items(reader, resumed["ref"]) == expected and expected
+    with Catalog.open(reader, read_only=True) as catalog:  # the run's row, recorded on a worker, is seen here
+        assert catalog.run(resumed["run_id"]).status == "published"
     shards = [key for key in bucket.list("runs/") if "/attempt-" in key and key.endswith("/stage.json")]
     workers = {json.loads(bucket.get(key) or b"{}")["meta"]["worker"] for key in shards}
     assert len(workers) >= 2, f"the panel shards ran on {workers} only"

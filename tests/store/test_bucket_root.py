@@ -167,6 +167,12 @@ def test_the_cli_runs_on_a_bucket_from_synth_home_alone(seaweed, tmp_path):
     counted = synth("c", "sql", "select count(*) as evals from eval_runs", "--json").stdout
     assert json.loads(counted) == [{"evals": 1}] and len(json.loads(synth("c", "evals", "list", "--json").stdout)) == 1
     assert list((tmp_path / "c" / "datasets" / ".audits" / "samples").glob("*.json"))
+    # the run made on machine a is listed on c, and comes back when c rebuilds its catalog
+    made = json.loads(synth("c", "runs", "list", "--json").stdout)
+    assert [(run["dataset"], run["status"]) for run in made] == [("cli", "published")]
+    (tmp_path / "c" / "synth.duckdb").unlink()
+    synth("c", "datasets", "reindex")
+    assert json.loads(synth("c", "runs", "list", "--json").stdout) == made
     assert "AWS_SECRET_ACCESS_KEY" not in listed.stdout and seaweed.environ()["AWS_SECRET_ACCESS_KEY"] not in (
         listed.stdout + listed.stderr
     )
@@ -258,6 +264,18 @@ def test_a_stage_whose_upload_failed_is_done_nowhere_and_is_saved_once_the_bucke
         run.save("attempt-00000", StageOutput(meta={"n": 2}))
         other.refresh()
         assert other.stages() == ["attempt-00000", "construct"] and other.meta("attempt-00000") == {"n": 2}
+        # the run's row, kept beside its stages, is what a fresh machine's rebuilt catalog lists
+        from datetime import UTC, datetime
+
+        from synth.schemas import RunRecord
+        from synth.store.reindex import reindex
+
+        row = RunRecord(run_id=run.id, dataset="d", recipe="multihop", status="running", started_at=datetime.now(UTC))
+        run.write_record(row)
+        fresh = Settings(home=url, local_home=tmp_path / "d")
+        assert reindex(fresh).runs_restored == 1
+        with Catalog.open(fresh, read_only=True) as catalog:
+            assert catalog.run(run.id) == row
         run.release()
         again.release()
     finally:
