@@ -76,12 +76,12 @@ def _fetch(bucket: Bucket, key: str, settings: Settings) -> str:
 
 
 def runs_elsewhere(settings: Settings, bucket: Bucket, known: dict[str, str]) -> list[RunRecord]:
-    """The rows of the runs in the bucket that this machine has no folder of, and that `known` (run
+    """The rows of the runs in the bucket that this machine did not record, and that `known` (run
     id -> status in this machine's catalog) lacks or holds as still running: those another machine
-    may have finished since. A run this machine made keeps the row it recorded itself."""
+    may have finished since. A run this machine recorded keeps the row it wrote itself."""
     runs, rows = settings.home.absolute() / "runs", []
     for run_id in bucket.folders("runs/"):
-        if run_id == "by-key" or (runs / run_id).exists() or known.get(run_id, "running") != "running":
+        if run_id == "by-key" or (runs / run_id / "record.json").exists() or known.get(run_id, "running") != "running":
             continue
         data = bucket.get(f"runs/{run_id}/record.json")
         if data is None:  # a run whose first row is not written yet
