@@ -23,7 +23,7 @@ genre, a common language) are never cues.
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -31,7 +31,7 @@ from pydantic import Field
 
 from synth.config import FrozenConfig
 from synth.generators.kg_walk import Walk
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, intersect
 from synth.kg.multiplicity import SetState, WorldModel
 from synth.kg.names import NameOverlap
 from synth.kg.shortcuts import LONG_CHAIN, SHORTCUT_CANDIDATES
@@ -148,6 +148,8 @@ class _Option:
     other: str
     relation: str
     direction: Direction
+    words: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """Every word of `other`'s names (most options share none with a walk's hidden entities)."""
 
     @property
     def step(self) -> Step:
@@ -190,12 +192,19 @@ class ReverseConstructor:
         self.names = NameOverlap(kg.names)
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
+        self._overlaps = self.names.overlapping(())
+        self._hidden_words: frozenset[str] = frozenset()
+        """Whether an entity's name overlaps a hidden entity's (`NameOverlap.overlapping`)."""
         self._usable: dict[str, list[_Option]] = {}
         """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
         self._suffixes: dict[tuple, SetState] = {}
         """Per (chain's facts, intermediate, option) of the walk being constructed: the chain's world state
         with the option as a fact (`_best_cue` scores the same options again after adding an answer cue)."""
         self._lasting: dict[str, list[_Option]] = {}
+        self._option_words: dict[str, dict[str, list[int]]] = {}
+        """Per entity: word -> the indices of its lasting facts whose named entity has that word."""
+        self._cue_sizes: dict[str, list[tuple[float, int, _Option]]] = {}
+        """Per entity: its lasting facts by world size (`_by_cue_size`)."""
         """Per entity: its facts any walk may use (`_lasting_options`)."""
 
     def construct(self, walk: Walk) -> Construction | None:
@@ -259,17 +268,36 @@ class ReverseConstructor:
         if self.world is None:
             return 1.0
         self._hide(walk.entities[1:])
-        long_chain, sizes = len(walk.hops) >= LONG_CHAIN, []
-        for option in self._options(walk.entities[-1], set(walk.entities)):
-            matches = len(self._matches(option))
-            size = self.world.cue_size(option.other, option.relation, option.direction)[0]
-            if matches < self.config.min_cue_candidates or (
-                long_chain and size <= SHORTCUT_CANDIDATES and matches <= SHORTCUT_CANDIDATES
+        long_chain, used, smallest = len(walk.hops) >= LONG_CHAIN, set(walk.entities), []
+        for size, matches, option in self._by_cue_size(walk.entities[-1]):  # the floor needs the smallest only
+            if long_chain and size <= SHORTCUT_CANDIDATES and matches <= SHORTCUT_CANDIDATES:
+                continue  # a cue `_best_cue` never adds to a long chain
+            if option.other not in used and (
+                option.words.isdisjoint(self._hidden_words) or not self._overlaps(option.other)
             ):
-                continue  # a cue `_best_cue` never adds
-            sizes.append(size)
+                smallest = [size]
+                break
         last = walk.hops[-1]
-        return self.world.floor(Step(relation=last.relation, direction=last.direction), sizes)
+        return self.world.floor(Step(relation=last.relation, direction=last.direction), smallest)
+
+    def _by_cue_size(self, entity: str) -> list[tuple[float, int, _Option]]:
+        """(world size, entities with the fact, option) of `entity`'s lasting facts that match at least
+        `min_cue_candidates` entities, smallest world size first (kept like `_lasting_options`)."""
+        found = self._cue_sizes.get(entity)
+        if found is None:
+            if len(self._cue_sizes) >= LASTING_KEPT:
+                self._cue_sizes.clear()
+            world = self.world
+            assert world is not None
+            found = self._cue_sizes[entity] = sorted(
+                (
+                    (world.cue_size(option.other, option.relation, option.direction)[0], matches, option)
+                    for option in self._lasting_options(entity)
+                    if (matches := len(self._matches(option))) >= self.config.min_cue_candidates
+                ),
+                key=lambda entry: entry[0],
+            )
+        return found
 
     def _answers(self, chain: Constraint, answer_cues: list[Constraint], graph_answers: int) -> float:
         """Estimated answers in the larger world (the graph's count without a world model)."""
@@ -331,6 +359,8 @@ class ReverseConstructor:
         """Start a construction whose hidden entities are `hidden` (what no cue may name)."""
         if hidden != self._hidden:
             self._hidden = hidden
+            self._overlaps = self.names.overlapping(hidden)
+            self._hidden_words = self.names.words_of(hidden)
             self._usable.clear()
             self._suffixes.clear()
 
@@ -342,9 +372,10 @@ class ReverseConstructor:
 
     def _usable_options(self, entity: str) -> list[_Option]:
         """Facts linking `entity` to a named entity that is no hub, not too big and names no hidden entity."""
-        return [
-            option for option in self._lasting_options(entity) if not self.names.any_overlap(option.other, self._hidden)
-        ]
+        lasting, by_word = self._lasting_options(entity), self._option_words[entity]
+        sharing = {index for word in self._hidden_words for index in by_word.get(word, ())}  # few share a word
+        named = {index for index in sharing if self._overlaps(lasting[index].other)}
+        return [option for index, option in enumerate(lasting) if index not in named] if named else lasting
 
     def _lasting_options(self, entity: str) -> list[_Option]:
         """`entity`'s facts that any walk may use (named, no hub, not too big, trusted, not avoided), kept
@@ -354,9 +385,10 @@ class ReverseConstructor:
             return found
         if len(self._lasting) >= LASTING_KEPT:
             self._lasting.clear()
+            self._option_words.clear()
         kg, cap, world = self.stated, self.config.max_cue_anchor_degree, self.world
         found = self._lasting[entity] = [
-            _Option(entity, other, relation, reverse_direction(direction))
+            _Option(entity, other, relation, reverse_direction(direction), self.names.words(other))
             for relation, direction in kg.incident(entity)
             if world is None or relation not in world.untrusted
             for other in kg.neighbors(entity, relation, direction)
@@ -365,6 +397,11 @@ class ReverseConstructor:
             and not (world is not None and world.hub(other, relation, reverse_direction(direction)))
             and not self.avoid(other)
         ]
+        by_word: dict[str, list[int]] = {}
+        for index, option in enumerate(found):
+            for word in option.words:
+                by_word.setdefault(word, []).append(index)
+        self._option_words[entity] = by_word
         return found
 
     def _gives_away(self, world_size: float, matches: np.ndarray) -> bool:
@@ -382,17 +419,20 @@ class ReverseConstructor:
         states = world.states(chain) if world is not None else None  # the chain's sets, once
         fixed = [world.set_size(cue) for cue, _, _ in answer_cues] if world is not None else []
         scored = []  # (world answers, candidates left, entities with the fact, option, position)
+        combined = (
+            world.combiner([states[-1].sizes, *fixed], states[-1].closed) if world is not None and states else None
+        )
         for option in self._options(walk.entities[-1], used):
             matches = self._matches(option)
             if len(matches) < least:
                 continue
-            left = np.intersect1d(remaining, matches, assume_unique=True)
+            left = intersect(remaining, matches)
             estimate = float(len(left))
-            if world is not None and states is not None:
+            if world is not None and combined is not None:
                 cue = world.cue_size(option.other, option.relation, option.direction)
                 if long_chain and self._gives_away(cue[0], matches):
                     continue  # alone it leaves a couple of candidates: the long chain would be decoration
-                estimate = world.combine([states[-1].sizes, *fixed, cue], len(left), states[-1].closed)
+                estimate = combined(cue, len(left))
             scored.append((estimate, left, len(matches), option, None))
         prefix = [state.frontier for state in states] if states else self.kg.frontiers(chain.anchor, chain.steps)
         chained = tuple(
@@ -407,7 +447,7 @@ class ReverseConstructor:
                 matches = self._matches(option)
                 if len(matches) < least:
                     continue
-                narrowed = np.intersect1d(before, matches, assume_unique=True)
+                narrowed = intersect(before, matches)
                 if len(narrowed) == len(before):  # a fact every candidate has cuts nothing
                     continue
                 rest = chain.steps[position + 1 :]
@@ -423,7 +463,7 @@ class ReverseConstructor:
                             states[position], [step.model_copy(update={"where": [*step.where, fact]}), *rest]
                         )
                     reached = suffix.frontier
-                left = np.intersect1d(remaining, reached, assume_unique=True)
+                left = intersect(remaining, reached)
                 estimate = (
                     world.combine([suffix.sizes, *fixed], len(left), suffix.closed)  # pyright: ignore[reportPossiblyUnbound]
                     if world is not None and states is not None

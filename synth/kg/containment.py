@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from synth.kg.alike import alike_steps
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges
+from synth.kg.graph import FORWARD, INVERSE, KEPT_FRONTIER, STEPS_KEPT, KnowledgeGraph, concat_ranges, read_only
 
 CLOSURE_LEVELS = 4
 """Levels of a containment followed for its closure (a town, a county, a state, a country, a continent)."""
@@ -23,12 +23,25 @@ class Containment:
         """`profiles(relation, direction)`: the relation profiles; `statistics(relation, direction)`:
         values per holder (WorldModel.statistics)."""
         self.kg, self.profiles, self.statistics = kg, profiles, statistics
+        self._kept: dict[tuple, np.ndarray] = {}
+        """`reach` from small frontiers, already followed."""
 
     def reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """One step from `nodes`, over every relation that reads the same (synth.kg.alike); with
         `transitive`, every level of it (at most CLOSURE_LEVELS) over every containment relation
         going the same way (up from a town to its county, state and country, whichever relation
-        lists each level)."""
+        lists each level). Kept for small frontiers, as `KnowledgeGraph.step_nodes` keeps its steps."""
+        if len(nodes) > KEPT_FRONTIER:
+            return self._reach(nodes, relation, direction, transitive)
+        key = (nodes.dtype.char, nodes.tobytes(), relation, direction, transitive)
+        found = self._kept.get(key)
+        if found is None:
+            if len(self._kept) >= STEPS_KEPT:
+                self._kept.clear()
+            found = self._kept[key] = read_only(self._reach(nodes, relation, direction, transitive))
+        return found
+
+    def _reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
         reached = self.kg.step_nodes(nodes, relation, direction)
         for other, way in self.alike.get((relation, direction), [])[1:]:  # read alike: one step to a reader
             reached = np.union1d(reached, self.kg.step_nodes(nodes, other, way))

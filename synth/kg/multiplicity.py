@@ -38,8 +38,8 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.kg.cocredits import CoCredits
 from synth.kg.containment import Containment
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.kg.relation_profile import RelationProfiles, graph_overrides
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, intersect
+from synth.kg.relation_profile import RelationProfile, RelationProfiles, graph_overrides
 from synth.schemas import Constraint, Step
 
 SATURATED = 0.5
@@ -197,7 +197,9 @@ class WorldModel:
         self.scale = config.scale or round(default, 1)
         self._hubs: dict[tuple[str, str, str], bool] = {}
         self._cue_sizes: dict[tuple[str, str, str], tuple[float, float]] = {}
-        self._finals: dict[str, SetState] = {}
+        self._finals: dict[tuple, SetState] = {}
+        self._unlisted_values: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        self._factors: dict[tuple[str, str], float] = {}
         self.profiles = RelationProfiles(
             kg,
             overrides=graph_overrides(kg, config.relation_overrides),
@@ -247,12 +249,42 @@ class WorldModel:
         """How many times more entities the step reaches in the world than in the graph: `scale` for a
         many-valued step; for a bounded one its mean values per holder where that is well above one
         (several citizenships, a film's producers, a city's teams: where the graph lists one value,
-        the world often holds more), or the override's `world_values` (a country's capitals), else one."""
+        the world often holds more), or the override's `world_values` (a country's capitals), else one.
+        Kept per step: the estimate asks for it at every step of every candidate."""
+        key = (relation, direction)
+        found = self._factors.get(key)
+        if found is None:
+            found = self._factors[key] = self._factor(relation, direction)
+        return found
+
+    def _factor(self, relation: str, direction: str) -> float:
         if not self.bounded(relation, direction):
             return self.scale
         found = self.statistics(relation, direction)
         listed = found.mean if found is not None and found.mean >= self.config.partial_mean else 1.0
         return max(listed, self.profiles(relation, direction).world_values)
+
+    def unlisted(self, frontier: np.ndarray, profile: RelationProfile) -> float:
+        """Values the holders in `frontier` have in the world beyond those the graph lists, for the
+        holders an override names (`world_values_of`: France's time zones beyond Central European Time)."""
+        if not profile.world_values_of:
+            return 0.0
+        nodes, extra = self._unlisted(profile)
+        return float(extra[np.isin(nodes, frontier, assume_unique=True)].sum()) if len(nodes) else 0.0
+
+    def _unlisted(self, profile: RelationProfile) -> tuple[np.ndarray, np.ndarray]:
+        """(node numbers, values beyond the graph's) of the holders an override names, in the graph."""
+        key = (profile.relation, profile.direction)
+        if key not in self._unlisted_values:
+            pairs = []
+            for head, count in profile.world_values_of:
+                node = self.kg.node_index.get(head)
+                if node is not None:
+                    listed = len(self.kg.step_nodes(np.array([node], dtype=np.int32), *key))
+                    pairs.append((node, max(0.0, count - listed)))
+            nodes = np.array([node for node, _ in pairs], dtype=np.int32)
+            self._unlisted_values[key] = (nodes, np.array([extra for _, extra in pairs], dtype=float))
+        return self._unlisted_values[key]
 
     def hub(self, anchor: str, relation: str, direction: str) -> bool:
         """Whether the fact "reached from `anchor` over `relation` in `direction`" is shared by so many
@@ -315,7 +347,7 @@ class WorldModel:
                 reading = reached  # the world reads this step as the graph lists it: one lookup
             else:
                 reading = self.containment.reach(reading, step.relation, step.direction, profile.transitive)
-            grown = len(reading) if profile.transitive else len(reached)
+            grown = (len(reading) if profile.transitive else len(reached)) + self.unlisted(frontier, profile)
             size *= grown / max(1, len(frontier)) * self.factor(step.relation, step.direction)
             if profile.closed:
                 size = min(size, profile.class_size)
@@ -332,8 +364,8 @@ class WorldModel:
                     else self._holders(fact.anchor, fact.relation, fact.direction, fact_profile.transitive)
                 )
                 same = reading is reached
-                reached = np.intersect1d(reached, holders, assume_unique=True)
-                reading = reached if same and literal else np.intersect1d(reading, read, assume_unique=True)
+                reached = intersect(reached, holders)
+                reading = reached if same and literal else intersect(reading, read)
                 shared = len(read) * self.factor(fact.relation, fact.direction)
                 if fact_profile.closed:
                     shared = min(shared, fact_profile.class_size)
@@ -425,7 +457,17 @@ class WorldModel:
     def final_state(self, constraint: Constraint) -> "SetState":
         """The constraint's state after its last step (cached: construction re-checks the same
         constraints as it adds and drops cues)."""
-        key = constraint.model_dump_json()
+        key = (
+            constraint.anchor,
+            tuple(
+                (
+                    step.relation,
+                    step.direction,
+                    tuple((fact.anchor, fact.relation, fact.direction) for fact in step.where),
+                )
+                for step in constraint.steps
+            ),
+        )  # what a constraint's states depend on (cheaper than its JSON)
         found = self._finals.get(key)
         if found is None:
             if len(self._finals) >= FINALS_KEPT:
@@ -458,6 +500,20 @@ class WorldModel:
         joint = math.prod(size for size, _ in sizes) / min(universe for _, universe in sizes) ** (len(sizes) - 1)
         trusted = smallest / self.narrowing(closed) if len(sizes) > 1 else smallest
         return max(float(graph_answers), min(smallest, max(joint, trusted)))
+
+    def combiner(self, sizes: list[tuple[float, float]], closed: bool = False):
+        """`combine(sizes + [extra], graph_answers, closed)` as a function of (extra, graph_answers), the
+        figures of `sizes` computed once: construction scores every cue of an answer against one chain."""
+        smallest, product = min(size for size, _ in sizes), math.prod(size for size, _ in sizes)
+        universe, narrowing, count = min(universe for _, universe in sizes), self.narrowing(closed), len(sizes)
+
+        def combined(extra: tuple[float, float], graph_answers: int) -> float:
+            size, extra_universe = extra
+            least = min(smallest, size)
+            joint = product * size / min(universe, extra_universe) ** count
+            return max(float(graph_answers), min(least, max(joint, least / narrowing)))
+
+        return combined
 
     def floor(self, last: Step, cue_sizes: list[float]) -> float:
         """The fewest answers any question ending in step `last` can reach in the world, whatever facts

@@ -64,6 +64,10 @@ class NameOverlap:
         )
         """A tuple of entity ids -> every word of their names (construction asks about one walk's often)."""
 
+    def words_of(self, entity_ids: Iterable[str]) -> frozenset[str]:
+        """Every word of these entities' names."""
+        return self._words_of(tuple(entity_ids))
+
     def names(self, entity_id: str) -> tuple[str, ...]:
         return self._names(entity_id)
 
@@ -77,3 +81,21 @@ class NameOverlap:
         if self.words(entity_id).isdisjoint(self._words_of(others)):
             return False  # names that share no word cannot overlap: most checks end here
         return any(self.overlap(entity_id, other) is not None for other in others)
+
+    def overlapping(self, others: Iterable[str]) -> Callable[[str], bool]:
+        """`any_overlap(entity, others)` for many entities against the same `others` (construction checks
+        every fact of a walk's entities against its hidden ones): their words and names are read once."""
+        others = tuple(others)
+        words, sequences = (
+            self._words_of(others),
+            tuple(sequence for other in others for sequence in self.sequences(other)),
+        )
+
+        def overlaps(entity_id: str) -> bool:
+            if self.words(entity_id).isdisjoint(words):
+                return False
+            if entity_id in others:  # an entity does not overlap itself: compare it with the others only
+                return self.any_overlap(entity_id, others)
+            return shared_words(self.sequences(entity_id), sequences) is not None
+
+        return overlaps

@@ -29,6 +29,9 @@ An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
     /location/country/capital: {world_values: 2, reason: "capitals move (Saint Petersburg, Moscow)"}
 
 `world_values` counts the values of a holder in the forward direction (head to tails);
+`world_values_of` does so for named holders only, where the relation is single-valued for most but
+not for these (France is in 12 time zones with its overseas regions; the graph lists Central
+European Time): {head id: values in the world};
 `wrong_facts` lists single facts of the relation readers found wrong, as [head id, tail id] pairs
 (never walked or used as a cue).
 """
@@ -103,6 +106,8 @@ class RelationProfile:
     reason: str = ""
     world_values: float = 1.0
     """How many values a holder has in the world over this direction (an override; 1 otherwise)."""
+    world_values_of: tuple[tuple[str, float], ...] = ()
+    """(holder id, values in the world) for the holders an override names (forward only)."""
 
 
 def overrides_path(source: Path | None) -> Path | None:
@@ -125,7 +130,7 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
         raise ConfigError(
             f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, world_values, reason}}"
         )
-    known = {"trusted", "transitive", "closed", "world_values", "wrong_facts", "reason"}
+    known = {"trusted", "transitive", "closed", "world_values", "world_values_of", "wrong_facts", "reason"}
     for relation, entry in data.items():
         if not isinstance(entry, dict) or set(entry) - known:
             raise ConfigError(
@@ -140,6 +145,14 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
         values = entry.get("world_values", 1)
         if isinstance(values, bool) or not isinstance(values, int | float) or values < 1:
             raise ConfigError(f"{path}: {relation}: world_values must be a number of at least 1; got {values!r}")
+        per_holder = entry.get("world_values_of", {})
+        if not isinstance(per_holder, dict) or not all(
+            isinstance(head, str) and not isinstance(count, bool) and isinstance(count, int | float) and count >= 1
+            for head, count in per_holder.items()
+        ):
+            raise ConfigError(
+                f"{path}: {relation}: world_values_of must map head ids to numbers of at least 1; got {per_holder!r}"
+            )
     return {str(relation): dict(entry) for relation, entry in data.items()}
 
 
@@ -228,8 +241,19 @@ class RelationProfiles:
         elif noun and coherence < COHERENT_SHARE:
             trusted, reason = False, f"only {coherence:.0%} of the entities it reaches are a {noun}"
         world_values = float(override.get("world_values", 1)) if direction == FORWARD else 1.0
+        per_holder = override.get("world_values_of", {}) if direction == FORWARD else {}
         return RelationProfile(
-            relation, direction, noun, closed, class_size, transitive, coherence, trusted, reason, world_values
+            relation,
+            direction,
+            noun,
+            closed,
+            class_size,
+            transitive,
+            coherence,
+            trusted,
+            reason,
+            world_values,
+            tuple((str(head), float(count)) for head, count in sorted(per_holder.items())),
         )
 
     def _flagged(self, relation: str) -> bool:

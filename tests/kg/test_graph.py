@@ -3,10 +3,12 @@
 import random
 
 import networkx as nx
+import numpy as np
+import pytest
 
 from synth.generators.kg_walk import RandomWalker, WalkConfig
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.schemas import Entity, Relation, Step
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, intersect
+from synth.schemas import Entity, Relation, Step, Triple
 
 TRIPLES = [("b", "r1", "c"), ("a", "r1", "c"), ("a", "r2", "b"), ("a", "r1", "c"), ("c", "r2", "a"), ("a", "r1", "b")]
 
@@ -75,3 +77,26 @@ def test_longest_policy_backtracks_to_full_length_simple_chains():
         assert all(kg.has_edge(hop.head, hop.relation, hop.tail) for hop in chain.hops)
         assert all(kg.degree(entity) <= 400 for entity in chain.entities[1:])
     assert not longest_walker._visited.any()
+
+
+def test_intersect_of_node_arrays_is_numpys_intersection_at_every_size():
+    """`intersect` looks a few nodes up one by one and hands larger arrays to numpy: the same nodes,
+    sorted, in the same dtype either way (empty, one node, a few, many, either side smaller)."""
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        first, second = (np.unique(rng.integers(0, 400, rng.integers(0, high))).astype(np.int32) for high in (150, 300))
+        for a, b in ((first, second), (second, first)):
+            found, expected = intersect(a, b), np.intersect1d(a, b, assume_unique=True)
+            assert found.dtype == expected.dtype and np.array_equal(found, expected)
+
+
+def test_steps_a_graph_keeps_cannot_be_changed_by_a_caller():
+    relations = {"r": Relation(id="r", forward="r", inverse="is r of")}
+    graph = KnowledgeGraph.from_triples(
+        [Triple(head=f"/a/{n}", relation="r", tail=f"/b/{n % 3}") for n in range(6)], {}, relations, "kept"
+    )
+    frontier = np.array([graph.node_index["/a/0"], graph.node_index["/a/1"]], dtype=np.int32)
+    reached = graph.step_nodes(frontier, "r", "forward")
+    assert graph.ids(reached) == {"/b/0", "/b/1"} and graph.step_nodes(frontier.copy(), "r", "forward") is reached
+    with pytest.raises(ValueError):
+        reached[0] = 0

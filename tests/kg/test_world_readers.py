@@ -68,6 +68,24 @@ def test_a_relation_listed_in_part_counts_the_values_a_reader_knows(tmp_path):
     assert listed_in_part.factor("capital", "inverse") == 1  # a city was the capital of one country
 
 
+def test_a_holder_listed_in_part_counts_its_values_a_reader_knows_and_no_other_holder_does(tmp_path):
+    # France is in one time zone in the graph and in twelve in the world; Poland is in one in both
+    graph = _capitals_graph()
+    capital_of = [Constraint(anchor=country, steps=[Step(relation="capital")]) for country in COUNTRIES[:2]]
+    world = _world(graph, tmp_path, f"capital:\n  world_values_of: {{'{COUNTRIES[0]}': 3}}\n")
+    assert world.answers([capital_of[0]]) == 3 and world.answers([capital_of[1]]) == 1
+    capital_city_of = Constraint(anchor="/c/0-city", steps=[Step(relation="capital", direction="inverse")])
+    assert world.answers([capital_city_of]) == 1  # the other direction: a city was the capital of one country
+
+
+@pytest.mark.parametrize("values", ["{'/c/0': 0.5}", "{'/c/0': true}", "[3]"])
+def test_world_values_of_that_is_not_ids_to_numbers_is_refused_in_one_line(tmp_path, values):
+    path = tmp_path / "relation_overrides.yaml"
+    path.write_text(f"capital:\n  world_values_of: {values}\n")
+    with pytest.raises(ConfigError, match="world_values_of must map head ids to numbers of at least 1"):
+        read_overrides(path)
+
+
 def test_a_walk_no_cue_could_make_unique_is_hopeless_before_construction(tmp_path):
     graph = _capitals_graph()
     world = _world(graph, tmp_path)
