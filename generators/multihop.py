@@ -15,6 +15,7 @@ from synth.generators.kg_walk import RandomWalker, WalkConfig
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.hashing import content_hash
+from synth.kg.display import namesakes_of
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel, deciding_part
 from synth.kg.shortcuts import LONG_CHAIN, effective_hops
@@ -102,7 +103,12 @@ class MultihopGenerator(Generator):
 
     def _unnameable(self, entity: str) -> bool:
         """An entity a question may not name: two things in one node, or a name several entities share."""
-        return self.kg.name(entity) in self.shared_names or self.verbalizer.types.conflicted(entity)
+        types = self.verbalizer.types
+        return (
+            self.kg.name(entity) in self.shared_names
+            or types.conflicted(entity)
+            or namesakes_of(types).unnameable(entity)
+        )
 
     def _type_nonsense(self, construction) -> Rejection | None:
         """A question through a node that stands for two things (names used as ids), or about an answer
@@ -132,6 +138,12 @@ class MultihopGenerator(Generator):
         if self.kg.name(walk.entities[0]) in self.shared_names:
             return Rejection(
                 "walk", "ambiguous_name", f"{self.kg.name(walk.entities[0])} names several entities in the graph"
+            )
+        if namesakes_of(self.verbalizer.types).unnameable(walk.entities[0]):
+            return Rejection(
+                "walk",
+                "ambiguous_name",
+                f"{self.kg.name(walk.entities[0])} names several people in the world and no profession tells which",
             )
         if self.constructor.anchor_overlap(walk):
             return Rejection(

@@ -3,7 +3,10 @@
 "Legend (1985)". A reader then knows which work is meant; the graph's name stays the answer."""
 
 import re
+from functools import lru_cache
 
+from synth.kg.multiplicity import default_scale
+from synth.kg.namesakes import Namesakes
 from synth.kg.types import EntityTypes
 
 DATED_NOUNS = frozenset({"film"})
@@ -13,10 +16,20 @@ _YEAR = re.compile(r"\b(?:is|was) an? (1[89]\d\d|20\d\d)\b[^.]*?\bfilm\b")
 
 
 def shown_name(types: EntityTypes, entity_id: str) -> str:
-    """The entity's name, with its year where it is a dated work and its description says the year."""
+    """The entity's name, with its year where it is a dated work and its description says the year,
+    or with the profession that tells a person from their namesakes in the world (synth.kg.namesakes)."""
     name = types.kg.name(entity_id)
     year = work_year(types, entity_id)
-    return f"{name} ({year})" if year and year not in name else name
+    if year and year not in name:
+        return f"{name} ({year})"
+    role = namesakes_of(types).role(entity_id)
+    return f"{name} ({role})" if role else name
+
+
+@lru_cache(maxsize=8)
+def namesakes_of(types: EntityTypes) -> Namesakes:
+    """One estimate of namesakes per graph's types (what a verbalizer and a generator share)."""
+    return Namesakes(types, default_scale(types.kg))
 
 
 def work_year(types: EntityTypes, entity_id: str) -> str | None:

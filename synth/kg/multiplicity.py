@@ -109,7 +109,8 @@ class WorldConfig(FrozenConfig):
     flagged_min: int = Field(default=3, ge=1, description="See audit_flags.")
     relation_overrides: Path | None = Field(
         default=None,
-        description="A YAML file of relation id -> {trusted, transitive, closed, world_values, reason}; default: the "
+        description="A YAML file of relation id -> {trusted, transitive, closed, world_values, world_values_of, "
+        "wrong_facts, reason}; default: the "
         "graph's own relation_overrides.yaml where it has one (synth.kg.relation_profile).",
     )
     rival_share: float = Field(
@@ -186,6 +187,11 @@ class StepStatistics:
     largest: int
 
 
+def default_scale(kg: KnowledgeGraph) -> float:
+    """How many times larger than the graph the world is taken to be (WORLD_ENTITIES entities)."""
+    return round(min(1000.0, max(10.0, WORLD_ENTITIES / max(1, kg.num_nodes))), 1)
+
+
 class WorldModel:
     """The graph's relations as a bigger world would have them (see the module docstring)."""
 
@@ -193,8 +199,7 @@ class WorldModel:
         """`flags`: what the store's audits said of the graph's relations (synth.audit.flags)."""
         self.kg = kg
         self.config = config
-        default = min(1000.0, max(10.0, WORLD_ENTITIES / max(1, kg.num_nodes)))
-        self.scale = config.scale or round(default, 1)
+        self.scale = config.scale or default_scale(kg)
         self._hubs: dict[tuple[str, str, str], bool] = {}
         self._cue_sizes: dict[tuple[str, str, str], tuple[float, float]] = {}
         self._finals: dict[tuple, SetState] = {}
