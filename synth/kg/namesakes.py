@@ -3,8 +3,8 @@ Thomas", a reader knows the comics writer and two baseball players, so "a film R
 does not say who is meant. The world's namesakes of a person are estimated from how common each
 part of the name is among the graph's people, `scale` times over (the world's size against the
 graph's): "John Williams" is common twice over, "Judd Apatow" not at all. A person expected to have
-a namesake is shown with what they do ("Roy Thomas (writer)"), the profession their description
-puts first; one with no profession to show is not named at all.
+a namesake is shown with what they do ("Roy Thomas (writer)"): the profession their description
+puts first, else the role the graph gives them most often; one with neither is not named at all.
 """
 
 from collections import Counter
@@ -57,22 +57,29 @@ class Namesakes:
         return found
 
     def role(self, entity_id: str) -> str | None:
-        """The profession to show a person with, where the world holds namesakes: the one their
-        description names first (else the first listed); None where none is needed or none is known."""
+        """What to show a person with, where the world holds namesakes: the profession their
+        description names first, else the role the graph gives them most often (the art director of
+        eleven films); None where none is needed or none is known. (A profession the description does
+        not name reads oddly: the producer Bruce Cohen is also listed as a businessperson.)"""
         if not self.types.is_person(self.types.noun(entity_id)) or self.expected(entity_id) < NAMESAKES_SHOWN:
-            return None
-        professions = [
-            self.kg.name(other)
-            for relation in self.profession_relations
-            for other in self.kg.neighbors(entity_id, relation, FORWARD)
-        ]
-        if not professions:
             return None
         entity = self.kg.entities.get(entity_id)
         lead = (entity.description or "").lower() if entity is not None else ""
-        placed = [(lead.find(name.lower()), index) for index, name in enumerate(professions)]
-        found = [entry for entry in placed if entry[0] >= 0]
-        return professions[min(found)[1] if found else 0].lower()
+        named = [
+            (position, name.lower())
+            for relation in self.profession_relations
+            for other in self.kg.neighbors(entity_id, relation, FORWARD)
+            if (position := lead.find((name := self.kg.name(other)).lower())) >= 0
+        ]
+        if named:
+            return min(named)[1]
+        roles: Counter[str] = Counter()
+        for relation_id, direction in self.kg.incident(entity_id):
+            relation = self.kg.relations.get(relation_id)
+            role = (relation.head_role if direction == FORWARD else relation.tail_role) if relation else ""
+            if role:
+                roles[role] += len(self.kg.neighbors(entity_id, relation_id, direction))
+        return max(roles, key=lambda role: (roles[role], role)) if roles else None
 
     def unnameable(self, entity_id: str) -> bool:
         """Whether a question cannot name this person: namesakes expected and no profession to tell them apart."""
