@@ -8,7 +8,7 @@ puts first, else the role the graph gives them most often; one with neither is n
 """
 
 from collections import Counter
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from synth.kg.graph import FORWARD
 from synth.kg.types import EntityTypes
@@ -25,6 +25,8 @@ PROFESSION = "profession"
 class Namesakes:
     def __init__(self, types: EntityTypes, scale: float):
         self.types, self.kg, self.scale = types, types.kg, scale
+        self.role = lru_cache(maxsize=200_000)(self._role)  # asked for every clause and every cue's entity
+        self.unnameable = lru_cache(maxsize=200_000)(self._unnameable)
 
     @cached_property
     def _parts(self) -> tuple[Counter, Counter, Counter, int]:
@@ -56,7 +58,7 @@ class Namesakes:
             found *= count / max(1, people)
         return found
 
-    def role(self, entity_id: str) -> str | None:
+    def _role(self, entity_id: str) -> str | None:
         """What to show a person with, where the world holds namesakes: the profession their
         description names first, else the role the graph gives them most often (the art director of
         eleven films); None where none is needed or none is known. (A profession the description does
@@ -81,7 +83,7 @@ class Namesakes:
                 roles[role] += len(self.kg.neighbors(entity_id, relation_id, direction))
         return max(roles, key=lambda role: (roles[role], role)) if roles else None
 
-    def unnameable(self, entity_id: str) -> bool:
+    def _unnameable(self, entity_id: str) -> bool:
         """Whether a question cannot name this person: namesakes expected and no profession to tell them apart."""
         return (
             self.types.is_person(self.types.noun(entity_id))
