@@ -65,11 +65,12 @@ class ConsensusConfig(FrozenConfig):
         default=2, ge=1, description="Wrong attempts that must agree before the graph is asked."
     )
     min_gold_solve_rate: float = Field(
-        default=0.5,
+        default=0.6,
         ge=0.0,
         le=1.0,
         description="Share of the batch the panel must solve from gold evidence before its failures count as "
-        "unanswerable.",
+        "unanswerable (a reader that fails nearly half with the evidence in hand, as the embedded 135M model "
+        "does, says little about a question).",
     )
     gold_calibration_items: int = Field(
         default=64,
