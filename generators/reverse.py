@@ -193,19 +193,20 @@ class ReverseConstructor:
         self._hidden: tuple[str, ...] = ()
         """The walk's hidden entities (intermediates and answer) while one walk is constructed."""
         self._overlaps = self.names.overlapping(())
-        self._hidden_words: frozenset[str] = frozenset()
         """Whether an entity's name overlaps a hidden entity's (`NameOverlap.overlapping`)."""
+        self._hidden_words: frozenset[str] = frozenset()
+        """Every word of the hidden entities' names."""
         self._usable: dict[str, list[_Option]] = {}
         """Per entity of the walk being constructed: its usable facts (`_usable_options`)."""
         self._suffixes: dict[tuple, SetState] = {}
         """Per (chain's facts, intermediate, option) of the walk being constructed: the chain's world state
         with the option as a fact (`_best_cue` scores the same options again after adding an answer cue)."""
         self._lasting: dict[str, list[_Option]] = {}
+        """Per entity: its facts any walk may use (`_lasting_options`)."""
         self._option_words: dict[str, dict[str, list[int]]] = {}
         """Per entity: word -> the indices of its lasting facts whose named entity has that word."""
         self._cue_sizes: dict[str, list[tuple[float, int, _Option]]] = {}
         """Per entity: its lasting facts by world size (`_by_cue_size`)."""
-        """Per entity: its facts any walk may use (`_lasting_options`)."""
 
     def construct(self, walk: Walk) -> Construction | None:
         """A cue set whose conjunction identifies the walk's last entity, or None if none is found."""

@@ -12,7 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from synth.kg.alike import alike_steps
-from synth.kg.graph import FORWARD, INVERSE, KEPT_FRONTIER, STEPS_KEPT, KnowledgeGraph, concat_ranges, read_only
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges, kept_step
 
 CLOSURE_LEVELS = 4
 """Levels of a containment followed for its closure (a town, a county, a state, a country, a continent)."""
@@ -31,15 +31,8 @@ class Containment:
         `transitive`, every level of it (at most CLOSURE_LEVELS) over every containment relation
         going the same way (up from a town to its county, state and country, whichever relation
         lists each level). Kept for small frontiers, as `KnowledgeGraph.step_nodes` keeps its steps."""
-        if len(nodes) > KEPT_FRONTIER:
-            return self._reach(nodes, relation, direction, transitive)
-        key = (nodes.dtype.char, nodes.tobytes(), relation, direction, transitive)
-        found = self._kept.get(key)
-        if found is None:
-            if len(self._kept) >= STEPS_KEPT:
-                self._kept.clear()
-            found = self._kept[key] = read_only(self._reach(nodes, relation, direction, transitive))
-        return found
+        step = (relation, direction, transitive)
+        return kept_step(self._kept, nodes, step, lambda: self._reach(nodes, relation, direction, transitive))
 
     def _reach(self, nodes: np.ndarray, relation: str, direction: str, transitive: bool) -> np.ndarray:
         reached = self.kg.step_nodes(nodes, relation, direction)

@@ -8,7 +8,7 @@ relations are numbered in sorted id order, so every listing below is in a stable
 `kg.graph` builds the networkx MultiDiGraph the first time someone asks for it.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -134,9 +134,9 @@ class KnowledgeGraph:
     in_index: Adjacency = field(repr=False)
     source: Path | None = field(default=None, repr=False, compare=False)
     _facts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    """`fact_nodes` already looked up."""
     _steps: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     """`step_nodes` already taken from small frontiers of several nodes."""
-    """`fact_nodes` already looked up."""
     """The folder or file it was loaded from (where its relation override file is looked for)."""
 
     # ---- construction ---------------------------------------------------------------------------
@@ -354,15 +354,7 @@ class KnowledgeGraph:
         index = self.index(direction)
         if len(frontier) == 1:
             return index.lookup(int(frontier[0]), rel)
-        if len(frontier) > KEPT_FRONTIER:
-            return index.lookup_many(frontier, rel)
-        key = (frontier.dtype.char, frontier.tobytes(), rel, direction)
-        found = self._steps.get(key)
-        if found is None:
-            if len(self._steps) >= STEPS_KEPT:
-                self._steps.clear()
-            found = self._steps[key] = read_only(index.lookup_many(frontier, rel))
-        return found
+        return kept_step(self._steps, frontier, (rel, direction), lambda: index.lookup_many(frontier, rel))
 
     def ids(self, nodes: np.ndarray) -> set[str]:
         return {self.node_ids[number] for number in nodes.tolist()}
@@ -418,6 +410,20 @@ def intersect(first: np.ndarray, second: np.ndarray) -> np.ndarray:
         positions = np.minimum(second.searchsorted(first), len(second) - 1)
         return first[second[positions] == first]
     return np.intersect1d(first, second, assume_unique=True)
+
+
+def kept_step(kept: dict, frontier: np.ndarray, step: tuple, take: Callable[[], np.ndarray]) -> np.ndarray:
+    """`take()`, the nodes a step from `frontier` reaches, kept in `kept` by the frontier's nodes and
+    `step` where the frontier is small (STEPS_KEPT of them, then started over), read-only."""
+    if len(frontier) > KEPT_FRONTIER:
+        return take()
+    key = (frontier.dtype.char, frontier.tobytes(), *step)
+    found = kept.get(key)
+    if found is None:
+        if len(kept) >= STEPS_KEPT:
+            kept.clear()
+        found = kept[key] = read_only(take())
+    return found
 
 
 def read_only(nodes: np.ndarray) -> np.ndarray:

@@ -63,7 +63,7 @@ class Namesakes:
         description names first, else the role the graph gives them most often (the art director of
         eleven films); None where none is needed or none is known. (A profession the description does
         not name reads oddly: the producer Bruce Cohen is also listed as a businessperson.)"""
-        if not self.types.is_person(self.types.noun(entity_id)) or self.expected(entity_id) < NAMESAKES_SHOWN:
+        if not self.has_namesakes(entity_id):
             return None
         entity = self.kg.entities.get(entity_id)
         lead = (entity.description or "").lower() if entity is not None else ""
@@ -85,11 +85,11 @@ class Namesakes:
 
     def _unnameable(self, entity_id: str) -> bool:
         """Whether a question cannot name this person: namesakes expected and no profession to tell them apart."""
-        return (
-            self.types.is_person(self.types.noun(entity_id))
-            and self.expected(entity_id) >= NAMESAKES_SHOWN
-            and self.role(entity_id) is None
-        )
+        return self.has_namesakes(entity_id) and self.role(entity_id) is None
+
+    def has_namesakes(self, entity_id: str) -> bool:
+        """Whether the entity is a person the world is expected to hold others of the same name of."""
+        return self.types.is_person(self.types.noun(entity_id)) and self.expected(entity_id) >= NAMESAKES_SHOWN
 
     @cached_property
     def profession_relations(self) -> list[str]:
