@@ -269,10 +269,10 @@ class ReverseConstructor:
         if self.world is None:
             return 1.0
         self._hide(walk.entities[1:])
-        long_chain, used, smallest = len(walk.hops) >= LONG_CHAIN, set(walk.entities), []
+        no_giveaway, used, smallest = self._no_giveaway(walk), set(walk.entities), []
         for size, matches, option in self._by_cue_size(walk.entities[-1]):  # the floor needs the smallest only
-            if long_chain and size <= SHORTCUT_CANDIDATES and matches <= SHORTCUT_CANDIDATES:
-                continue  # a cue `_best_cue` never adds to a long chain
+            if no_giveaway and size <= SHORTCUT_CANDIDATES and matches <= SHORTCUT_CANDIDATES:
+                continue  # a cue `_best_cue` never adds to this chain
             if option.other not in used and (
                 option.words.isdisjoint(self._hidden_words) or not self._overlaps(option.other)
             ):
@@ -371,6 +371,16 @@ class ReverseConstructor:
             self._usable[entity] = self._usable_options(entity)
         return [option for option in self._usable[entity] if option.other not in used]
 
+    def _sampled_options(self, entity: str, used: set[str]) -> list[_Option]:
+        """A random `fact_candidates` of `_options(entity, used)`, drawn from the kept list without
+        filtering all of it first (an intermediate such as a country has thousands of facts): the
+        draw covers the few `used` ones it may meet, which are then left out."""
+        if entity not in self._usable:
+            self._usable[entity] = self._usable_options(entity)
+        every, wanted = self._usable[entity], self.config.fact_candidates
+        drawn = self.rng.sample(every, min(len(every), wanted + len(used)))
+        return [option for option in drawn if option.other not in used][:wanted]
+
     def _usable_options(self, entity: str) -> list[_Option]:
         """Facts linking `entity` to a named entity that is no hub, not too big and names no hidden entity."""
         lasting, by_word = self._lasting_options(entity), self._option_words[entity]
@@ -405,6 +415,13 @@ class ReverseConstructor:
         self._option_words[entity] = by_word
         return found
 
+    def _no_giveaway(self, walk: Walk) -> bool:
+        """Whether a cue that alone leaves a couple of candidates may not be added: never on a long
+        chain, and not where the item would then be rejected anyway (its effective hops, 1, fall
+        more than `hops_tolerance` below the chain's: synth.kg.shortcuts)."""
+        hops = len(walk.hops)
+        return hops >= LONG_CHAIN or (self.config.below_tolerance == "reject" and 1 < hops - self.config.hops_tolerance)
+
     def _gives_away(self, world_size: float, matches: np.ndarray) -> bool:
         """Whether a cue alone leaves a couple of candidates of the answer's kind, in the graph and in the
         world (its world size narrowed to the share of its graph candidates of that kind)."""
@@ -416,7 +433,7 @@ class ReverseConstructor:
         with the fact) of the cue that leaves the fewest answers in the larger world and then in the
         graph, or None if no cue improves either."""
         world, least = self.world, self.config.min_cue_candidates
-        long_chain = len(walk.hops) >= LONG_CHAIN
+        no_giveaway = self._no_giveaway(walk)
         states = world.states(chain) if world is not None else None  # the chain's sets, once
         fixed = [world.set_size(cue) for cue, _, _ in answer_cues] if world is not None else []
         scored = []  # (world answers, candidates left, entities with the fact, option, position)
@@ -431,8 +448,8 @@ class ReverseConstructor:
             estimate = float(len(left))
             if world is not None and combined is not None:
                 cue = world.cue_size(option.other, option.relation, option.direction)
-                if long_chain and self._gives_away(cue[0], matches):
-                    continue  # alone it leaves a couple of candidates: the long chain would be decoration
+                if no_giveaway and self._gives_away(cue[0], matches):
+                    continue  # alone it leaves a couple of candidates: the chain would be decoration
                 estimate = combined(cue, len(left))
             scored.append((estimate, left, len(matches), option, None))
         prefix = [state.frontier for state in states] if states else self.kg.frontiers(chain.anchor, chain.steps)
@@ -443,8 +460,7 @@ class ReverseConstructor:
         )  # the chain's facts: with the walk, what its states depend on
         for position, entity in enumerate(walk.entities[1:-1]):
             before = prefix[position + 1]  # the candidates for this intermediate
-            options = self._options(entity, used)
-            for option in self.rng.sample(options, min(len(options), self.config.fact_candidates)):
+            for option in self._sampled_options(entity, used):
                 matches = self._matches(option)
                 if len(matches) < least:
                     continue

@@ -46,6 +46,8 @@ SATURATED = 0.5
 """A closed-class set estimated at this share of the class or more could be any member."""
 FINALS_KEPT = 20_000
 """Constraints whose final state is kept (a few MB)."""
+STATES_KEPT = 2_000
+"""Constraints whose every state is kept (construction scores one chain again per cue it adds)."""
 WORLD_ENTITIES = 1_000_000
 """The size of world the default `scale` imagines: a graph of 14,000 entities is 1/70 of it."""
 
@@ -203,6 +205,7 @@ class WorldModel:
         self._hubs: dict[tuple[str, str, str], bool] = {}
         self._cue_sizes: dict[tuple[str, str, str], tuple[float, float]] = {}
         self._finals: dict[tuple, SetState] = {}
+        self._states: dict[tuple, list[SetState]] = {}
         self._unlisted_values: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._factors: dict[tuple[str, str], float] = {}
         self.profiles = RelationProfiles(
@@ -329,7 +332,17 @@ class WorldModel:
         return self.states(constraint)[-1].sizes
 
     def states(self, constraint: Constraint) -> list["SetState"]:
-        """The state after each step (the anchor first): what `extend` continues from."""
+        """The state after each step (the anchor first): what `extend` continues from (cached; the
+        caller must not change the list)."""
+        key = _constraint_key(constraint)
+        found = self._states.get(key)
+        if found is None:
+            if len(self._states) >= STATES_KEPT:
+                self._states.clear()
+            found = self._states[key] = self._walk_states(constraint)
+        return found
+
+    def _walk_states(self, constraint: Constraint) -> list["SetState"]:
         node = self.kg.node_index.get(constraint.anchor)
         start = np.array([] if node is None else [node], dtype=np.int32)
         states = [SetState(start, 1.0, 1.0, start)]
@@ -462,17 +475,7 @@ class WorldModel:
     def final_state(self, constraint: Constraint) -> "SetState":
         """The constraint's state after its last step (cached: construction re-checks the same
         constraints as it adds and drops cues)."""
-        key = (
-            constraint.anchor,
-            tuple(
-                (
-                    step.relation,
-                    step.direction,
-                    tuple((fact.anchor, fact.relation, fact.direction) for fact in step.where),
-                )
-                for step in constraint.steps
-            ),
-        )  # what a constraint's states depend on (cheaper than its JSON)
+        key = _constraint_key(constraint)
         found = self._finals.get(key)
         if found is None:
             if len(self._finals) >= FINALS_KEPT:
@@ -537,6 +540,17 @@ class WorldModel:
     def bounded_steps(self, constraint: Constraint) -> list[bool]:
         """Per step: whether it is world-bounded (what the item records, and tests re-derive)."""
         return [self.bounded(step.relation, step.direction) for step in constraint.steps]
+
+
+def _constraint_key(constraint: Constraint) -> tuple:
+    """What a constraint's states depend on (cheaper to build and hash than its JSON)."""
+    return (
+        constraint.anchor,
+        tuple(
+            (step.relation, step.direction, tuple((fact.anchor, fact.relation, fact.direction) for fact in step.where))
+            for step in constraint.steps
+        ),
+    )
 
 
 def deciding_part(

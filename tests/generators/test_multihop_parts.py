@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
-from synth.generators.multihop import MultihopGenerator
+from synth.generators.multihop import GIVE_UP_AFTER, MultihopGenerator
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.kg.graph import KnowledgeGraph
@@ -150,13 +150,17 @@ def test_generator_items_cite_evidence_for_chain_and_cue_edges(kg):
 
 def test_an_answer_cap_turns_walks_to_other_answers_before_construction(kg):
     """With `max_answer_share`, no answer is constructed for more than its share of the run's items
-    (at least 5): the walk ending on it again is refused before construction is paid for."""
+    (at least 5): walks no longer end on an answer that reached its cap, so no construction (nor
+    the walk itself) is paid for again."""
     capped = ConstructConfig(max_answer_share=0.01)
     generator = MultihopGenerator(kg, WalkConfig(min_seed_degree=1), capped, seed=0, items=100)
     outcomes = [generator.attempt(2) for _ in range(300)]
     answers = Counter(outcome.answer_entity_id for outcome in outcomes if not hasattr(outcome, "reason"))
     assert answers and max(answers.values()) == 5, answers
-    assert any(getattr(outcome, "reason", "") == "frequent_answer" for outcome in outcomes)
+    capped_answers = [answer for answer, count in answers.items() if count == 5]
+    assert all(generator.walker.no_end[kg.node_index[answer]] for answer in capped_answers)
+    walked = [generator.walker.chain(2) for _ in range(300)]
+    assert not {walk.entities[-1] for walk in walked if walk is not None} & set(capped_answers)
     uncapped = MultihopGenerator(kg, WalkConfig(min_seed_degree=1), ConstructConfig(), seed=0, items=100)
     answers = Counter(
         outcome.answer_entity_id
@@ -231,3 +235,22 @@ def test_a_description_takes_the_relations_noun_when_the_relation_drops_its_own(
         anchor="/x/africa", steps=[Step(relation="contains"), Step(relation="capital", direction="inverse")]
     )
     assert TemplateVerbalizer(graph).clause(constraint) == "has had a capital located in Africa"
+
+
+def test_an_answer_whose_walks_never_single_it_out_is_given_up(kg):
+    """An answer that `GIVE_UP_AFTER` walks failed to single out (and none did) is no longer walked
+    to; one that some walk singled out gets as many tries again per success."""
+    generator = MultihopGenerator(kg, WalkConfig(min_seed_degree=1), ConstructConfig(), seed=0)
+    walk = next(walk for walk in iter(lambda: generator.walker.chain(2), 0) if walk is not None)
+    answer = walk.entities[-1]
+    for _ in range(GIVE_UP_AFTER - 1):
+        generator._not_singled_out(walk)
+    assert not generator.walker.no_end[kg.node_index[answer]]
+    generator.singled_out[answer] += 1
+    generator._not_singled_out(walk)
+    assert not generator.walker.no_end[kg.node_index[answer]], "a success buys another GIVE_UP_AFTER tries"
+    for _ in range(GIVE_UP_AFTER):
+        generator._not_singled_out(walk)
+    assert generator.walker.no_end[kg.node_index[answer]]
+    assert generator._given_up_tail(walk)
+    assert all(walk is None or walk.entities[-1] != answer for walk in (generator.walker.chain(2) for _ in range(300)))

@@ -110,6 +110,7 @@ def test_a_streaming_run_killed_at_random_points_resumes_sending_nothing_twice(s
     assert server.distinct and not paid_twice, (
         f"{len(paid_twice)} requests sent again though their answer was stored: "
         + "; ".join(_sendings(server, body, before, in_flight) for body in paid_twice)
+        + f"; the rerun's retries by stage: {_retries(run_cli)}"
     )
 
 
@@ -149,9 +150,11 @@ def _in_flight_at_kill(server: FaultServer) -> set[str]:
 def _sendings(server: FaultServer, body: str, before: dict[str, int], in_flight: set[str]) -> str:
     """Who sent `body` how often: the killed run, the rerun, and how many were marked hedges (an
     intermittent failure of this test should say which run sent the twin)."""
+    answered = sum(1 for answered_body in server.answered_bodies.values() if answered_body == body)
     return (
         f"sent {before.get(body, 0)}x by the killed run and {server.distinct[body] - before.get(body, 0)}x by the "
-        f"rerun, {server.hedges[body]} marked hedges, {'in flight' if body in in_flight else 'stored'} at the kill, "
+        f"rerun, {server.hedges[body]} marked hedges, {answered} answered, "
+        f"{'in flight' if body in in_flight else 'stored'} at the kill, "
         f"the request's last words: {body[-160:]!r}"
     )
 
@@ -160,6 +163,14 @@ def _paid_twice(server: FaultServer, in_flight: set[str]) -> list[str]:
     """Requests the server received more often than once, plus their hedges (an overdue attempt's
     marked twin, a deliberate second try within a run), plus one resend if it was in flight at the kill."""
     return [body for body, count in server.distinct.items() if count - server.hedges[body] > 1 + (body in in_flight)]
+
+
+def _retries(run_cli) -> dict[str, dict[str, int]]:
+    """Each stage's retries by reason in the rerun's summary (hedges, faults): what a twin came from."""
+    code, out, _ = run_cli("runs", "list", "--json")
+    runs = json.loads(out) if code == 0 else []
+    stages = (runs[0]["summary"] or {}).get("llm", {}).get("by_stage_model", {}) if runs else {}
+    return {stage: entry["retries"] for stage, entry in stages.items() if entry["retries"]}
 
 
 def test_a_second_process_with_the_same_run_is_turned_away(served, run_cli):
