@@ -34,6 +34,8 @@ class LLMClient:
         self.log = log or log_info
         self._reasons: bool | None = {"on": True, "off": False}.get(backend.reasoning.mode)
         self._probes: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._flights: dict[asyncio.AbstractEventLoop, dict[str, asyncio.Future]] = {}
+        """Per event loop, the requests on their way to the model, by cache key (`_send_once`)."""
         self._warned_unexpected_reasoning = False
 
     @property
@@ -125,7 +127,7 @@ class LLMClient:
             else:
                 self.ledger.record(requests[index], model, result)
         answers = await asyncio.gather(
-            *(self._send(key, requests[indexes[0]], model) for key, indexes in pending.items())
+            *(self._send_once(key, requests[indexes[0]], model) for key, indexes in pending.items())
         )
         for indexes, answer in zip(pending.values(), answers):
             results[indexes[0]] = answer
@@ -135,6 +137,33 @@ class LLMClient:
                 )
                 self.ledger.record(requests[index], model, answer)
         return results  # type: ignore[return-value]
+
+    async def _send_once(self, key: str, request: ChatRequest, model: str) -> Result:
+        """`_send`, unless the same request is already on its way for another caller (two agents in
+        one state, a panel and a teacher asking alike): then its answer, counted as a cache hit. A
+        request that waited for a slot behind its twin would otherwise be sent, and paid for, again."""
+        flights = self._flights.setdefault(asyncio.get_running_loop(), {})
+        flight = flights.get(key)
+        if flight is not None:
+            try:
+                answer = await asyncio.shield(flight)
+            except asyncio.CancelledError:
+                if (task := asyncio.current_task()) is not None and task.cancelling():
+                    raise  # this caller was cancelled, not its twin
+                return await self._send_once(key, request, model)  # the twin's caller gave up: send it
+            shared = answer.model_copy(update={"cached": True}) if isinstance(answer, ChatResponse) else answer
+            self.ledger.record(request, model, shared)
+            return shared
+        flight = flights[key] = asyncio.get_running_loop().create_future()
+        try:
+            answer = await self._send(key, request, model)
+        except BaseException:
+            flight.cancel()
+            raise
+        finally:
+            flights.pop(key, None)
+        flight.set_result(answer)
+        return answer
 
     async def _send(self, key: str, request: ChatRequest, model: str) -> Result:
         """One request: reserve its budget, send it, store and count its answer as soon as it arrives."""

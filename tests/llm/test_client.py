@@ -153,3 +153,45 @@ def test_fake_can_script_tool_calls_and_failures():
     backend = ScriptedBackend([Completion(tool_calls=[call], finish_reason="tool_calls")])
     result = run(LLMClient(backend).complete([ask("find x")]))[0]
     assert result.completions[0].tool_calls[0].function.name == "search"
+
+
+def test_a_request_already_on_its_way_is_not_sent_again():
+    """Two callers asking the same thing at once (two agents in one state) share one request: the
+    second is answered with the first's answer, counted as a cache hit, and nothing is paid twice."""
+
+    class Slow(ScriptedBackend):
+        async def complete(self, requests):
+            await asyncio.sleep(0.05)
+            return await super().complete(requests)
+
+    backend = Slow(["only", "second"])
+    client = LLMClient(backend)
+
+    async def both():
+        return await asyncio.gather(client.complete([ask("same")]), client.complete([ask("same")]))
+
+    (first,), (second,) = run(both())
+    assert len(backend.requests) == 1 and first.text == second.text == "only"
+    assert (first.cached, second.cached) == (False, True)
+    summary = client.ledger.summary()
+    assert (summary["llm_requests"], summary["llm_cache_hits"]) == (2, 1)
+
+
+def test_a_twin_whose_caller_gave_up_is_sent_by_the_one_still_waiting():
+    class Slow(ScriptedBackend):
+        async def complete(self, requests):
+            await asyncio.sleep(0.05)
+            return await super().complete(requests)
+
+    backend = Slow(["first", "second"])
+    client = LLMClient(backend)
+
+    async def one_gives_up():
+        leaving = asyncio.ensure_future(client.complete([ask("same")]))
+        staying = asyncio.ensure_future(client.complete([ask("same")]))
+        await asyncio.sleep(0.01)
+        leaving.cancel()
+        return await staying
+
+    (answer,) = run(one_gives_up())
+    assert answer.text in ("first", "second") and not answer.cached
