@@ -22,6 +22,9 @@ from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
 from synth.schemas import Hop
 from synth.schemas.item import Direction
 
+OPTIONS_KEPT = 100_000
+"""Nodes whose steps a walker keeps (a few tens of MB; a larger graph starts over when full)."""
+
 
 class WalkConfig(FrozenConfig):
     min_seed_degree: int = Field(default=2, ge=1, description="Seeds have at least this many edges.")
@@ -227,6 +230,8 @@ class RandomWalker:
         """Every (relation, direction, run) of `current`, sorted (kept: walks pass the same nodes often)."""
         found = self._options_of.get(current)
         if found is None:
+            if len(self._options_of) >= OPTIONS_KEPT:
+                self._options_of.clear()
             found = []
             for direction in (FORWARD, INVERSE):
                 relations, first_run = self.kg.index(direction).runs(current)
