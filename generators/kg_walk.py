@@ -66,9 +66,11 @@ class RandomWalker:
         config: WalkConfig,
         rng: random.Random,
         bounded: Callable[[str, str], bool] | None = None,
+        soft: frozenset[str] = frozenset(),
     ):
         """`bounded(relation, direction)`: which steps stay small in a larger world, tried first
-        with chance `prefer_bounded`."""
+        with chance `prefer_bounded`; `soft`: relations no walk ends with (no reader can rule anyone
+        out of them: synth.kg.relation_profile)."""
         self.kg = kg
         self.config = config
         self.rng = rng
@@ -92,6 +94,8 @@ class RandomWalker:
         self._options_of: dict[int, list[tuple[int, Direction, int]]] = {}
         self.no_end = np.zeros(kg.num_nodes, dtype=bool)
         """Nodes a random walk may pass through but not end on (`avoid_ending`)."""
+        self.soft = frozenset(number for number, relation in enumerate(kg.relation_ids) if relation in soft)
+        """Relation numbers a random walk's last step does not take."""
         if not self.seeds:
             raise ValueError(self._no_seeds(degrees))
 
@@ -206,8 +210,11 @@ class RandomWalker:
         self, current: int, used_relations: set[int], last: bool = False
     ) -> Iterator[tuple[int, Direction, int]]:
         """(relation, direction, neighbour) steps from `current`, relations in random order and one
-        random usable neighbour per relation, lazily; the `last` step of a walk not onto `no_end`."""
+        random usable neighbour per relation, lazily; the `last` step of a walk not onto `no_end`, nor
+        over a `soft` relation."""
         for relation, direction, run in self._options(current, used_relations):
+            if last and relation in self.soft:
+                continue
             neighbors = self.kg.index(direction).run_neighbors(run)
             usable = self.steppable[neighbors] & ~self._visited[neighbors]
             neighbors = neighbors[usable & ~self.no_end[neighbors] if last else usable]

@@ -101,6 +101,7 @@ class MultihopGenerator(Generator):
             walk,
             random.Random(seed),
             bounded=self.world.bounded if self.world is not None else None,
+            soft=self.world.soft if self.world is not None else frozenset(),
         )
         self.verbalizer = TemplateVerbalizer(kg)
         names = Counter(entity.name for entity in kg.entities.values())

@@ -273,8 +273,10 @@ class ReverseConstructor:
         for size, matches, option in self._by_cue_size(walk.entities[-1]):  # the floor needs the smallest only
             if no_giveaway and size <= SHORTCUT_CANDIDATES and matches <= SHORTCUT_CANDIDATES:
                 continue  # a cue `_best_cue` never adds to this chain
-            if option.other not in used and (
-                option.words.isdisjoint(self._hidden_words) or not self._overlaps(option.other)
+            if (
+                option.other not in used
+                and option.relation not in self.world.soft
+                and (option.words.isdisjoint(self._hidden_words) or not self._overlaps(option.other))
             ):
                 smallest = [size]
                 break
@@ -440,7 +442,10 @@ class ReverseConstructor:
         combined = (
             world.combiner([states[-1].sizes, *fixed], states[-1].closed) if world is not None and states else None
         )
+        soft = world.soft if world is not None else frozenset()
         for option in self._options(walk.entities[-1], used):
+            if option.relation in soft:  # no reader can rule a rival out of it
+                continue
             matches = self._matches(option)
             if len(matches) < least:
                 continue

@@ -112,7 +112,7 @@ class WorldConfig(FrozenConfig):
     relation_overrides: Path | None = Field(
         default=None,
         description="A YAML file of relation id -> {trusted, transitive, closed, world_values, world_values_of, "
-        "wrong_facts, reason}; default: the "
+        "wrong_facts, soft, reason}; default: the "
         "graph's own relation_overrides.yaml where it has one (synth.kg.relation_profile).",
     )
     rival_share: float = Field(
@@ -247,6 +247,12 @@ class WorldModel:
             for relation in self.kg.relation_ids
             if not (self.profiles(relation, FORWARD).trusted and self.profiles(relation, INVERSE).trusted)
         )
+
+    @cached_property
+    def soft(self) -> frozenset[str]:
+        """Relations no reader can rule anyone out of (synth.kg.relation_profile): never the step into
+        an answer nor a cue on one."""
+        return frozenset(relation for relation in self.kg.relation_ids if self.profiles(relation, FORWARD).soft)
 
     def bounded(self, relation: str, direction: str) -> bool:
         """Whether stepping over `relation` in `direction` reaches few entities in any world."""

@@ -33,7 +33,9 @@ An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
 not for these (France is in 12 time zones with its overseas regions; the graph lists Central
 European Time): {head id: values in the world};
 `wrong_facts` lists single facts of the relation readers found wrong, as [head id, tail id] pairs
-(never walked or used as a cue).
+(never walked or used as a cue); `soft: true` marks a relation no reader can rule anyone out of
+("was influenced by": Steve Carell may be as influenced by John Hughes as Judd Apatow): it may link
+the chain's intermediates, but is never the step into the answer nor a cue on it.
 """
 
 import re
@@ -108,6 +110,8 @@ class RelationProfile:
     """How many values a holder has in the world over this direction (an override; 1 otherwise)."""
     world_values_of: tuple[tuple[str, float], ...] = ()
     """(holder id, values in the world) for the holders an override names (forward only)."""
+    soft: bool = False
+    """No reader can rule an entity out of it (an override): never the step into an answer or a cue on one."""
 
 
 def overrides_path(source: Path | None) -> Path | None:
@@ -118,7 +122,7 @@ def overrides_path(source: Path | None) -> Path | None:
 
 
 def read_overrides(path: Path | None) -> dict[str, dict]:
-    """relation id -> {trusted, transitive, closed, world_values, reason}: the file's entries, checked;
+    """relation id -> {trusted, transitive, closed, world_values, soft, reason}: the file's entries, checked;
     {} without one."""
     if path is None or not path.is_file():
         return {}
@@ -130,7 +134,7 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
         raise ConfigError(
             f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, world_values, reason}}"
         )
-    known = {"trusted", "transitive", "closed", "world_values", "world_values_of", "wrong_facts", "reason"}
+    known = {"trusted", "transitive", "closed", "world_values", "world_values_of", "wrong_facts", "soft", "reason"}
     for relation, entry in data.items():
         if not isinstance(entry, dict) or set(entry) - known:
             raise ConfigError(
@@ -142,6 +146,8 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
             isinstance(fact, list) and len(fact) == 2 and all(isinstance(part, str) for part in fact) for fact in facts
         ):
             raise ConfigError(f"{path}: {relation}: wrong_facts must be a list of [head id, tail id]; got {facts!r}")
+        if not isinstance(entry.get("soft", False), bool):
+            raise ConfigError(f"{path}: {relation}: soft must be true or false; got {entry['soft']!r}")
         values = entry.get("world_values", 1)
         if isinstance(values, bool) or not isinstance(values, int | float) or values < 1:
             raise ConfigError(f"{path}: {relation}: world_values must be a number of at least 1; got {values!r}")
@@ -254,6 +260,7 @@ class RelationProfiles:
             reason,
             world_values,
             tuple((str(head), float(count)) for head, count in sorted(per_holder.items())),
+            bool(override.get("soft", False)),
         )
 
     def _flagged(self, relation: str) -> bool:

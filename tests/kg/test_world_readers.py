@@ -3,10 +3,12 @@ capitals), a floor that spares hopeless constructions, films named with their ye
 that contradict their relation's type, the other candidates a reader adds (co-workers credited in
 another role among them), and relations that read alike."""
 
+import random
+
 import pytest
 
 from synth.errors import ConfigError
-from synth.generators.kg_walk import Walk
+from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.kg.contradictions import contradicting_edges
@@ -300,3 +302,18 @@ def test_a_cue_leaving_one_candidate_of_the_answers_kind_gives_a_long_chain_away
     assert kind.noun == "sport" and not kind.may_be("/topic/lesbian")
     assert effective_hops(graph, world, [chain, cue], kind).cues_only
     assert not effective_hops(graph, world, [chain, cue]).cues_only  # two subjects: as the graph counts
+
+
+def test_a_soft_relation_is_never_the_step_into_the_answer(tmp_path):
+    """`soft: true` (no reader can rule anyone out of "was influenced by"): no walk ends with it,
+    and a value that is not true or false is refused in one line."""
+    graph = _capitals_graph()
+    world = _world(graph, tmp_path, "music: {soft: true}\n")
+    assert world.soft == {"music"} and _world(graph, tmp_path).soft == frozenset()
+    walker = RandomWalker(graph, WalkConfig(min_seed_degree=1), random.Random(0), soft=world.soft)
+    walks = [walk for walk in (walker.walk(1) for _ in range(200)) if walk is not None]
+    assert walks and all(walk.hops[-1].relation != "music" for walk in walks)
+    path = tmp_path / "soft.yaml"
+    path.write_text("music: {soft: 2}\n")
+    with pytest.raises(ConfigError, match="soft must be true or false"):
+        read_overrides(path)

@@ -16,6 +16,9 @@ from synth.search.corpus import KGCorpus
 from synth.settings import Settings
 from synth.store.reader import iter_records
 
+SOFT = "/influence/influence_node/influenced_by"
+"""Marked `soft` in the bundled graph's override file."""
+
 CONSTRUCTION = ["n=24", "seed=3", "hops=[2,3,4]", "panel.enabled=false"]
 
 
@@ -229,3 +232,6 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
         assert answers == {item.answer_entity_id}, item.question
         stated = [*item.path, *(Hop.model_validate(edge) for edge in item.metadata["cue_edges"])]
         assert not {(edge.head, edge.relation, edge.tail) for edge in stated} & unstated, item.question
+        # a relation no reader can rule anyone out of is never the step into the answer nor a cue on it
+        into_answer = [constraint.steps[-1].relation for constraint in item.constraints]
+        assert SOFT not in into_answer, item.question
