@@ -187,6 +187,10 @@ class MultihopGenerator(Generator):
                 f"anchor {walk.entities[0]} shares words with a hidden entity's name",
             )
         answer = walk.entities[-1]
+        if self.world is not None and walk.hops[-1].relation in self.world.soft:  # the longest policy ends anyhow
+            return Rejection(
+                "walk", "soft_last_step", f"no reader can rule anyone out of {walk.hops[-1].relation} into the answer"
+            )
         if self.walker.no_end[self.walker.kg.node_index[answer]]:  # the longest policy ends where it can
             return Rejection("walk", "given_up_answer", f"{self.kg.name(answer)} was given up on or reached its cap")
         if self._given_up_tail(walk):

@@ -9,6 +9,7 @@ import pytest
 
 from synth.errors import ConfigError
 from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
+from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.kg.contradictions import contradicting_edges
@@ -317,3 +318,20 @@ def test_a_soft_relation_is_never_the_step_into_the_answer(tmp_path):
     path.write_text("music: {soft: 2}\n")
     with pytest.raises(ConfigError, match="soft must be true or false"):
         read_overrides(path)
+
+
+def test_a_walk_of_the_longest_policy_ending_on_a_soft_relation_is_refused(tmp_path):
+    """The longest policy ends where its search ends, so the generator refuses what the random
+    walker never makes: a soft step into the answer."""
+    path = tmp_path / "relation_overrides.yaml"
+    path.write_text("music: {soft: true}\n")
+    generator = MultihopGenerator(
+        _capitals_graph(),
+        WalkConfig(min_seed_degree=1, policy="longest"),
+        ConstructConfig(),
+        seed=0,
+        world=WorldConfig(relation_overrides=path),
+    )
+    outcomes = [generator.attempt(1) for _ in range(100)]
+    assert any(getattr(outcome, "reason", "") == "soft_last_step" for outcome in outcomes)
+    assert all(outcome.path[-1].relation != "music" for outcome in outcomes if not hasattr(outcome, "reason"))
