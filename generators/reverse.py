@@ -369,17 +369,19 @@ class ReverseConstructor:
 
     def _options(self, entity: str, used: set[str]) -> list[_Option]:
         """Facts linking `entity` to a named, non-hub entity that the question does not use yet."""
-        if entity not in self._usable:  # the same entity is looked at once per added cue
+        return [option for option in self._usable_of(entity) if option.other not in used]
+
+    def _usable_of(self, entity: str) -> list[_Option]:
+        """`_usable_options`, kept for the walk: the same entity is looked at once per added cue."""
+        if entity not in self._usable:
             self._usable[entity] = self._usable_options(entity)
-        return [option for option in self._usable[entity] if option.other not in used]
+        return self._usable[entity]
 
     def _sampled_options(self, entity: str, used: set[str]) -> list[_Option]:
         """A random `fact_candidates` of `_options(entity, used)`, drawn from the kept list without
         filtering all of it first (an intermediate such as a country has thousands of facts): the
         draw covers the few `used` ones it may meet, which are then left out."""
-        if entity not in self._usable:
-            self._usable[entity] = self._usable_options(entity)
-        every, wanted = self._usable[entity], self.config.fact_candidates
+        every, wanted = self._usable_of(entity), self.config.fact_candidates
         drawn = self.rng.sample(every, min(len(every), wanted + len(used)))
         return [option for option in drawn if option.other not in used][:wanted]
 

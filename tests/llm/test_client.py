@@ -155,16 +155,19 @@ def test_fake_can_script_tool_calls_and_failures():
     assert result.completions[0].tool_calls[0].function.name == "search"
 
 
+class SlowScripted(ScriptedBackend):
+    """Answers after 50 ms: long enough for a second caller to ask while the first is out."""
+
+    async def complete(self, requests):
+        await asyncio.sleep(0.05)
+        return await super().complete(requests)
+
+
 def test_a_request_already_on_its_way_is_not_sent_again():
     """Two callers asking the same thing at once (two agents in one state) share one request: the
     second is answered with the first's answer, counted as a cache hit, and nothing is paid twice."""
 
-    class Slow(ScriptedBackend):
-        async def complete(self, requests):
-            await asyncio.sleep(0.05)
-            return await super().complete(requests)
-
-    backend = Slow(["only", "second"])
+    backend = SlowScripted(["only", "second"])
     client = LLMClient(backend)
 
     async def both():
@@ -178,12 +181,7 @@ def test_a_request_already_on_its_way_is_not_sent_again():
 
 
 def test_a_twin_whose_caller_gave_up_is_sent_by_the_one_still_waiting():
-    class Slow(ScriptedBackend):
-        async def complete(self, requests):
-            await asyncio.sleep(0.05)
-            return await super().complete(requests)
-
-    backend = Slow(["first", "second"])
+    backend = SlowScripted(["first", "second"])
     client = LLMClient(backend)
 
     async def one_gives_up():
