@@ -1,7 +1,12 @@
 """An audit's figures: per style (and overall), the good / ok / bad counts and the shares of right,
 only and bad with their Wilson 95% intervals (30 items give about +-15 points at 50%: the interval
 is part of the figure, never left off), and the calibration of the construction's world estimate:
-of the items it called unique (estimated answers at most 1), the share readers found unique."""
+of the items it called unique (estimated answers at most 1), the share readers found unique.
+
+Bad is also given among the items whose stored answer the reader found right ("bad, answer
+right"): a wrong fact in the graph makes an item bad whatever the construction does, so this is the
+construction's own share (a second answer, a vague cue), read next to the share resting on a wrong
+fact (1 - right). On FB15k-237 about 1 item in 10 rests on a fact readers deny (docs/audit.md)."""
 
 from collections import defaultdict
 
@@ -31,12 +36,14 @@ def figures(ratings: list[AuditRating]) -> dict:
         for rating in ratings
         if rating.only_answer is not None and rating.world_answers is not None and rating.world_answers <= 1
     ]
+    bad_when_right = [rating.rating == "bad" for rating in ratings if rating.answer_right]
     return {
         "items": len(ratings),
         **counts,
         "right": share(sum(said_right), len(said_right)),
         "only": share(sum(said_only), len(said_only)),
         "bad_share": share(counts["bad"], len(ratings)),
+        "bad_when_right": share(sum(bad_when_right), len(bad_when_right)),
         "estimate_confirmed": share(sum(called_unique), len(called_unique)),
     }
 

@@ -135,6 +135,7 @@ def print_audits(runs: list[dict], title: str) -> None:
                     shown(figures["right"]),
                     shown(figures["only"]),
                     shown(figures["bad_share"]),
+                    shown(figures.get("bad_when_right")),
                     shown(figures.get("estimate_confirmed")),
                 )
             )
@@ -149,6 +150,7 @@ def print_audits(runs: list[dict], title: str) -> None:
             "right",
             "only",
             "bad",
+            "bad, answer right",
             "unique as estimated",
         ],
         rows,

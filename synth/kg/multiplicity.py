@@ -313,6 +313,16 @@ class WorldModel:
             )
         return self._hubs[key]
 
+    def reachable_from_class(self, class_size: float, step: Step) -> float:
+        """The most entities a bounded step reaches in the world from a closed class of `class_size`
+        members: each member's values, as many as the graph lists per holder or the world adds
+        (`factor`). The capitals countries have had are a few hundred, not every city that is a
+        capital in the graph `scale` times over, so a fact on them ("a capital that was a filming
+        location of Spy Game") is not taken to narrow them to one."""
+        found = self.statistics(step.relation, step.direction)
+        values = max(found.mean if found is not None else 1.0, self.factor(step.relation, step.direction), 1.0)
+        return class_size * values
+
     def universe(self, relation: str, direction: str) -> float:
         """How many entities in the world a step over `relation` in `direction` could reach: those
         that have the relation on that side in the graph, `scale` times over."""
@@ -364,6 +374,8 @@ class WorldModel:
         poet and a professor) and narrow it only to the smallest of them, never by their product. (The
         graph's own joint count says little here: the answer was chosen for having the facts.)"""
         frontier, size, universe, reading = state.frontier, state.size, state.universe, state.reading
+        source_closed = state.closed and len(state.frontier) > 0  # the anchor's own state is no class
+        universe_before = state.universe
         for step in steps:
             profile = self.profiles(step.relation, step.direction)
             reached = self.kg.step_nodes(frontier, step.relation, step.direction)
@@ -376,6 +388,8 @@ class WorldModel:
             if profile.closed:
                 size = min(size, profile.class_size)
             universe = profile.class_size if profile.closed else self.universe(step.relation, step.direction)
+            if source_closed and not profile.closed and self.bounded(step.relation, step.direction):
+                universe = min(universe, self.reachable_from_class(universe_before, step))
             alike = {(step.relation, step.direction)}  # facts over one relation go together
             smallest = size  # the smallest set a fact or the step gives alone
             for fact in step.where:
@@ -403,6 +417,7 @@ class WorldModel:
                 size = max(size, smallest / self.narrowing(profile.closed))
             size = max(size, float(len(reached)), float(len(reading)))
             frontier = reached
+            source_closed, universe_before = profile.closed, universe
             saturated = profile.closed and size >= SATURATED * profile.class_size
         closed = profile.closed if steps else state.closed
         return SetState(frontier, size, universe, reading, saturated if steps else state.saturated, closed)

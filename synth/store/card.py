@@ -41,15 +41,17 @@ def dataset_card(settings: Settings, ref: str) -> str:
         lines += [
             "Shares with Wilson 95% intervals; the rubric is synth's docs/audit.md.",
             "",
-            "| reader | sample (seed) | style | items | good / ok / bad | right | only answer | bad |",
-            "|---|---|---|---|---|---|---|---|",
+            "| reader | sample (seed) | style | items | good / ok / bad | right | only answer | bad "
+            "| bad, answer right |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for run in audits:
             for style, figures in run["summary"].get("by_style", {}).items():
                 lines.append(
                     f"| {run['reader_kind']}: {run['reader']} | {run['sample_id']} ({run['seed']}) | {style} | "
                     f"{figures['items']} | {figures['good']} / {figures['ok']} / {figures['bad']} | "
-                    f"{shown(figures['right'])} | {shown(figures['only'])} | {shown(figures['bad_share'])} |"
+                    f"{shown(figures['right'])} | {shown(figures['only'])} | {shown(figures['bad_share'])} | "
+                    f"{shown(figures.get('bad_when_right'))} |"
                 )
     lines += ["", "## Examples", ""]
     lines += [f"- {row['question']} (answer: {row['answer']}; {row['hops']} hops)" for row in described["examples"]]

@@ -115,7 +115,7 @@ def test_imported_ratings_are_views_figures_a_card_and_pages(store, tmp_path, ru
     code, out, _ = run_cli("datasets", "show", "films@1", "--json")
     assert [run["id"] for run in json.loads(out)["audits"]] == [audit["id"]]
     code, out, _ = run_cli("datasets", "show", "films@1")
-    assert "audits of films@1" in out and "75%" in out
+    assert "audits of films@1" in out and "75%" in out and "bad, answer right" in out
     code, out, _ = run_cli("datasets", "card", "films@1")
     assert "## What readers found" in out and "person: ada" in out
     from synth.browse.background import serving
@@ -234,3 +234,22 @@ def test_people_s_ratings_flag_the_relations_of_wrong_items_and_a_judge_s_do_not
     profiles = RelationProfiles(tiny, flags=caught, overrides={})
     assert not profiles("directed", "forward").trusted and "audits: 4 of 5" in profiles("directed", "forward").reason
     assert profiles("born_in", "forward").trusted
+
+
+def test_bad_is_also_read_among_the_items_whose_answer_the_reader_found_right():
+    """A wrong fact makes an item bad whatever the construction does: "bad, answer right" is the
+    construction's own share, and it leaves out items whose right was not said."""
+    from synth.audit.summary import figures
+    from synth.schemas import AuditRating
+
+    def rated(number: int, rating: str, right: bool | None) -> AuditRating:
+        return AuditRating(
+            audit_id="a", sheet_id="s", item_id=f"i{number}", dataset="d", version=1, rating=rating, answer_right=right
+        )
+
+    ratings = [rated(0, "bad", False), rated(1, "bad", True), rated(2, "good", True), rated(3, "ok", True)]
+    ratings.append(rated(4, "bad", None))
+    summary = figures(ratings)
+    assert summary["bad_share"]["hits"] == 3 and summary["bad_share"]["of"] == 5
+    assert (summary["bad_when_right"]["hits"], summary["bad_when_right"]["of"]) == (1, 3)
+    assert summary["bad_when_right"]["ci95"][0] < 1 / 3 < summary["bad_when_right"]["ci95"][1]

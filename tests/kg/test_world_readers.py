@@ -335,3 +335,53 @@ def test_a_walk_of_the_longest_policy_ending_on_a_soft_relation_is_refused(tmp_p
     outcomes = [generator.attempt(1) for _ in range(100)]
     assert any(getattr(outcome, "reason", "") == "soft_last_step" for outcome in outcomes)
     assert all(outcome.path[-1].relation != "music" for outcome in outcomes if not hasattr(outcome, "reason"))
+
+
+def _vague_chain_graph() -> KnowledgeGraph:
+    """Twelve countries (a closed class), each with one capital and citizens who produced films of
+    one genre, each shot in one town; Spy Game shot in one capital and in that town."""
+    triples = [Triple(head=country, relation="capital", tail=f"{country}-city") for country in COUNTRIES]
+    triples += [Triple(head=f"/p/{n}", relation="nationality", tail=COUNTRIES[n % 12]) for n in range(24)]
+    triples += [Triple(head=f"/f/{n}", relation="produced_by", tail=f"/p/{n}") for n in range(24)]
+    triples += [Triple(head=f"/f/{n}", relation="genre", tail="/g/drama") for n in range(24)]
+    triples += [Triple(head="/f/spy", relation="locations", tail=tail) for tail in (f"{COUNTRIES[0]}-city", "/town")]
+    triples += [Triple(head=f"/f/{n}", relation="locations", tail="/town") for n in range(24)]  # one place a film
+    names = [f"/p/{n}" for n in range(24)] + [f"/f/{n}" for n in range(24)] + ["/g/drama", "/f/spy", "/town"]
+    entities = {country: Entity(id=country, name=f"Country {country[3:]}") for country in COUNTRIES}
+    entities |= {f"{country}-city": Entity(id=f"{country}-city", name=f"City {country[3:]}") for country in COUNTRIES}
+    entities |= {name: Entity(id=name, name=name.split("/")[-1]) for name in names}
+    relations = {
+        "capital": Relation(id="capital", forward="has had the capital", head_type="country", tail_type="city"),
+        "nationality": Relation(id="nationality", forward="is a citizen of", head_type="person", tail_type="country"),
+        "produced_by": Relation(id="produced_by", forward="was produced by", head_type="film", tail_type="person"),
+        "genre": Relation(id="genre", forward="belongs to the genre", head_type="film", tail_type="genre"),
+        "locations": Relation(id="locations", forward="was filmed in", head_type="film", tail_type="city"),
+    }
+    return KnowledgeGraph.from_triples(triples, entities, relations, "vague")
+
+
+def test_a_fact_on_the_values_of_a_closed_class_narrows_them_as_a_few_not_as_every_city(tmp_path):
+    """ "A person produced a drama; this person is a citizen of a country; a city has served as its
+    capital and was a filming location of Spy Game": the chain reaches every country, so the question
+    is "a capital Spy Game was filmed in", and the world has as many of those as Spy Game has
+    locations that are capitals. The capitals of a closed class are a few per member, not every city
+    in the graph's capitals `scale` times over, so the fact is not taken to leave one."""
+    graph = _vague_chain_graph()
+    world = _world(graph, tmp_path)
+    shot_there = Step(relation="capital", where=[{"anchor": "/f/spy", "relation": "locations", "direction": "forward"}])
+    vague = Constraint(
+        anchor="/g/drama",
+        steps=[
+            Step(relation="genre", direction="inverse"),
+            Step(relation="produced_by"),
+            Step(relation="nationality"),
+            shot_there,
+        ],
+    )
+    states = world.states(vague)
+    assert states[-2].closed and len(states[-2].frontier) == len(COUNTRIES)  # every country
+    assert states[-1].universe <= 2 * len(COUNTRIES) * world.factor("capital", "forward")  # not cities x scale
+    assert world.answers([vague]) > world.config.max_answers  # world_ambiguous, as readers found
+    # named, the country leaves its capitals alone: one
+    named = Constraint(anchor=COUNTRIES[0], steps=[shot_there])
+    assert world.answers([named]) == 1
