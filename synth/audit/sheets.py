@@ -8,6 +8,7 @@ imports the filled reveal sheet (CSV, or JSON Lines with the same keys).
 """
 
 import csv
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,9 +58,13 @@ class SheetRow:
 
 
 def write_sheets(folder: Path, sample: AuditSample, items: dict[str, Item], reveals: dict[str, Reveal]) -> list[Path]:
-    """blind.csv, reveal.csv and rubric.md in `folder` (made if missing); their paths."""
+    """blind.csv, reveal.csv and rubric.md in `folder` (made if missing), and items.jsonl: the sampled
+    items' whole records by sheet id (answers, constraints), kept from the reader, so a later change
+    to the construction or the world estimate can be re-measured against these ratings after the
+    store they came from is gone; their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     blind, reveal, rubric = folder / "blind.csv", folder / "reveal.csv", folder / "rubric.md"
+    records = folder / "items.jsonl"
     with open(blind, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(BLIND_COLUMNS)
@@ -79,7 +84,11 @@ def write_sheets(folder: Path, sample: AuditSample, items: dict[str, Item], reve
         "Fill the `answers` column of blind.csv before you open reveal.csv; then fill the rest of\n"
         f"reveal.csv and import it: synth audit import {sample.ref} reveal.csv --reader NAME\n"
     )
-    return [blind, reveal, rubric]
+    with open(records, "w", encoding="utf-8") as handle:
+        for entry in sample.items:
+            record = items[entry.item_id].model_dump(mode="json")
+            handle.write(json.dumps({"sheet_id": entry.sheet_id, "item": record}, ensure_ascii=False) + "\n")
+    return [blind, reveal, rubric, records]
 
 
 def read_sheet(path: Path) -> list[SheetRow]:

@@ -53,7 +53,8 @@ def sample_command(ref, n, seed, style, min_hops, max_hops, out, as_json) -> Non
     click.echo(
         f"sample {sample.id}: {len(sample.items)} items of {sample.ref} (seed {sample.seed}); sheets in {out}/\n"
         f"  give the reader {out}/blind.csv and {out}/rubric.md first, then {out}/reveal.csv;\n"
-        f"  import the filled sheet: synth audit import {sample.ref} {out}/reveal.csv --reader NAME"
+        f"  import the filled sheet: synth audit import {sample.ref} {out}/reveal.csv --reader NAME\n"
+        f"  keep {out}/items.jsonl from the reader (answers, constraints: to re-measure later changes on these ratings)"
     )
 
 

@@ -77,6 +77,11 @@ def test_the_blind_sheet_holds_questions_only_and_a_seed_draws_the_same_sample(s
     assert [row["stored_answer"] for row in reveal] == [items[row["question"]].answer for row in blind]
     assert all(" -[" in row["path"] for row in reveal)
     assert "rating: good" in (tmp_path / "a" / "rubric.md").read_text()
+    records = [json.loads(line) for line in (tmp_path / "a" / "items.jsonl").read_text().splitlines()]
+    assert [record["sheet_id"] for record in records] == [row["id"] for row in blind]  # kept from the reader
+    assert [record["item"]["question"] for record in records] == [row["question"] for row in blind]
+    assert [record["item"]["answer"] for record in records] == [row["stored_answer"] for row in reveal]
+    assert all("constraints" in record["item"] and "path" in record["item"] for record in records)  # whole records
     run_cli("audit", "sample", "films@1", "--n", "5", "--seed", "7", "--out", str(tmp_path / "b"))
     assert _sheet(tmp_path / "b", "blind.csv") == blind
     run_cli("audit", "sample", "films@1", "--n", "5", "--seed", "8", "--out", str(tmp_path / "c"))
