@@ -19,6 +19,9 @@ def print_summary(result) -> None:
     version = result.version
     items = version.row_counts.get("items", 0)
     click.echo(f"published {version.ref}: {items} items in {result.seconds:.1f} s ({version.path})")
+    short = shortfall(version, items)
+    if short:
+        click.echo(short)
     dropped: dict[str, int] = {}
     for stage in version.funnel:
         for reason, count in stage.dropped.items():
@@ -51,6 +54,24 @@ def print_summary(result) -> None:
     )
     if distill and distill.get("items_with_trajectory"):
         click.echo(f"SFT data: synth export {version.ref} --format sft --out {version.name}-sft.jsonl")
+
+
+def shortfall(version, items: int) -> str:
+    """A line saying why a run published fewer items than `n` asked, and how to get them ("" when it
+    did not): a consensus drop is not replaced, so without a surplus (`oversample`) every drop is
+    one item short."""
+    asked = version.config.get("n")
+    if not isinstance(asked, int) or items >= asked:
+        return ""
+    consensus = sum(sum(stage.dropped.values()) for stage in version.funnel if stage.stage == "consensus")
+    oversample = version.config.get("oversample")
+    if consensus and isinstance(oversample, int | float):
+        return (
+            f"  {asked - items} short of the {asked} asked: the panel's consensus dropped {consensus} and "
+            f"oversample {oversample} made {'no' if oversample <= 1 else 'too small a'} surplus; "
+            f"--param oversample={max(1.2, round(oversample * 1.2, 1))} makes candidates to spare"
+        )
+    return f"  {asked - items} short of the {asked} asked: the dropped table says where they went"
 
 
 REALIZED_COLUMNS = {
