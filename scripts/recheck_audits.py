@@ -13,13 +13,13 @@ temporary folder).
 """
 
 import argparse
-import csv
 import json
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
+from synth.audit.sheets import SheetRow, read_sheet
 from synth.kg.multiplicity import WorldModel
 from synth.pipelines.context import RunContext
 from synth.pipelines.multihop import Config, MultihopRecipe
@@ -29,11 +29,12 @@ from synth.settings import Settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def rated_records(folder: Path) -> list[tuple[Item, dict, str]]:
-    """(item, its rating row, the sheet's folder) for every sheet that keeps its items' records."""
+def rated_records(folder: Path) -> list[tuple[Item, SheetRow, str]]:
+    """(item, its rating as `synth audit import` reads it, the sheet's folder) for every sheet that
+    keeps its items' records."""
     found = []
     for records in sorted(folder.glob("round-*/*/items.jsonl")):
-        ratings = {row["id"]: row for row in csv.DictReader(open(records.parent / "ratings.csv", encoding="utf-8"))}
+        ratings = {row.sheet_id: row for row in read_sheet(records.parent / "ratings.csv")}
         for line in records.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
             if record["sheet_id"] in ratings:
@@ -64,17 +65,17 @@ def main() -> None:
         world = WorldModel(recipe.kg, config)
         estimated = [(world.answers(item.constraints), item, row, sheet) for item, row, sheet in records]
     flagged = [entry for entry in estimated if entry[0] > config.max_answers]
-    ratings = Counter(row["rating"].strip().lower() for _, _, row, _ in estimated)
-    flagged_ratings = Counter(row["rating"].strip().lower() for _, _, row, _ in flagged)
+    ratings = Counter(row.rating for _, _, row, _ in estimated)
+    flagged_ratings = Counter(row.rating for _, _, row, _ in flagged)
     print(f"world settings changed: {changes or 'none'}; rated items with records: {len(estimated)}")
     print(f"{'rating':<8} {'items':>6} {'now ambiguous':>14}")
     for label in ("good", "ok", "bad"):
         print(f"{label:<8} {ratings[label]:>6} {flagged_ratings[label]:>14}")
-    only_no = sum(row["only"].strip().lower() == "no" for _, _, row, _ in estimated)
-    flagged_only_no = sum(row["only"].strip().lower() == "no" for _, _, row, _ in flagged)
+    only_no = sum(row.only is False for _, _, row, _ in estimated)
+    flagged_only_no = sum(row.only is False for _, _, row, _ in flagged)
     print(f"{'only=no':<8} {only_no:>6} {flagged_only_no:>14}")
     for answers, item, row, sheet in sorted(flagged, key=lambda entry: -entry[0])[: arguments.show]:
-        print(f"  {answers:6.2f} {row['rating']:<4} {sheet:<20} {item.question[:90]}")
+        print(f"  {answers:6.2f} {row.rating:<4} {sheet:<20} {item.question[:90]}")
 
 
 if __name__ == "__main__":

@@ -35,5 +35,5 @@ def test_the_rated_records_are_read_beside_their_ratings(tmp_path):
         writer.writerow({"id": "s-01", "rating": "bad", "right": "yes", "only": "no"})  # s-02 was not rated
     (read,) = rated_records(tmp_path)
     item, row, where = read
-    assert item.answer == "Film 1" and row["rating"] == "bad" and where == "round-30/plain"
+    assert item.answer == "Film 1" and row.rating == "bad" and row.only is False and where == "round-30/plain"
     assert rated_records(tmp_path / "nothing") == []
