@@ -9,46 +9,16 @@ rendering them in the synth style (which shows ids) is refused upstream.
 import json
 import re
 
-from synth.contract.portable import NO_RESULTS
+from synth.contract.portable import numbered, parse_synth
 
-_SYNTH_DOC = re.compile(r"^Doc (\d+)\(Title: (.*?)\) \[id: (.*?)\] ", re.MULTILINE)
 _SEARCHR1_DOC = re.compile(r'^Doc (\d+)\(Title: "(.*?)"\) ', re.MULTILINE)
 _VERL_DOC = re.compile(r'^Doc (\d+) \(Title: "(.*?)"\)\n', re.MULTILINE)
-
-
-def _numbered(pattern: re.Pattern, text: str, separator: str) -> list[tuple[re.Match, str]] | None:
-    """Matches of `pattern` numbered 1, 2, ... that cover `text`, each with the text up to the next one."""
-    if pattern.match(text) is None:  # (cheap: most texts that are not results fail at their start)
-        return None
-    matches = [match for match in pattern.finditer(text)]
-    documents, expected = [], 1
-    for index, match in enumerate(matches):
-        if int(match.group(1)) != expected:
-            return None
-        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
-        body = text[match.end() : end]
-        if index + 1 < len(matches):
-            if not body.endswith(separator):
-                return None
-            body = body[: len(body) - len(separator)]
-        documents.append((match, body))
-        expected += 1
-    return documents
-
-
-def parse_synth(text: str) -> list[list[dict]] | None:
-    if text == NO_RESULTS:
-        return [[]]
-    documents = _numbered(_SYNTH_DOC, text, "\n")
-    if documents is None:
-        return None
-    return [[{"id": match.group(3), "title": match.group(2), "text": body} for match, body in documents]]
 
 
 def parse_searchr1(text: str) -> list[list[dict]] | None:
     if text == "":
         return [[]]
-    documents = _numbered(_SEARCHR1_DOC, text, "\n")
+    documents = numbered(_SEARCHR1_DOC, text, "\n")
     if documents is None:
         return None
     return [[{"id": None, "title": match.group(2), "text": body} for match, body in documents]]
@@ -66,7 +36,7 @@ def parse_verl(text: str) -> list[list[dict]] | None:
         if block == "":
             results.append([])
             continue
-        documents = _numbered(_VERL_DOC, block, "\n\n")
+        documents = numbered(_VERL_DOC, block, "\n\n")
         if documents is None:
             return None
         results.append([{"id": None, "title": match.group(2), "text": body} for match, body in documents])

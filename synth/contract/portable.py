@@ -17,6 +17,9 @@ between the SFT data and the RL run. Nothing here imports synth: keep it that wa
   later in the rollout; text inside `<tool_response>`/`<information>` blocks (the documents) is ignored.
 - The retriever: `post_json` calls `synth search serve` (/retrieve, /open) and `as_document` keeps
   the fields the renderers read; the exported verl tools and TRL script both reach it this way.
+- Context policies (`archived_indices`, `archive_stub`, `summary_cut`, `transcript`): what a long
+  search shows of its own history, on plain chat messages; synth's agents (synth.search.context_policy)
+  and the exported verl agent loop (synth_verl_agent_loop.py) shape each request with them.
 - Matching (`normalize_answer`): SQuAD's normalization (lowercase, drop punctuation and the articles
   a/an/the, collapse whitespace), which Search-R1's and verl's exact-match scorers use, plus three
   documented differences: Unicode NFKC and accent folding ("Zoë Saldaña" = "Zoe Saldana"), casefold
@@ -222,3 +225,132 @@ def search_queries(arguments: dict) -> list[str]:
     if "query_list" in arguments:
         return [str(query) for query in arguments["query_list"]]
     return [arguments["query"]]
+
+
+# Reading a synth-style search result back (the only style that shows document ids).
+
+_SYNTH_DOC = re.compile(r"^Doc (\d+)\(Title: (.*?)\) \[id: (.*?)\] ", re.MULTILINE)
+
+
+def numbered(pattern: re.Pattern, text: str, separator: str) -> list[tuple[re.Match, str]] | None:
+    """Matches of `pattern` numbered 1, 2, ... that cover `text`, each with the text up to the next one."""
+    if pattern.match(text) is None:  # (cheap: most texts that are not results fail at their start)
+        return None
+    matches = [match for match in pattern.finditer(text)]
+    documents, expected = [], 1
+    for index, match in enumerate(matches):
+        if int(match.group(1)) != expected:
+            return None
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        body = text[match.end() : end]
+        if index + 1 < len(matches):
+            if not body.endswith(separator):
+                return None
+            body = body[: len(body) - len(separator)]
+        documents.append((match, body))
+        expected += 1
+    return documents
+
+
+def parse_synth(text: str) -> list[list[dict]] | None:
+    """The documents of a synth-style search result (one query's list), or None for other text."""
+    if text == NO_RESULTS:
+        return [[]]
+    documents = numbered(_SYNTH_DOC, text, "\n")
+    if documents is None:
+        return None
+    return [[{"id": match.group(3), "title": match.group(2), "text": body} for match, body in documents]]
+
+
+# Context policies. A message is a dict with "role", "content" and, for a call, "tool_calls"
+# ([{"function": {"name": ..., "arguments": ...}}]).
+
+PROMPT_MESSAGES = 2
+"""A rollout starts with the system prompt and the question: always shown."""
+SUMMARY_SYSTEM = (
+    "You keep the notes of a research assistant. Summarize the work below so it can go on without it: the "
+    "question, every fact found with the id of the document it came from, the candidate answers, and what is "
+    "still to find. Write the summary only."
+)
+SUMMARY_LEAD = "Summary of your research so far (earlier turns are no longer shown):\n"
+
+
+def archive_stub(content: str | None) -> str:
+    """What an archived tool result shows: the documents it listed, to reopen with `open`."""
+    found = parse_synth(content or "")
+    ids = [document["id"] for query in found for document in query if document["id"]] if found else []
+    if ids:
+        return f"[archived result: documents {', '.join(ids)}; call open with an id to read one again]"
+    return "[archived result; call the tool again to see it]"
+
+
+def archived_indices(roles: list[str], keep: int) -> list[int]:
+    """The positions of the tool results shown as stubs: every one but the latest `keep`."""
+    results = [index for index, role in enumerate(roles) if role == "tool"]
+    return results[: max(0, len(results) - keep)]
+
+
+def archived_messages(messages: list[dict], keep: int) -> tuple[list[dict], list[int]]:
+    """`messages` with every tool result but the latest `keep` replaced by its stub, and which."""
+    old = archived_indices([message["role"] for message in messages], keep)
+    stubbed = set(old)
+    shown = [
+        {**message, "content": archive_stub(message.get("content"))} if index in stubbed else message
+        for index, message in enumerate(messages)
+    ]
+    return shown, old
+
+
+def summarized_messages(messages: list[dict], summary: str, upto: int) -> list[dict]:
+    """The prompt, the summary as a user turn, then the messages from `upto` on."""
+    return [*messages[:PROMPT_MESSAGES], {"role": "user", "content": SUMMARY_LEAD + summary}, *messages[upto:]]
+
+
+def summary_cut(roles: list[str], calls: list[bool], keep: int) -> int:
+    """Where a summary ends (`calls`: whether each message makes tool calls): before the latest `keep`
+    tool results' calls, never inside a call and its results; with `keep` 0, after everything (ReSum's
+    scheme: the summary replaces the history)."""
+    results = [index for index, role in enumerate(roles) if role == "tool"]
+    if not keep:
+        return len(roles)
+    if len(results) <= keep:
+        return 0
+    cut = results[len(results) - keep]
+    while cut > 0 and roles[cut - 1] == "tool":
+        cut -= 1
+    return cut - 1 if cut > 0 and calls[cut - 1] else cut
+
+
+def summary_work(messages: list[dict], summaries: list[str], summarized: int, cut: int) -> list[dict]:
+    """What the next summary folds in: the question, the previous summary (if any), then the work from
+    the last cut (`summarized`, 0 before any) up to `cut`."""
+    earlier = [{"role": "user", "content": SUMMARY_LEAD + summaries[-1]}] if summaries else []
+    return [*messages[1:PROMPT_MESSAGES], *earlier, *messages[summarized or PROMPT_MESSAGES : cut]]
+
+
+def summary_request(work: list[dict]) -> list[dict]:
+    """The summarizing request's messages."""
+    return [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": transcript(work)}]
+
+
+def transcript(messages: list[dict]) -> str:
+    """The work so far as plain text, for the summarizing request."""
+    lines = []
+    for message in messages:
+        content = message.get("content") or ""
+        if message["role"] == "assistant":
+            calls = "; ".join(
+                f"{call['function']['name']}({_arguments_text(call['function'].get('arguments'))})"
+                for call in message.get("tool_calls") or []
+            )
+            lines.append(f"Assistant: {content}{' [calls: ' + calls + ']' if calls else ''}")
+        elif message["role"] == "tool":
+            lines.append(f"Result: {content}")
+        else:
+            lines.append(f"{message['role'].capitalize()}: {content}")
+    return "\n".join(lines)
+
+
+def _arguments_text(arguments: Any) -> str:
+    """A call's arguments as the model wrote them (a JSON string; a parsed object is written back)."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)

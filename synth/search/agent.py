@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from synth.contract import DEFAULT, AgentContract
 from synth.contract.contracts import ANSWER_TOOL
-from synth.contract.portable import ANSWER_RECORDED, extract_tagged
+from synth.contract.portable import ANSWER_RECORDED, PROMPT_MESSAGES, extract_tagged
 from synth.llm.client import LLMClient
 from synth.llm.reasoning import REASONING_KEY
 from synth.llm.responses import TRUNCATED_REASONING
@@ -42,14 +42,11 @@ from synth.llm.types import ChatRequest, ChatResponse, Completion, SamplingParam
 from synth.schemas import ChatMessage, FunctionCall, ToolCall, Usage
 from synth.search.budget import PANEL_AGENT, AgentBudget, RoleBudgets
 from synth.search.context_policy import (
-    PROMPT_MESSAGES,
-    SUMMARY_LEAD,
-    SUMMARY_SYSTEM,
     ContextView,
     archived_view,
     summarized_view,
     summary_cut,
-    transcript,
+    summary_messages,
 )
 from synth.search.tools import SearchTools
 
@@ -425,16 +422,8 @@ class SearchAgent:
         cut = summary_cut(rollout.messages, self.keep_results)
         if cut <= max(rollout.summarized, PROMPT_MESSAGES):
             return
-        earlier = [ChatMessage(role="user", content=SUMMARY_LEAD + rollout.summaries[-1])] if rollout.summaries else []
-        work = transcript(
-            [
-                *rollout.messages[1:PROMPT_MESSAGES],
-                *earlier,
-                *rollout.messages[rollout.summarized or PROMPT_MESSAGES : cut],
-            ]
-        )
         request = ChatRequest(
-            messages=[{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": work}],
+            messages=summary_messages(rollout.messages, rollout.summaries, rollout.summarized, cut),
             sampling=SamplingParams(temperature=0.0, max_tokens=self.max_tokens, seed=rollout.seed * 1000 + 500 + turn),
             stage=f"{self.stage}_summary",
         )

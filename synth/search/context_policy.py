@@ -5,24 +5,20 @@ model once the context passes a threshold (`summarize`, as ReSum does).
 The stored trajectory always keeps every message; the policy only shapes each request. Each turn
 records what the model saw (`ContextView`): which results were archived and which summary stood in
 for which messages, so the context of any turn can be rebuilt from the stored trace.
+
+The rules themselves live in `synth.contract.portable`, on plain messages: the verl agent loop that
+`synth export --format verl` writes applies the same functions, so an RL rollout sees its history
+as synth's teacher did.
 """
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-from synth.contract.observations import parse_search
+from synth.contract import portable
+from synth.contract.portable import SUMMARY_LEAD
 from synth.schemas import ChatMessage
 
 ContextPolicy = Literal["none", "archive", "summarize"]
-PROMPT_MESSAGES = 2
-"""A rollout starts with the system prompt and the question: always shown."""
-
-SUMMARY_SYSTEM = (
-    "You keep the notes of a research assistant. Summarize the work below so it can go on without it: the "
-    "question, every fact found with the id of the document it came from, the candidate answers, and what is "
-    "still to find. Write the summary only."
-)
-SUMMARY_LEAD = "Summary of your research so far (earlier turns are no longer shown):\n"
 
 
 @dataclass
@@ -40,24 +36,30 @@ class ContextView:
         return {"archived": self.archived, "summarized_before": self.summarized, "summary": self.summary}
 
 
-def stub(message: ChatMessage) -> str:
-    """What an archived tool result shows: the documents it listed, to reopen with `open`."""
-    found = parse_search(message.content or "", None)
-    ids = [document["id"] for query in found[1] for document in query if document["id"]] if found else []
-    if ids:
-        return f"[archived result: documents {', '.join(ids)}; call open with an id to read one again]"
-    return "[archived result; call the tool again to see it]"
+def plain(messages: list[ChatMessage]) -> list[dict]:
+    """The messages as the portable policy functions read them."""
+    return [
+        {
+            "role": message.role,
+            "content": message.content,
+            "tool_calls": [
+                {"function": {"name": call.function.name, "arguments": call.function.arguments}}
+                for call in message.tool_calls or []
+            ],
+        }
+        for message in messages
+    ]
 
 
 def archived_view(messages: list[ChatMessage], keep: int) -> tuple[list[ChatMessage], ContextView]:
     """`messages` with every tool result but the latest `keep` replaced by its stub."""
-    results = [index for index, message in enumerate(messages) if message.role == "tool"]
-    old = set(results[: max(0, len(results) - keep)])
+    old = portable.archived_indices([message.role for message in messages], keep)
+    stubbed = set(old)
     shown = [
-        message.model_copy(update={"content": stub(message)}) if index in old else message
+        message.model_copy(update={"content": portable.archive_stub(message.content)}) if index in stubbed else message
         for index, message in enumerate(messages)
     ]
-    return shown, ContextView(archived=sorted(old))
+    return shown, ContextView(archived=old)
 
 
 def summarized_view(
@@ -69,29 +71,11 @@ def summarized_view(
     return shown, ContextView(summarized=upto, summary=number)
 
 
-def transcript(messages: list[ChatMessage]) -> str:
-    """The work so far as plain text, for the summarizing request."""
-    lines = []
-    for message in messages:
-        if message.role == "assistant":
-            calls = "; ".join(f"{call.function.name}({call.function.arguments})" for call in message.tool_calls or [])
-            lines.append(f"Assistant: {message.content or ''}{' [calls: ' + calls + ']' if calls else ''}")
-        elif message.role == "tool":
-            lines.append(f"Result: {message.content or ''}")
-        else:
-            lines.append(f"{message.role.capitalize()}: {message.content or ''}")
-    return "\n".join(lines)
-
-
 def summary_cut(messages: list[ChatMessage], keep: int) -> int:
-    """Where a summary ends: before the latest `keep` tool results' calls (never inside a call and
-    its results); with `keep` 0, after everything (ReSum's scheme: the summary replaces the history)."""
-    results = [index for index, message in enumerate(messages) if message.role == "tool"]
-    if not keep:
-        return len(messages)
-    if len(results) <= keep:
-        return 0
-    cut = results[len(results) - keep]
-    while cut > 0 and messages[cut - 1].role == "tool":
-        cut -= 1
-    return cut - 1 if cut > 0 and messages[cut - 1].tool_calls else cut
+    """Where a summary ends (portable.summary_cut)."""
+    return portable.summary_cut([m.role for m in messages], [bool(m.tool_calls) for m in messages], keep)
+
+
+def summary_messages(messages: list[ChatMessage], summaries: list[str], summarized: int, cut: int) -> list[dict]:
+    """The summarizing request's messages (portable.summary_request over portable.summary_work)."""
+    return portable.summary_request(portable.summary_work(plain(messages), summaries, summarized, cut))

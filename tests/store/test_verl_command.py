@@ -85,3 +85,72 @@ def test_a_version_that_is_not_a_release_is_one_line(settings, published, tmp_pa
 
     with pytest.raises(ConfigError, match="--verl-version 'latest' is not a release number"):
         export_version(settings, "rl", "verl", tmp_path / "train.parquet", verl_version="latest")
+
+
+@pytest.mark.parametrize("policy", ["archive", "summarize"])
+def test_a_teacher_context_policy_runs_in_verl_through_the_exported_agent_loop(settings, make_item, tmp_path, policy):
+    """A version whose teacher ran under a context policy: the rows name synth's agent loop, its
+    config carries the teacher's settings, and the command points verl's V1 trainer at it, with keys
+    verl 0.9.1's config has."""
+    import yaml
+
+    agent = {"context": policy, "max_turns": 120, "context_tokens": 6000, "keep_results": 3, "turn_tokens": 200}
+    items = [make_item(index) for index in range(40)]
+    spec = VersionSpec(name="long", recipe="multihop", config={"distill": {"agent": agent}})
+    publish_version(settings, spec, {"items": items})
+    result = export_version(settings, "long", "verl", tmp_path / "train.parquet", verl_version="0.9.1")
+    overrides = printed_overrides(result.notes)
+    assert sorted({o.split("=", 1)[0] for o in overrides} - recorded_keys("0.9.1")) == []
+    values = dict(override.split("=", 1) for override in overrides)
+    assert values["actor_rollout_ref.rollout.agent.agent_loop_config_path"] == "$PWD/agent_loop.yaml"
+    assert values["trainer.use_v1"] == "true" and values["data.max_prompt_length"] == "6000"
+    assert values["data.max_response_length"] == ("6000" if policy == "summarize" else "4096")
+    assert values["actor_rollout_ref.rollout.multi_turn.max_assistant_turns"] == "120"  # the teacher's turns
+    [loop] = yaml.safe_load((tmp_path / "agent_loop.yaml").read_text())
+    assert loop == {
+        "name": "synth_context_agent",
+        "_target_": "synth_verl_agent_loop.SynthContextAgentLoop",
+        "context": policy,
+        "keep_results": 3,
+        "summarize_at": 3000,  # half the context, as the teacher's agent defaults it
+        "summary_tokens": 200,
+    }
+    assert "class SynthContextAgentLoop" in (tmp_path / "synth_verl_agent_loop.py").read_text()
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    assert {row["agent_name"] for row in rows} == {"synth_context_agent"}
+    assert any(f"context policy {policy}" in note and "TRL" in note for note in result.notes)
+
+
+def test_a_context_policy_for_a_verl_before_0_9_1_is_one_line(settings, make_item, tmp_path):
+    from synth.errors import ConfigError
+
+    spec = VersionSpec(name="long", recipe="multihop", config={"distill": {"agent": {"context": "archive"}}})
+    publish_version(settings, spec, {"items": [make_item(index) for index in range(5)]})
+    with pytest.raises(ConfigError, match="verl applies from 0.9.1 on .* --verl-version 0.9.1"):
+        export_version(settings, "long", "verl", tmp_path / "train.parquet", verl_version="0.7.0")
+    assert not (tmp_path / "train.parquet").exists()
+
+
+def test_without_a_policy_the_rows_run_verls_own_tool_agent(settings, published, tmp_path):
+    result = export_version(settings, "rl", "verl", tmp_path / "train.parquet", verl_version="0.9.1")
+    assert {row["agent_name"] for row in pq.read_table(tmp_path / "train.parquet").to_pylist()} == {"tool_agent"}
+    assert not (tmp_path / "agent_loop.yaml").exists()
+    assert "agent_loop_config_path" not in " ".join(printed_overrides(result.notes))
+
+
+def test_the_exported_agent_loop_needs_only_verl_and_the_contract_file():
+    """verl imports synth_verl_agent_loop.py from the export folder, where synth is not installed."""
+    import ast
+    import sys
+
+    from synth.contract import portable
+
+    tree = ast.parse((Path(portable.__file__).parent / "verl_agent_loop.py").read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    outside = {name for name in imported if name.split(".")[0] not in sys.stdlib_module_names}
+    assert outside == {
+        "synth_contract",
+        "verl.experimental.agent_loop.agent_loop",
+        "verl.experimental.agent_loop.tool_agent_loop",
+    }

@@ -9,10 +9,10 @@ different window at every turn, so rows as seen would be one per turn: refused, 
 Trajectories no policy shaped are written whole.
 """
 
+from synth.contract.portable import PROMPT_MESSAGES, SUMMARY_LEAD
 from synth.contract.render import CONTINUES
 from synth.errors import ConfigError
 from synth.schemas import ChatMessage, Trajectory
-from synth.search.context_policy import PROMPT_MESSAGES, SUMMARY_LEAD
 from synth.solving.trajectory_reading import labels_by_call
 
 

@@ -15,6 +15,8 @@ per-row `create_kwargs`. Next to the Parquet the export writes:
 - `synth_contract.py`: the rendering they share with synth's agents, and `compute_score`, which
   scores a final `<answer>` tag or `answer` call (verl's custom reward function);
 - `synth_trl_grpo.py`: the same tools and reward for TRL's GRPOTrainer, runnable as it is;
+- with a teacher's context policy (synth.store.export.verl_context): `synth_verl_agent_loop.py` and
+  `agent_loop.yaml`, the verl agent loop that applies it, which the rows' `agent_name` selects;
 - `<out>-val.parquet`: the validation split's items (`synth.splits`, by item id); the file itself
   holds the train split's (`--split`), and test items stay out for `synth eval`.
 
@@ -40,9 +42,8 @@ from synth.contract import AgentContract, get_contract, portable
 from synth.contract.matching import plain_variants
 from synth.errors import ConfigError, NotFoundError
 from synth.schemas import Item
-from synth.search.budget import TEACHER_AGENT
 from synth.splits import split_of
-from synth.store.export import verl_command
+from synth.store.export import verl_command, verl_context
 from synth.store.export.options import ExportRequest, ExportResult
 from synth.store.export.prompts import load_template, render
 from synth.store.export.sink import check_output, write_rows
@@ -70,8 +71,6 @@ TRL_SCRIPT = "synth_trl_grpo"
 TOOL_CONFIG = "tool_config.yaml"
 WORLDS_FILE = "synth_worlds.yaml"
 MAX_TOOL_RESPONSE_CHARS = 8192
-MAX_ASSISTANT_TURNS: int = TEACHER_AGENT.served.max_turns or 12  # set for served models
-"""The served teacher's turn budget: RL rollouts get as many turns as the SFT ones had."""
 """verl cuts tool results at 256 characters by default; SFT showed them whole."""
 
 GROUND_TRUTH = pa.struct([("target", pa.list_(pa.string()))])
@@ -135,6 +134,7 @@ def rl_row(
     tool_names: list[str],
     split: str | None = None,
     world: ExportWorld | None = None,
+    agent_name: str = AGENT_NAME,
 ) -> dict:
     """One RL row; `world`: the row's own world in a mixture of several (its URL reaches its tools)."""
     ground_truth = {"target": plain_variants(item.answers)}
@@ -158,7 +158,7 @@ def rl_row(
             "need_tools_kwargs": True,
             "tools_kwargs": {tool: {"create_kwargs": create_kwargs} for tool in tool_names},
         },
-        "agent_name": AGENT_NAME,
+        "agent_name": agent_name,
     }
     if world is not None:
         row["extra_info"]["world"] = world.name
@@ -232,15 +232,19 @@ def run_notes(
     folder = request.out.parent.resolve()
     version = verl_command.verl_version(request.verl_version)
     custom = data_source not in VERL_BUILTIN_QA_SOURCES
+    context = verl_context.teacher_context(request.version.config)
+    policy = context.policy != "none"
     overrides = verl_command.overrides(
         version,
         (request.out.name, val_name, TOOL_CONFIG),
         counts[0],
         MAX_TOOL_RESPONSE_CHARS,
-        MAX_ASSISTANT_TURNS,
+        context.max_turns,  # RL rollouts get as many turns as the teacher's had
         contract.max_parallel_calls,
         f"{CONTRACT_MODULE}.py" if custom else None,
         keep_order=curriculum(request),
+        agent_loop_config=verl_context.LOOP_CONFIG if policy else None,
+        lengths=verl_context.sequence_lengths(context),
     )
     if not custom:
         scorer = (
@@ -254,9 +258,10 @@ def run_notes(
             "verl's default scorer does not know this source and would raise NotImplementedError)"
         )
     train, val = counts
+    loop = f", {verl_context.LOOP_CONFIG}, {verl_context.LOOP_MODULE}.py" if policy else ""
     return [
-        f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py, {CONTRACT_MODULE}.py and {TRL_SCRIPT}.py beside the data; keep them "
-        "together",
+        f"wrote {TOOL_CONFIG}, {TOOLS_MODULE}.py{loop}, {CONTRACT_MODULE}.py and {TRL_SCRIPT}.py beside the data; keep "
+        "them together",
         (
             f"held-out splits by item id: {train} {request.split} items in {request.out.name}, {val} validation items "
             f"in {val_name} (data.val_files; test items stay out for synth eval)"
@@ -266,6 +271,7 @@ def run_notes(
             "on them; raise --validation-fraction (SYNTH_VALIDATION_FRACTION) or make more items"
         ),
         scorer,
+        *verl_context.note(context),
         *(
             [
                 f"the rows search {len({w.name for w in worlds.values()})} worlds, each row its own (extra_info.world, "
@@ -340,11 +346,14 @@ def export(request: ExportRequest) -> ExportResult:
     )
 
     worlds = export_worlds(request, request.world_urls)  # a mixture of worlds: each row searches its own
+    context = verl_context.teacher_context(request.version.config)  # the teacher's policy, applied in RL too
+    verl_context.check_release(context, verl_command.verl_version(request.verl_version))
+    agent_name = verl_context.AGENT_NAME if context.policy != "none" else AGENT_NAME
 
     def rows(chosen: list[Item], split: str | None) -> Iterator[dict]:
         for index, item in enumerate(chosen):
             world = worlds[item.metadata["mix"]["source"]] if worlds else None
-            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names, split, world)
+            yield rl_row(item, index, request, prompt(item.question), data_source, tool_names, split, world, agent_name)
 
     val_out = val_path(request.out)
     check_output(val_out, request.force, (".parquet",), why="verl reads Parquet")
@@ -352,7 +361,7 @@ def export(request: ExportRequest) -> ExportResult:
     count = write_rows(rows(train_items, None), table, request.out, lambda: no_items(request))
     # no validation items (a small version, a validation fraction of 0, --split all): verl validates on the train file
     write_rows(rows(val_items or train_items, None), table, val_out)
-    files = helper_files(contract, request)
+    files = helper_files(contract, request) | verl_context.loop_files(context)
     if worlds:
         files[WORLDS_FILE] = worlds_file(worlds)
     write_helpers(files, request.out.parent, request.force)

@@ -21,7 +21,7 @@ PLACEHOLDER_MODEL = "$MODEL"
 def verl_version(asked: str | None) -> str:
     """`asked`, else the installed verl's version, else the newest known release."""
     if asked:
-        _release(asked)
+        release(asked)
         return asked
     try:
         return metadata.version("verl")
@@ -29,7 +29,7 @@ def verl_version(asked: str | None) -> str:
         return NEWEST_KNOWN
 
 
-def _release(version: str) -> tuple[int, int, int]:
+def release(version: str) -> tuple[int, int, int]:
     found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
     if found is None:
         raise ConfigError(f"--verl-version {version!r} is not a release number like 0.9.1")
@@ -38,7 +38,7 @@ def _release(version: str) -> tuple[int, int, int]:
 
 def reward_prefix(version: str) -> str:
     """Where `main_ppo` of this verl release reads the custom reward function from."""
-    return "reward.custom_reward_function" if _release(version) >= (0, 7, 1) else "custom_reward_function"
+    return "reward.custom_reward_function" if release(version) >= (0, 7, 1) else "custom_reward_function"
 
 
 def overrides(
@@ -50,12 +50,16 @@ def overrides(
     max_parallel_calls: int,
     reward_module: str | None,
     keep_order: bool = False,
+    agent_loop_config: str | None = None,
+    lengths: tuple[int, int] = (2048, 4096),
 ) -> list[str]:
     """The Hydra overrides of `python -m verl.trainer.main_ppo` for an export: its files (train,
     validation, tool config; relative to its folder), and a GRPO baseline for one GPU that verl's
     config checks accept (batch sizes no larger than the data, micro batches set, vLLM rollouts
     with the agent's turn budget and the contract's parallel calls, where verl's default runs only
-    a turn's first call), which a user scales with more overrides."""
+    a turn's first call), which a user scales with more overrides. `agent_loop_config`: the agent
+    loop a context policy runs (synth.store.export.verl_context), on verl's V1 trainer; `lengths`:
+    the most prompt and response tokens of a training sequence."""
     train, val, tool_config = files
     batch = max(1, min(64, train_items))
     found = [
@@ -63,8 +67,8 @@ def overrides(
         f"data.train_files=$PWD/{train}",
         f"data.val_files=$PWD/{val}",
         f"data.train_batch_size={batch}",
-        "data.max_prompt_length=2048",
-        "data.max_response_length=4096",
+        f"data.max_prompt_length={lengths[0]}",
+        f"data.max_response_length={lengths[1]}",
         "data.return_raw_chat=true",
         f"actor_rollout_ref.model.path={PLACEHOLDER_MODEL}",
         f"actor_rollout_ref.actor.ppo_mini_batch_size={batch}",
@@ -83,6 +87,11 @@ def overrides(
         "trainer.n_gpus_per_node=1",
         "trainer.logger=[console]",
     ]
+    if agent_loop_config is not None:
+        found += [
+            f"actor_rollout_ref.rollout.agent.agent_loop_config_path=$PWD/{agent_loop_config}",
+            "trainer.use_v1=true",
+        ]
     if keep_order:  # a curriculum: verl shuffles the train file unless told not to
         found.append("data.shuffle=false")
     if reward_module is not None:
