@@ -76,8 +76,8 @@ def check_dataset(config, tokenizer_path: str):
         f"row 0: agent_name={row['agent_name']!r} data_source={row['data_source']!r} "
         f"tools_kwargs={sorted(row['tools_kwargs'])} prompt roles={[m['role'] for m in row['raw_prompt']]}"
     )
-    if row["agent_name"] != "tool_agent" or not row["tools_kwargs"]:
-        fail("the dataset rows are not set up for verl's tool agent loop")
+    if row["agent_name"] not in ("tool_agent", "synth_context_agent") or not row["tools_kwargs"]:
+        fail("the dataset rows are not set up for verl's tool agent loop (or synth's, under a context policy)")
     if datasets["train"].tool_schemas is None:
         fail("RLHFDataset could not build the tools of the tool config")
     return datasets["train"]
