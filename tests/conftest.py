@@ -53,6 +53,8 @@ SLOW_MODULES = {
     "pipelines/test_selfplay_kill.py": "a killed run against a server",
     "pipelines/test_served_panel.py": "the panel against served-model shapes",
     "pipelines/test_remote_retriever.py": "a retriever server",
+    "store/test_bucket.py": "SeaweedFS S3 servers (6 s to start), one stopped and restarted mid-run",
+    "store/test_bucket_root.py": "SeaweedFS S3 servers, runs on a bucket, an upload failing mid-run",
     # the embedded model on vLLM, and the dense retriever's model
     "llm/test_vllm_embedded.py": "the embedded model on vLLM",
     "search/test_index_resume.py": "builds a dense index",
