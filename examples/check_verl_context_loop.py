@@ -207,6 +207,12 @@ def report(policy, config, tokenizer, model, loop, outputs, row) -> None:
         fail(f"{policy}: {model.turn} model turns, {turns} trained across the segments (each once expected)")
     if max(model.prompts) >= min(CONTEXT_TOKENS, config.data.max_prompt_length):  # (verl cuts a longer one there)
         fail(f"{policy}: a request ({max(model.prompts)} tokens) outgrew the teacher's {CONTEXT_TOKENS}-token context")
+    for number, output in enumerate(outputs):  # what verl's V1 worker turns each output into, a row apiece
+        row_fields = output.as_dict()
+        if len(output.response_ids) > config.data.max_response_length or len(row_fields["response_mask"]) != len(
+            output.response_ids
+        ):
+            fail(f"{policy}: segment {number} does not fit verl's response length, or its mask is not its length")
     shown = [tokenizer.decode(output.prompt_ids) for output in outputs]
     if policy == "archive" and not any("[archived result: documents" in text for text in shown[1:]):
         fail("archive: no later segment shows an archived result's stub")

@@ -52,8 +52,12 @@ class SynthContextAgentLoop(ToolAgentLoop):
                 f"the {context} context policy trains one sequence per context segment, which only verl's V1 "
                 "trainer takes; drop trainer.use_v1=false (V1 is the default since verl 0.9)"
             )
-        if not hasattr(self, "ct_build_initial_tokens"):
-            raise ValueError("synth_verl_agent_loop needs verl >= 0.9.1 (agent loops that render from messages)")
+        if not hasattr(self, "ct_build_initial_tokens") or not getattr(self, "enable_continuous_token", True):
+            # the loop rebuilds each view from the message list, which verl keeps whole only on its
+            # continuous-token path (the only one from 0.9.1 on; data.continuous_token.enable in 0.9.0)
+            raise ValueError(
+                "synth_verl_agent_loop needs verl >= 0.9.1, or 0.9.0 with data.continuous_token.enable=true"
+            )
         self.context = context
         self.keep = (0 if context == "summarize" else 4) if keep_results is None else int(keep_results)
         self.summarize_at = int(summarize_at or 8192)
