@@ -143,7 +143,7 @@ def compare(arguments, start_server) -> None:
             results: dict[tuple[int, str], dict] = {}
             prefix = "flow " if arguments.flow else ""
             for items in arguments.items:
-                for mode in ("staged", "streaming"):
+                for mode in arguments.modes:
                     result = _one_run(template, folder, url, items, mode == "staged", log, arguments)
                     results[items, mode] = result
                     stages = ", ".join(f"{name} {times['wall']:.0f} s" for name, times in result["stages"].items())
@@ -158,15 +158,8 @@ def compare(arguments, start_server) -> None:
         finally:
             stop()
     prefix = "flow " if arguments.flow else ""
-    for items in arguments.items:
-        staged, streaming = results[items, "staged"], results[items, "streaming"]
-        print(
-            f"run_vs_ideal {prefix}items={items} staged={staged['ratio']:.2f} "
-            f"streaming={streaming['ratio']:.2f} "
-            f"busy={streaming['busy']:.2f}"
-        )
-    last = arguments.items[-1]
-    print(
-        f"run_vs_ideal {prefix}staged={results[last, 'staged']['ratio']:.2f} "
-        f"streaming={results[last, 'streaming']['ratio']:.2f} busy={results[last, 'streaming']['busy']:.2f}"
-    )
+    for items in [*arguments.items, None]:  # each size, then the largest one's figures as the summary line
+        size = arguments.items[-1] if items is None else items
+        ratios = " ".join(f"{mode}={results[size, mode]['ratio']:.2f}" for mode in arguments.modes)
+        busy = results[size, arguments.modes[-1]]["busy"]
+        print(f"run_vs_ideal {prefix}{'' if items is None else f'items={items} '}{ratios} busy={busy:.2f}")

@@ -353,6 +353,13 @@ def main() -> None:
     )
     parser.add_argument("--items", type=int, nargs="+", default=[512, 2048], help="--run: items per run")
     parser.add_argument("--distill-n", type=int, default=2, help="--run: teacher rollouts per item")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["staged", "streaming"],
+        default=["staged", "streaming"],
+        help="--run: which schedules to run (busy is the last one's)",
+    )
     parser.add_argument("--timeline", help="--run: copy each run's server log (one line per request) here")
     parser.add_argument("--serve", nargs=2, metavar=("PORT_FILE", "LOG"), help=argparse.SUPPRESS)
     parser.add_argument("--hang-first", type=int, default=0, help=argparse.SUPPRESS)
