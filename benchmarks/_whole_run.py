@@ -82,7 +82,7 @@ def _one_run(template: Path, folder: Path, url: str, items: int, staged: bool, l
     shutil.copytree(template, home)
     flows = home / "flows.yaml"
     entry = {"recipe": "multihop", "dataset": "bench", "llm": "bench", "params": _params(items, arguments)}
-    entry["task_runner"] = {"kind": "dask", "workers": 2}
+    entry["task_runner"] = {"kind": "dask", "workers": 2, "threads": arguments.threads}
     flows.write_text(
         json.dumps(
             {

@@ -354,6 +354,9 @@ def main() -> None:
     parser.add_argument("--items", type=int, nargs="+", default=[512, 2048], help="--run: items per run")
     parser.add_argument("--distill-n", type=int, default=2, help="--run: teacher rollouts per item")
     parser.add_argument(
+        "--threads", type=int, default=4, help="--flow: shard tasks each Dask worker holds at once (flows.yaml threads)"
+    )
+    parser.add_argument(
         "--modes",
         nargs="+",
         choices=["staged", "streaming"],

@@ -16,6 +16,7 @@ missing files). Shard tasks (panel and distillation) are tagged `model:NAME` for
 limit on that tag (`max_parallel_shards` in flows.yaml) caps the shards in flight per model backend.
 """
 
+import asyncio
 import os
 import threading
 from pathlib import Path
@@ -57,7 +58,26 @@ def _release(home: str, run_id: str) -> None:
     with _RUNS_LOCK:
         run = _RUNS.pop((home, run_id), None)
     if run is not None:
-        run.close()
+        loop = _SHARD_LOOP  # the model clients' connections of the shards this process ran live there
+        run.close((lambda work: asyncio.run_coroutine_threadsafe(work, loop).result()) if loop else asyncio.run)
+
+
+_SHARD_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def _shard_loop() -> asyncio.AbstractEventLoop:
+    """This process's one event loop for shard coroutines, on a thread of its own. A Dask worker
+    with several threads holds several shard tasks at once; their coroutines all run here, so they
+    share the model clients as the shards of `synth generate` share them in its one loop (a client's
+    connection pool and concurrency limit belong to one event loop) and a worker starts its next
+    shard while the last one's longest rollouts finish."""
+    global _SHARD_LOOP
+    with _RUNS_LOCK:
+        if _SHARD_LOOP is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="synth-shards", daemon=True).start()
+            _SHARD_LOOP = loop
+        return _SHARD_LOOP
 
 
 def _retry_transient(task, task_run, state) -> bool:
@@ -80,8 +100,13 @@ _RETRIES = {
 
 @task(**_RETRIES)
 def stage_task(home: str, run_id: str, runner: str, kind: str, index: int) -> int:
-    """Shard `index` of the plan's stage `kind` (`synth.run.plan.PLAN`); its task run is named after it."""
-    by_kind(kind).make(_run(home, run_id, runner), index)
+    """Shard `index` of the plan's stage `kind` (`synth.run.plan.PLAN`); its task run is named after it.
+    A coroutine step runs on the process's shard loop (`_shard_loop`), the others in the task's thread."""
+    stage, run = by_kind(kind), _run(home, run_id, runner)
+    if stage.async_step is not None:
+        asyncio.run_coroutine_threadsafe(stage.async_step(run, index), _shard_loop()).result()
+    else:
+        stage.make(run, index)
     return index
 
 
@@ -226,13 +251,18 @@ def dask_runner(spec: dict[str, Any]):
         raise ConfigError("task_runner kind dask needs prefect-dask: pip install 'synth-data[dask]'") from None
     if spec.get("address"):
         return DaskTaskRunner(address=spec["address"])
-    return DaskTaskRunner(
-        cluster_kwargs={"n_workers": spec.get("workers", 2), "threads_per_worker": 1, "processes": True}
-    )
+    threads = spec.get("threads", 4)  # shard tasks a worker holds at once (their coroutines share its shard loop)
+    cluster = {"n_workers": spec.get("workers", 2), "threads_per_worker": threads, "processes": True}
+    if threads > 1:  # a worker without an API starts a temporary Prefect server of its own, which threads would race
+        from prefect.client.orchestration import get_client
+
+        cluster["env"] = {"PREFECT_API_URL": str(get_client(sync_client=True).api_url)}
+    return DaskTaskRunner(cluster_kwargs=cluster)
 
 
 # One shard at a time in the flow's process: the shards share the process's model engines. Dask
-# spreads them over workers. (`synth generate` runs a stage's shards together in one event loop.)
+# spreads them over workers, each holding `threads` shard tasks whose coroutines share the worker's
+# shard loop (`_shard_loop`), as `synth generate` runs a stage's shards together in one event loop.
 def _recipe_flow(recipe: str, summary: str):
     """The Prefect flow of `recipe` (named synth-NAME); `task_runner` {kind: dask, ...} runs the
     stages as a subflow on Dask. `config`: the recipe's parameters as nested values."""

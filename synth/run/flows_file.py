@@ -33,6 +33,12 @@ class TaskRunnerSpec(FrozenConfig):
     workers: int = Field(
         default=2, ge=1, description="Workers of the local Dask cluster synth starts (kind dask, no address)."
     )
+    threads: int = Field(
+        default=4,
+        ge=1,
+        description="Shard tasks each worker of that cluster holds at once; their model calls share one event loop "
+        "per worker, so a worker starts its next shard while the last one's longest rollouts finish.",
+    )
     address: str | None = Field(
         default=None, description="Scheduler of an existing Dask cluster, e.g. tcp://10.0.0.5:8786."
     )

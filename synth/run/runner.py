@@ -394,7 +394,9 @@ class Run:
         with Catalog.open(self.settings) as catalog:
             catalog.record_run(run)
 
-    def close(self) -> None:
+    def close(self, run_coroutine=asyncio.run) -> None:
+        """Close the model session; `run_coroutine` runs the closing on the event loop the run's
+        requests were made on (a Prefect worker's shard loop)."""
         if self.context.session is not None:
-            asyncio.run(self.context.session.aclose())
+            run_coroutine(self.context.session.aclose())
             self.context.session = None
