@@ -338,9 +338,8 @@ class SearchAgent:
         self.protocol = budget.resolved_protocol(client.native_tool_calls())
         self.max_context_tokens = budget.context_tokens
         self.context: str = budget.context or "none"
-        default_keep = 0 if self.context == "summarize" else 4  # a summary replaces the whole history (ReSum)
-        self.keep_results: int = default_keep if budget.keep_results is None else budget.keep_results
-        self.summarize_at: int = budget.summarize_at or (budget.context_tokens // 2 if budget.context_tokens else 8192)
+        self.keep_results: int = budget.kept_results()
+        self.summarize_at: int = budget.summary_threshold()
 
     @property
     def contract(self) -> AgentContract:

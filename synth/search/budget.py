@@ -66,6 +66,18 @@ class AgentBudget(FrozenConfig):
         "(default: half of context_tokens, else 8,192).",
     )
 
+    def kept_results(self) -> int:
+        """The latest tool results a policy shows whole: `keep_results`, else 0 under summarize (a summary
+        replaces the whole history, as ReSum does) and 4 otherwise."""
+        if self.keep_results is not None:
+            return self.keep_results
+        return 0 if self.context == "summarize" else 4
+
+    def summary_threshold(self) -> int:
+        """The context tokens past which summarize folds the work in: `summarize_at`, else half of
+        `context_tokens`, else 8,192."""
+        return self.summarize_at or (self.context_tokens // 2 if self.context_tokens else 8192)
+
     def over(self, defaults: "AgentBudget") -> "AgentBudget":
         """This budget's set keys laid over `defaults`."""
         return defaults.model_copy(update=self.model_dump(exclude_none=True))

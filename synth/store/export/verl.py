@@ -227,12 +227,13 @@ def run_notes(
     data_source: str,
     val_name: str,
     counts: tuple[int, int],
+    context: verl_context.ExportContext,
     worlds: dict[str, ExportWorld] | None = None,
 ) -> list[str]:
+    """The export's notes and train commands; `context`: the teacher's policy the rows run under."""
     folder = request.out.parent.resolve()
     version = verl_command.verl_version(request.verl_version)
     custom = data_source not in VERL_BUILTIN_QA_SOURCES
-    context = verl_context.teacher_context(request.version.config)
     policy = context.policy != "none"
     overrides = verl_command.overrides(
         version,
@@ -365,7 +366,7 @@ def export(request: ExportRequest) -> ExportResult:
     if worlds:
         files[WORLDS_FILE] = worlds_file(worlds)
     write_helpers(files, request.out.parent, request.force)
-    notes = run_notes(request, contract, data_source, val_out.name, (count, len(val_items)), worlds)
+    notes = run_notes(request, contract, data_source, val_out.name, (count, len(val_items)), context, worlds)
     return ExportResult(request.out, count, notes)
 
 

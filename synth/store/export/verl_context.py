@@ -41,15 +41,12 @@ def teacher_context(config: dict) -> ExportContext:
     agent = ((config or {}).get("distill") or {}).get("agent") or {}
     known = {key: value for key, value in agent.items() if key in AgentBudget.model_fields}  # (older versions)
     budget = AgentBudget.model_validate(known).over(TEACHER_AGENT.served)
-    policy = budget.context or "none"
-    keep = budget.keep_results if budget.keep_results is not None else (0 if policy == "summarize" else 4)
-    context_tokens = budget.context_tokens or 0
     return ExportContext(
-        policy=policy,
-        keep_results=keep,
-        summarize_at=budget.summarize_at or (context_tokens // 2 if context_tokens else 8192),
+        policy=budget.context or "none",
+        keep_results=budget.kept_results(),
+        summarize_at=budget.summary_threshold(),
         summary_tokens=budget.turn_tokens or 1024,
-        context_tokens=context_tokens,
+        context_tokens=budget.context_tokens or 0,
         max_turns=budget.max_turns or 12,
     )
 
