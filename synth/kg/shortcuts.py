@@ -10,6 +10,14 @@ scale, and a cue about a closed one does not). Only candidates of the kind the q
 (`AnswerKind`): "a subject of Bend It Like Beckham" is two subjects in the graph, one sport, and gives a
 question that asks for a sport away. The effective hops are the fewest hops of any shortcut (the
 longest part in it: parts are searched side by side), else the chain's length.
+
+A chain can also be loose in the middle: "a film was shot in this place; a person composed its music;
+this person died in a city" reaches, in the world, a large share of all cities (a film's composer
+died in most large ones), so the hops before that point narrow nothing and a solver starts there
+(`WorldConfig.loose_share`). Where the whole chain is that loose, the answer's cues decide: "a state
+containing the place a film's composer died; it is also a filming location of Seabiscuit" is one
+hop, Seabiscuit's locations. Readers found such chains decided by their last clue, with a second
+answer through it (docs/audit.md, round 28).
 """
 
 from dataclasses import dataclass
@@ -67,6 +75,41 @@ def effective_hops(
 ) -> Shortcut:
     """The fewest hops a solver needs for the question these constraints make (see the module), where
     the question names its answer's `kind`."""
+    shortcut = _shortcut(kg, world, constraints, kind)
+    if world is None:
+        return shortcut
+    chain, *cues = constraints
+    loose = loose_point(world, chain, last=bool(cues))
+    if loose is None:
+        return shortcut
+    position, share = loose
+    if position == len(chain.steps):  # the whole chain is loose: the answer's cues decide
+        hops = max(len(cue.steps) for cue in cues)
+        label = f"the chain reaches {share:.0%} of its kind: the cues decide"
+    else:
+        hops = len(chain.steps) - position
+        label = f"the chain's first {position} hops reach {share:.0%} of their kind: they narrow nothing"
+    if hops < shortcut.hops:
+        return Shortcut(hops, label, position == len(chain.steps))
+    return shortcut
+
+
+def loose_point(world: WorldModel, chain: Constraint, last: bool) -> tuple[int, float] | None:
+    """(hops, share) of the chain's last set (its answers' too where `last`) that holds `loose_share`
+    or more of its universe in the world, or None: the hops up to it narrow nothing."""
+    states = world.states(chain)
+    found = None
+    for position in range(1, len(chain.steps) + (1 if last else 0)):
+        share = states[position].size / max(states[position].universe, 1.0)
+        if share >= world.config.loose_share:
+            found = (position, min(share, 1.0))
+    return found
+
+
+def _shortcut(
+    kg: KnowledgeGraph, world: WorldModel | None, constraints: list[Constraint], kind: AnswerKind | None
+) -> Shortcut:
+    """The fewest hops of a part or a pair of parts that leaves a couple of candidates (see the module)."""
     chain_hops = len(constraints[0].steps)
     all_parts = parts(constraints)
     candidates = [part for part in all_parts[1:] if part.hops < chain_hops]

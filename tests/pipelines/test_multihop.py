@@ -201,14 +201,14 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
         for edge in np.flatnonzero(unstated_edges(cleaned, world))
     }
     settings = Settings(home=tmp_path)
-    budget = ["max_attempts_per_item=3000"] if hops == "[5,6]" else []  # honest long chains are rare
+    budget = ["max_attempts_per_item=6000"] if hops == "[5,6]" else []  # honest long chains are rare
     result = generate(
         settings, "multihop", ["n=12", f"seed={seed}", f"hops={hops}", f"style={style}", "panel.enabled=false", *budget]
     )
     items = list(iter_records(settings, result.version, "items"))
-    # a 5-6 hop chain that stays unique in the world is rare in this graph: the budget publishes 3 of
+    # a 5-6 hop chain that stays unique in the world is rare in this graph: the budget publishes 5 of
     # the 12 asked (docs/audit.md, round 13: long chains yield half what they did before a team's place
-    # became many-valued)
+    # became many-valued; round 28: nor is a chain loose in the middle counted as long)
     assert len(items) == 12 if hops != "[5,6]" else len(items) >= 3
     for item in items:
         recorded = item.metadata["world"]
