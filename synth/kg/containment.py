@@ -45,6 +45,14 @@ class Containment:
         more = members[concat_ranges(pointers[reached], pointers[reached + 1])]
         return np.union1d(reached, more) if len(more) else reached
 
+    def containers(self, nodes: np.ndarray) -> np.ndarray:
+        """Every place that contains one of `nodes`, at every level (Manhattan: New York City, New York,
+        the United States)."""
+        if not len(nodes):
+            return nodes
+        pointers, members = self.closures[0]
+        return np.unique(members[concat_ranges(pointers[nodes], pointers[nodes + 1])])
+
     def literal(self, relation: str, direction: str, transitive: bool) -> bool:
         """Whether `reach` is the graph's own step: no containment closure and no relation reads alike."""
         return not transitive and (relation, direction) not in self.alike

@@ -111,6 +111,12 @@ class WorldConfig(FrozenConfig):
         "counted in its effective hops (synth.kg.shortcuts). Readers found a second answer in 13 of 33 rated 5-6 hop "
         "items with such a set, 8 of 57 without (docs/audit.md, round 28).",
     )
+    read_containers: bool = Field(
+        default=True,
+        description="A many-valued step from a place reaches, in the world, what it reaches from the places "
+        "containing it too: a reader takes 'a film shot in Manhattan' for one shot in New York City, where the "
+        "graph lists 230 films (Manhattan: 2).",
+    )
     audit_flags: bool = Field(
         default=True,
         description="Stop using relations the store's audits keep catching out (rated items resting on a wrong "
@@ -393,6 +399,12 @@ class WorldModel:
             else:
                 reading = self.containment.reach(reading, step.relation, step.direction, profile.transitive)
             grown = (len(reading) if profile.transitive else len(reached)) + self.unlisted(frontier, profile)
+            if (
+                self.config.read_containers
+                and not profile.transitive
+                and not self.bounded(step.relation, step.direction)
+            ):
+                grown = max(grown, self._from_containers(frontier, step))
             size *= grown / max(1, len(frontier)) * self.factor(step.relation, step.direction)
             if profile.closed:
                 size = min(size, profile.class_size)
@@ -430,6 +442,15 @@ class WorldModel:
             saturated = profile.closed and size >= SATURATED * profile.class_size
         closed = profile.closed if steps else state.closed
         return SetState(frontier, size, universe, reading, saturated if steps else state.saturated, closed)
+
+    def _from_containers(self, frontier: np.ndarray, step: Step) -> int:
+        """The entities a many-valued step reaches from the frontier's places and every place containing
+        them: a reader takes "a film shot in Manhattan" for one shot in New York City."""
+        containers = self.containment.containers(frontier)
+        if not len(containers):
+            return 0
+        wider = np.union1d(frontier, containers)
+        return len(self.kg.step_nodes(wider, step.relation, step.direction))
 
     def _holders(self, anchor: str, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """The entities that have the fact (stepping from `anchor` reaches them), every level of a containment."""
