@@ -40,7 +40,7 @@ from synth.kg.contradictions import contradicting_edges
 from synth.kg.described_countries import contradicted_countries
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
-from synth.kg.relation_profile import graph_overrides, wrong_facts
+from synth.kg.relation_profile import excluded_facts, graph_overrides, wrong_facts
 from synth.kg.types import EntityTypes
 from synth.kg.unstated import unstated_facts
 from synth.pipelines.base import (
@@ -460,7 +460,8 @@ def wrong_edges(kg: KnowledgeGraph, world: WorldConfig, flags: RelationFlags | N
     relation's type."""
     wrong = contradicting_edges(kg, EntityTypes(kg), world.contradiction_share)
     read = set(flags.wrong_facts) if flags is not None else set()
-    read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
+    overrides = graph_overrides(kg, world.relation_overrides)
+    read |= wrong_facts(overrides) | excluded_facts(kg, overrides)
     return wrong | kg.edge_mask(read)
 
 

@@ -127,7 +127,7 @@ class WorldConfig(FrozenConfig):
     relation_overrides: Path | None = Field(
         default=None,
         description="A YAML file of relation id -> {trusted, transitive, closed, world_values, world_values_of, "
-        "wrong_facts, soft, reason}; default: the "
+        "wrong_facts, not_of, soft, reason}; default: the "
         "graph's own relation_overrides.yaml where it has one (synth.kg.relation_profile).",
     )
     rival_share: float = Field(

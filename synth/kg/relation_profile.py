@@ -33,9 +33,12 @@ An override file per graph (`relation_overrides.yaml` in a snapshot folder, or
 not for these (France is in 12 time zones with its overseas regions; the graph lists Central
 European Time): {head id: values in the world};
 `wrong_facts` lists single facts of the relation readers found wrong, as [head id, tail id] pairs
-(never walked or used as a cue); `soft: true` marks a relation no reader can rule anyone out of
-("was influenced by": Steve Carell may be as influenced by John Hughes as Judd Apatow): it may link
-the chain's intermediates, but is never the step into the answer nor a cue on it.
+(never walked or used as a cue); `not_of` lists facts, as [relation id, tail id] pairs, whose holders
+cannot have the relation at all, so each of their facts over it is taken as wrong (an animated film
+has no filming locations: the places Freebase lists are its settings); `soft: true` marks a relation
+no reader can rule anyone out of ("was influenced by": Steve Carell may be as influenced by John
+Hughes as Judd Apatow): it may link the chain's intermediates, but is never the step into the answer
+nor a cue on it.
 """
 
 import re
@@ -134,7 +137,17 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
         raise ConfigError(
             f"{path}: expected a mapping of relation id -> {{trusted, transitive, closed, world_values, reason}}"
         )
-    known = {"trusted", "transitive", "closed", "world_values", "world_values_of", "wrong_facts", "soft", "reason"}
+    known = {
+        "trusted",
+        "transitive",
+        "closed",
+        "world_values",
+        "world_values_of",
+        "wrong_facts",
+        "not_of",
+        "soft",
+        "reason",
+    }
     for relation, entry in data.items():
         if not isinstance(entry, dict) or set(entry) - known:
             raise ConfigError(
@@ -146,6 +159,12 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
             isinstance(fact, list) and len(fact) == 2 and all(isinstance(part, str) for part in fact) for fact in facts
         ):
             raise ConfigError(f"{path}: {relation}: wrong_facts must be a list of [head id, tail id]; got {facts!r}")
+        excluding = entry.get("not_of", [])
+        if not isinstance(excluding, list) or not all(
+            isinstance(fact, list) and len(fact) == 2 and all(isinstance(part, str) for part in fact)
+            for fact in excluding
+        ):
+            raise ConfigError(f"{path}: {relation}: not_of must be a list of [relation id, tail id]; got {excluding!r}")
         if not isinstance(entry.get("soft", False), bool):
             raise ConfigError(f"{path}: {relation}: soft must be true or false; got {entry['soft']!r}")
         values = entry.get("world_values", 1)
@@ -172,6 +191,19 @@ def wrong_facts(overrides: dict[str, dict]) -> set[tuple[str, str, str]]:
     return {
         (head, relation, tail) for relation, entry in overrides.items() for head, tail in entry.get("wrong_facts", [])
     }
+
+
+def excluded_facts(kg: KnowledgeGraph, overrides: dict[str, dict]) -> set[tuple[str, str, str]]:
+    """(head, relation, tail) of the facts whose head holds a fact `not_of` rules the relation out for
+    (every filming location of an animated film)."""
+    found = set()
+    for relation, entry in overrides.items():
+        for other, value in entry.get("not_of", []):
+            if value not in kg.node_index or relation not in kg.relation_index:
+                continue
+            for head in kg.neighbors(value, other, INVERSE):
+                found |= {(head, relation, tail) for tail in kg.neighbors(head, relation, FORWARD)}
+    return found
 
 
 class RelationProfiles:
