@@ -445,13 +445,14 @@ def _quotas(n: int, hops: list[int]) -> dict[int, int]:
 def unstated_edges(kg: KnowledgeGraph, world: WorldConfig) -> np.ndarray:
     """A mask over `kg`'s edges of the facts a question counts but never states: countries a lead
     contradicts (synth.kg.described_countries: a reader denies them, yet one may be what makes another
-    person fit: the raw-triple test found Amanda Lear's second citizenship) and the classes of
-    synth.kg.unstated."""
+    person fit: the raw-triple test found Amanda Lear's second citizenship), the classes of
+    synth.kg.unstated, and the facts the override file's `not_of` rules out (an animated film's
+    "filming locations", its settings: dropping them would change the relation's statistics)."""
     types = EntityTypes(kg)
     unstated = unstated_facts(kg, types) if world.unstated_facts else np.zeros(kg.num_triples, dtype=bool)
     if world.described_countries:
         unstated |= contradicted_countries(kg, types)
-    return unstated
+    return unstated | kg.edge_mask(excluded_facts(kg, graph_overrides(kg, world.relation_overrides)))
 
 
 def wrong_edges(kg: KnowledgeGraph, world: WorldConfig, flags: RelationFlags | None = None) -> np.ndarray:
@@ -460,8 +461,7 @@ def wrong_edges(kg: KnowledgeGraph, world: WorldConfig, flags: RelationFlags | N
     relation's type."""
     wrong = contradicting_edges(kg, EntityTypes(kg), world.contradiction_share)
     read = set(flags.wrong_facts) if flags is not None else set()
-    overrides = graph_overrides(kg, world.relation_overrides)
-    read |= wrong_facts(overrides) | excluded_facts(kg, overrides)
+    read |= wrong_facts(graph_overrides(kg, world.relation_overrides))
     return wrong | kg.edge_mask(read)
 
 

@@ -38,7 +38,7 @@ from pydantic import Field
 from synth.config import FrozenConfig
 from synth.kg.cocredits import CoCredits
 from synth.kg.containment import Containment
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, intersect
+from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, intersect, kept_step
 from synth.kg.relation_profile import RelationProfile, RelationProfiles, graph_overrides
 from synth.schemas import Constraint, Step
 
@@ -223,6 +223,7 @@ class WorldModel:
         self._states: dict[tuple, list[SetState]] = {}
         self._unlisted_values: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._factors: dict[tuple[str, str], float] = {}
+        self._wider: dict[tuple, np.ndarray] = {}
         self.profiles = RelationProfiles(
             kg,
             overrides=graph_overrides(kg, config.relation_overrides),
@@ -445,12 +446,16 @@ class WorldModel:
 
     def _from_containers(self, frontier: np.ndarray, step: Step) -> int:
         """The entities a many-valued step reaches from the frontier's places and every place containing
-        them: a reader takes "a film shot in Manhattan" for one shot in New York City."""
-        containers = self.containment.containers(frontier)
-        if not len(containers):
-            return 0
-        wider = np.union1d(frontier, containers)
-        return len(self.kg.step_nodes(wider, step.relation, step.direction))
+        them: a reader takes "a film shot in Manhattan" for one shot in New York City (kept for small
+        frontiers: construction asks for the same steps again and again)."""
+
+        def reached() -> np.ndarray:
+            containers = self.containment.containers(frontier)
+            if not len(containers):
+                return containers
+            return self.kg.step_nodes(np.union1d(frontier, containers), step.relation, step.direction)
+
+        return len(kept_step(self._wider, frontier, (step.relation, step.direction), reached))
 
     def _holders(self, anchor: str, relation: str, direction: str, transitive: bool) -> np.ndarray:
         """The entities that have the fact (stepping from `anchor` reaches them), every level of a containment."""

@@ -34,11 +34,11 @@ not for these (France is in 12 time zones with its overseas regions; the graph l
 European Time): {head id: values in the world};
 `wrong_facts` lists single facts of the relation readers found wrong, as [head id, tail id] pairs
 (never walked or used as a cue); `not_of` lists facts, as [relation id, tail id] pairs, whose holders
-cannot have the relation at all, so each of their facts over it is taken as wrong (an animated film
-has no filming locations: the places Freebase lists are its settings); `soft: true` marks a relation
-no reader can rule anyone out of ("was influenced by": Steve Carell may be as influenced by John
-Hughes as Judd Apatow): it may link the chain's intermediates, but is never the step into the answer
-nor a cue on it.
+have the relation only as a reader would not read it, so their facts over it are never stated, though
+still counted (an animated film has no filming locations: the places Freebase lists are its
+settings); `soft: true` marks a relation no reader can rule anyone out of ("was influenced by":
+Steve Carell may be as influenced by John Hughes as Judd Apatow): it may link the chain's
+intermediates, but is never the step into the answer nor a cue on it.
 """
 
 import re

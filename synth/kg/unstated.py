@@ -16,7 +16,11 @@ reader would write. Three classes, each read from the graph itself:
   States): containment read upward, in the direction with fewer values per holder, and not both ways;
 - a person's place that is a whole country ("born in England", an artist "from" the United States):
   true, but no birthplace a reader would ask about (readers flagged "the capital of Graham King's
-  birthplace", England).
+  birthplace", England);
+- a language of a work or a person that lists several: which one is a scene or a second language
+  a reader cannot tell, and readers deny them (Close Encounters "in Hindi", Antwone Fisher "in
+  Japanese") or add the other (Jackie Chan speaks English too): 22 of 43 rated items stating one
+  were bad in rounds 17-30, 83 of 420 of the rest (docs/audit.md, round 30).
 """
 
 import numpy as np
@@ -47,7 +51,24 @@ def unstated_facts(kg: KnowledgeGraph, types: EntityTypes) -> np.ndarray:
         and number not in country_relations
     ]
     unstated |= np.isin(relations, coarse) & np.isin(tails, country_nodes)
-    return unstated
+    return unstated | several_languages(kg)
+
+
+def several_languages(kg: KnowledgeGraph) -> np.ndarray:
+    """A mask over `kg`'s edges of the language facts of holders (works, people) that list two or more
+    languages over the relation."""
+    heads, relations, _ = kg.edges()
+    numbers = [
+        kg.relation_index[relation_id]
+        for relation_id, relation in kg.relations.items()
+        if relation_id in kg.relation_index and relation.tail_type == "language" and relation.head_type != "country"
+    ]
+    found = np.zeros(len(heads), dtype=bool)
+    for number in numbers:
+        edges = np.flatnonzero(relations == number)
+        listed = np.bincount(heads[edges], minlength=kg.num_nodes)
+        found[edges[listed[heads[edges]] >= 2]] = True
+    return found
 
 
 def country_parts(kg: KnowledgeGraph, countries: np.ndarray) -> set[int]:

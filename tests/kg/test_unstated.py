@@ -100,3 +100,34 @@ def test_unstated_facts_leave_the_worded_graph_only():
     assert not stated.has_edge("/knopfler", "nationality", "/sco")
     assert kg.has_edge("/knopfler", "nationality", "/sco")  # still counted
     assert stated.node_ids == kg.node_ids  # one numbering: answers counted in one are nodes of the other
+
+
+def test_a_language_of_a_holder_that_lists_several_is_unstated():
+    """A film in English and Hindi (one scene), a person speaking two languages: which one a reader
+    would name cannot be told, so neither is stated; a film's only language is."""
+    relations = {
+        "language": Relation(id="language", forward="is in the language", head_type="film", tail_type="language"),
+        "speaks": Relation(id="speaks", forward="speaks", head_type="person", tail_type="language"),
+    }
+    triples = [
+        Triple(head="/close-encounters", relation="language", tail="/english"),
+        Triple(head="/close-encounters", relation="language", tail="/hindi"),
+        Triple(head="/lagaan", relation="language", tail="/hindi"),
+        Triple(head="/jackie-chan", relation="speaks", tail="/english"),
+        Triple(head="/jackie-chan", relation="speaks", tail="/cantonese"),
+    ]
+    names = {node for triple in triples for node in (triple.head, triple.tail)}
+    graph = KnowledgeGraph.from_triples(
+        triples, {node: Entity(id=node, name=node) for node in names}, relations, "languages"
+    )
+    heads, relations_of, tails = graph.edges()
+    unstated = {
+        (graph.node_ids[heads[edge]], graph.node_ids[tails[edge]])
+        for edge in np.flatnonzero(unstated_facts(graph, EntityTypes(graph)))
+    }
+    assert unstated == {
+        ("/close-encounters", "/english"),
+        ("/close-encounters", "/hindi"),
+        ("/jackie-chan", "/english"),
+        ("/jackie-chan", "/cantonese"),
+    }
