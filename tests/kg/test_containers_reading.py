@@ -2,9 +2,11 @@
 it too: a reader takes "a film shot in Manhattan" for one shot in New York City, where the graph
 lists far more (`WorldConfig.read_containers`; docs/audit.md, round 29)."""
 
+from named_graph import named_graph
+
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
-from synth.schemas import Constraint, Entity, Step, Triple
+from synth.schemas import Constraint, Step, Triple
 
 
 def _graph() -> KnowledgeGraph:
@@ -15,9 +17,7 @@ def _graph() -> KnowledgeGraph:
     triples += [Triple(head=f"/film/{n}", relation="shot_in", tail="/district/0") for n in (20, 21)]
     triples += [Triple(head=f"/film/{n}", relation="shot_in", tail=f"/elsewhere/{n}") for n in range(22, 30)]
     triples += [Triple(head="/person", relation="born_in", tail="/district/0")]
-    names = {node for triple in triples for node in (triple.head, triple.tail)}
-    entities = {node: Entity(id=node, name=node.strip("/").replace("/", " ")) for node in names}
-    return KnowledgeGraph.from_triples(triples, entities, {}, "districts")
+    return named_graph(triples, "districts")
 
 
 CHAIN = Constraint(anchor="/person", steps=[Step(relation="born_in"), Step(relation="shot_in", direction="inverse")])

@@ -4,11 +4,12 @@ film has no filming locations; readers called "a filming location for Madagascar
 docs/audit.md, rounds 28-30)."""
 
 import pytest
+from named_graph import named_graph
 
 from synth.errors import ConfigError
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.relation_profile import excluded_facts, read_overrides
-from synth.schemas import Entity, Triple
+from synth.schemas import Triple
 
 
 def _graph() -> KnowledgeGraph:
@@ -19,8 +20,7 @@ def _graph() -> KnowledgeGraph:
         Triple(head="/film/drama", relation="genre", tail="/genre/drama"),
         Triple(head="/film/drama", relation="shot_in", tail="/city/new-york"),
     ]
-    names = {node for triple in triples for node in (triple.head, triple.tail)}
-    return KnowledgeGraph.from_triples(triples, {node: Entity(id=node, name=node) for node in names}, {}, "films")
+    return named_graph(triples, "films")
 
 
 def test_every_fact_of_a_holder_ruled_out_is_excluded_and_no_other(tmp_path):

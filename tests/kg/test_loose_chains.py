@@ -2,10 +2,12 @@
 before it are not counted in the effective hops, and where the whole chain is that loose the
 answer's cues decide (synth.kg.shortcuts.loose_point; docs/audit.md, round 28)."""
 
+from named_graph import named_graph
+
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.shortcuts import effective_hops, loose_point
-from synth.schemas import Constraint, Entity, Step, Triple
+from synth.schemas import Constraint, Step, Triple
 
 FILMS = 20
 
@@ -28,9 +30,7 @@ def _graph(films_shot_in_the_city: int) -> KnowledgeGraph:
         Triple(head="/film/seabiscuit", relation="shot_in", tail="/elsewhere/0"),
         Triple(head="/film/seabiscuit", relation="shot_in", tail="/elsewhere/1"),
     ]
-    names = {node for triple in triples for node in (triple.head, triple.tail)}
-    entities = {node: Entity(id=node, name=node.strip("/").replace("/", " ")) for node in names}
-    return KnowledgeGraph.from_triples(triples, entities, {}, "loose")
+    return named_graph(triples, "loose")
 
 
 CHAIN = Constraint(

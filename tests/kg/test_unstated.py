@@ -5,6 +5,7 @@ names, a sovereign country, countries that contain each other both ways and a bi
 a city stay."""
 
 import numpy as np
+from named_graph import named_graph
 from test_described_countries import RELATIONS as COUNTRY_RELATIONS
 
 from synth.kg.graph import KnowledgeGraph
@@ -116,10 +117,7 @@ def test_a_language_of_a_holder_that_lists_several_is_unstated():
         Triple(head="/jackie-chan", relation="speaks", tail="/english"),
         Triple(head="/jackie-chan", relation="speaks", tail="/cantonese"),
     ]
-    names = {node for triple in triples for node in (triple.head, triple.tail)}
-    graph = KnowledgeGraph.from_triples(
-        triples, {node: Entity(id=node, name=node) for node in names}, relations, "languages"
-    )
+    graph = named_graph(triples, "languages", relations)
     heads, relations_of, tails = graph.edges()
     unstated = {
         (graph.node_ids[heads[edge]], graph.node_ids[tails[edge]])
