@@ -20,6 +20,7 @@ from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel, deciding_part
 from synth.kg.shortcuts import LONG_CHAIN, effective_hops
 from synth.kg.types import AnswerKind
+from synth.kg.unstated import country_part_ids
 from synth.schemas import Cue, Item, Provenance
 from synth.search.corpus import KGCorpus
 
@@ -104,6 +105,10 @@ class MultihopGenerator(Generator):
             soft=self.world.soft if self.world is not None else frozenset(),
         )
         self.verbalizer = TemplateVerbalizer(kg)
+        self.country_parts = country_part_ids(kg, self.verbalizer.types)
+        """Countries inside another (England in the United Kingdom): never an answer."""
+        for part in self.country_parts:
+            self.walker.avoid_ending(part)
         names = Counter(entity.name for entity in kg.entities.values())
         self.shared_names = {name for name, count in names.items() if count > 1}
         """Names the graph gives to several entities ("Portland", "Mary"): a question never names one."""
@@ -190,6 +195,12 @@ class MultihopGenerator(Generator):
         if self.world is not None and walk.hops[-1].relation in self.world.soft:  # the longest policy ends anyhow
             return Rejection(
                 "walk", "soft_last_step", f"no reader can rule anyone out of {walk.hops[-1].relation} into the answer"
+            )
+        if answer in self.country_parts:
+            return Rejection(
+                "walk",
+                "country_part_answer",
+                f"{self.kg.name(answer)} lies in a country the graph lists: a place clue that fits it fits that too",
             )
         if self.walker.no_end[self.walker.kg.node_index[answer]]:  # the longest policy ends where it can
             return Rejection("walk", "given_up_answer", f"{self.kg.name(answer)} was given up on or reached its cap")

@@ -106,10 +106,11 @@ class WorldConfig(FrozenConfig):
         default=0.2,
         gt=0,
         le=1,
-        description="A chain whose set, after its second hop or later, holds this share of its universe in the world "
-        "(any state where a film was shot and a composer died) narrows nothing there: the hops before it are not "
-        "counted in its effective hops (synth.kg.shortcuts). Readers found a second answer in 13 of 33 rated 5-6 hop "
-        "items with such a set, 8 of 57 without (docs/audit.md, round 28).",
+        description="A chain set that holds this share of its universe in the world (any state where a film's "
+        "composer died) narrows nothing: the hops before it are not counted in the effective hops, and a whole chain "
+        "that loose leaves the answer to its cues (synth.kg.shortcuts). Readers found a second answer in 13 of 33 "
+        "rated 5-6 hop items of rounds 23-27 with such a set after the second hop, 8 of 57 without (docs/audit.md, "
+        "round 28).",
     )
     read_containers: bool = Field(
         default=True,

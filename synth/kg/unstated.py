@@ -19,8 +19,8 @@ reader would write. Three classes, each read from the graph itself:
   birthplace", England);
 - a language of a work or a person that lists several: which one is a scene or a second language
   a reader cannot tell, and readers deny them (Close Encounters "in Hindi", Antwone Fisher "in
-  Japanese") or add the other (Jackie Chan speaks English too): 22 of 43 rated items stating one
-  were bad in rounds 17-30, 83 of 420 of the rest (docs/audit.md, round 30).
+  Japanese") or add the other (Jackie Chan speaks English too): 17 of 34 rated items stating one
+  were bad in rounds 23-30, 74 of 386 of the rest (docs/audit.md, round 30).
 """
 
 import numpy as np
@@ -69,6 +69,17 @@ def several_languages(kg: KnowledgeGraph) -> np.ndarray:
         listed = np.bincount(heads[edges], minlength=kg.num_nodes)
         found[edges[listed[heads[edges]] >= 2]] = True
     return found
+
+
+def country_part_ids(kg: KnowledgeGraph, types: EntityTypes) -> set[str]:
+    """The countries that lie in another the graph lists (England, Scotland, Hong Kong): never an
+    answer, since every place clue that fits one fits its country too (readers added the United
+    Kingdom to all 8 rated items answered England, 7 of them bad, rounds 24-31)."""
+    heads, relations, tails = kg.edges()
+    country_relations = Demonyms(kg, types).country_relations(person_too=True)
+    countries = np.unique(tails[np.isin(relations, country_relations)])
+    found = {kg.node_ids[node] for node in country_parts(kg, countries)}
+    return {part for part in found if types.noun(part) in (None, "country")}  # not London, listed as a country
 
 
 def country_parts(kg: KnowledgeGraph, countries: np.ndarray) -> set[int]:

@@ -10,7 +10,7 @@ from test_described_countries import RELATIONS as COUNTRY_RELATIONS
 
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.types import EntityTypes
-from synth.kg.unstated import country_parts, unstated_facts
+from synth.kg.unstated import country_part_ids, country_parts, unstated_facts
 from synth.schemas import Entity, Relation, Triple
 
 RELATIONS = {
@@ -93,6 +93,13 @@ def test_a_part_is_contained_one_way_only():
     kg = _graph()
     countries = np.array([kg.node_index[node] for node in ("/uk", "/sco", "/eng", "/nl", "/knl", "/usa")])
     assert {kg.node_ids[node] for node in country_parts(kg, countries)} == {"/sco", "/eng"}
+
+
+def test_a_country_inside_another_is_never_an_answer():
+    """Scotland lies in the United Kingdom: a place clue that fits it fits the kingdom too, so it is
+    no answer (readers added the United Kingdom to all 8 rated items answered England, rounds 24-31)."""
+    kg = _graph()
+    assert country_part_ids(kg, EntityTypes(kg)) == {"/sco"}
 
 
 def test_unstated_facts_leave_the_worded_graph_only():
