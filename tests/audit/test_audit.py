@@ -179,9 +179,9 @@ def test_a_served_judge_reads_blind_then_revealed_and_is_kept_apart(store, tmp_p
         wrong = items[1]
         server.known[" ".join(wrong.question.split())] = ("Another Film", wrong.hops)
         flows = tmp_path / "flows.yaml"
-        flows.write_text(
-            json.dumps({"models": {"judge": {"backend": "openai", "model": "judge", "endpoints": [server.url]}}})
-        )
+        # no hedged twins: on a loaded machine a slow answer gets one, and the test counts requests
+        judge_model = {"backend": "openai", "model": "judge", "endpoints": [server.url], "hedge": False}
+        flows.write_text(json.dumps({"models": {"judge": judge_model}}))
         from synth.run.flows_file import declared_models
 
         request = SampleRequest(ref="films@1", n=len(items), seed=1)
