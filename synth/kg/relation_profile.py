@@ -154,17 +154,9 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
                 f"{path}: entry {relation!r} must be a mapping with keys among {', '.join(sorted(known))}; "
                 f"got {entry!r}"
             )
-        facts = entry.get("wrong_facts", [])
-        if not isinstance(facts, list) or not all(
-            isinstance(fact, list) and len(fact) == 2 and all(isinstance(part, str) for part in fact) for fact in facts
-        ):
-            raise ConfigError(f"{path}: {relation}: wrong_facts must be a list of [head id, tail id]; got {facts!r}")
-        excluding = entry.get("not_of", [])
-        if not isinstance(excluding, list) or not all(
-            isinstance(fact, list) and len(fact) == 2 and all(isinstance(part, str) for part in fact)
-            for fact in excluding
-        ):
-            raise ConfigError(f"{path}: {relation}: not_of must be a list of [relation id, tail id]; got {excluding!r}")
+        for key, pair in (("wrong_facts", "head id, tail id"), ("not_of", "relation id, tail id")):
+            if not _id_pairs(entry.get(key, [])):
+                raise ConfigError(f"{path}: {relation}: {key} must be a list of [{pair}]; got {entry[key]!r}")
         if not isinstance(entry.get("soft", False), bool):
             raise ConfigError(f"{path}: {relation}: soft must be true or false; got {entry['soft']!r}")
         values = entry.get("world_values", 1)
@@ -179,6 +171,13 @@ def read_overrides(path: Path | None) -> dict[str, dict]:
                 f"{path}: {relation}: world_values_of must map head ids to numbers of at least 1; got {per_holder!r}"
             )
     return {str(relation): dict(entry) for relation, entry in data.items()}
+
+
+def _id_pairs(value) -> bool:
+    """Whether `value` is a list of [id, id] pairs (strings)."""
+    return isinstance(value, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in value
+    )
 
 
 def graph_overrides(kg: KnowledgeGraph, path: Path | None = None) -> dict[str, dict]:

@@ -38,7 +38,7 @@ def unstated_facts(kg: KnowledgeGraph, types: EntityTypes) -> np.ndarray:
     demonyms = Demonyms(kg, types)
     country_relations = demonyms.country_relations(person_too=True)
     countries = np.isin(relations, country_relations)
-    country_nodes = np.unique(tails[countries])
+    country_nodes = _country_nodes(kg, country_relations)
     parts = country_parts(kg, country_nodes)
     unstated = countries & np.isin(tails, np.fromiter(parts, dtype=np.int64, count=len(parts)))
     for edge in np.flatnonzero(np.isin(relations, demonyms.country_relations()) & ~unstated):
@@ -75,11 +75,15 @@ def country_part_ids(kg: KnowledgeGraph, types: EntityTypes) -> set[str]:
     """The countries that lie in another the graph lists (England, Scotland, Hong Kong): never an
     answer, since every place clue that fits one fits its country too (readers added the United
     Kingdom to all 8 rated items answered England, 7 of them bad, rounds 24-31)."""
-    heads, relations, tails = kg.edges()
-    country_relations = Demonyms(kg, types).country_relations(person_too=True)
-    countries = np.unique(tails[np.isin(relations, country_relations)])
+    countries = _country_nodes(kg, Demonyms(kg, types).country_relations(person_too=True))
     found = {kg.node_ids[node] for node in country_parts(kg, countries)}
     return {part for part in found if types.noun(part) in (None, "country")}  # not London, listed as a country
+
+
+def _country_nodes(kg: KnowledgeGraph, country_relations) -> np.ndarray:
+    """The nodes some country relation reaches (a film's country, a person's citizenship)."""
+    _, relations, tails = kg.edges()
+    return np.unique(tails[np.isin(relations, country_relations)])
 
 
 def country_parts(kg: KnowledgeGraph, countries: np.ndarray) -> set[int]:
