@@ -55,6 +55,9 @@ class Seaweed:
         weed = shutil.which("weed") or str(Path(sys.executable).with_name("weed"))
         arguments = [weed, "server", f"-dir={self.folder}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3"]
         arguments += [f"-s3.config={self.folder / 's3.json'}", "-master.telemetry=false", "-volume.max=4"]
+        # The default marks every volume read-only below 1% free disk: on a large, nearly full disk
+        # (CI's, once) that is gigabytes free and no write ever lands. The test needs megabytes.
+        arguments += ["-volume.minFreeSpace=256MiB"]
         arguments += [f"-{flag}={port}" for flag, port in self.ports.items()]
         log = (self.folder / "weed.log").open("ab")
         self.process = subprocess.Popen(arguments, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
@@ -96,7 +99,10 @@ class Seaweed:
                     assert probe.read() == b"ready"
                 return
             except OSError:
-                assert time.monotonic() < deadline, "SeaweedFS took no bucket"
+                assert time.monotonic() < deadline, (
+                    f"SeaweedFS took no bucket ({shutil.disk_usage(self.folder).free >> 20} MiB free on its disk): "
+                    + (self.folder / "weed.log").read_text()[-2000:]
+                )
                 time.sleep(0.3)
 
     def stop(self) -> None:
