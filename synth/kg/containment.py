@@ -53,6 +53,13 @@ class Containment:
         pointers, members = self.closures[0]
         return np.unique(members[concat_ranges(pointers[nodes], pointers[nodes + 1])])
 
+    def contents(self, nodes: np.ndarray) -> np.ndarray:
+        """Every place one of `nodes` contains, at every level (New York City: Manhattan, Brooklyn, ...)."""
+        if not len(nodes):
+            return nodes
+        pointers, members = self.closures[1]
+        return np.unique(members[concat_ranges(pointers[nodes], pointers[nodes + 1])])
+
     def literal(self, relation: str, direction: str, transitive: bool) -> bool:
         """Whether `reach` is the graph's own step: no containment closure and no relation reads alike."""
         return not transitive and (relation, direction) not in self.alike

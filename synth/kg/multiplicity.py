@@ -493,12 +493,16 @@ class WorldModel:
         return expected
 
     def _candidates(self, states: list[SetState], constraint: Constraint) -> dict[int, float]:
-        """A part's candidates with their chance of being in its world set: the graph's (1), and those
-        credited in another role on the members its last step starts from (a few only)."""
+        """A part's candidates with their chance of being in its world set: the graph's (1), those
+        credited in another role on the members its last step starts from (a few only), and those the
+        graph lists at a place inside one of those members (1: see `_other_level`)."""
         pool: dict[int, float] = {}
         before, last = states[-2].frontier, constraint.steps[-1]
         if 0 < len(before) <= CREDITED_SOURCES:
             pool = self.cocredits.candidates(before, last.relation, last.direction, CREDITED_LEAST)
+            if self.config.read_containers and not self.profiles(last.relation, last.direction).transitive:
+                inside = self.containment.contents(before)
+                pool.update(dict.fromkeys(self.kg.step_nodes(inside, last.relation, last.direction).tolist(), 1.0))
         pool.update(dict.fromkeys(states[-1].frontier.tolist(), 1.0))
         return pool
 
@@ -521,7 +525,39 @@ class WorldModel:
         values = max(1.0, values * self.values_grown(last))
         listed = 1 - (1 - min(1.0, share)) ** values
         credited = self.cocredits.chance(node, before.frontier, last.relation, last.direction)
-        return 1 - (1 - listed) * (1 - credited)
+        level = self._other_level(node, before.frontier, last) if self.config.read_containers else 0.0
+        return 1 - (1 - listed) * (1 - credited) * (1 - level)
+
+    def _other_level(self, node: int, places: np.ndarray, last: Step) -> float:
+        """The chance that `node`, reaching none of `places` over `last` back, reaches one of them in the
+        world because the graph lists it at another level: certain where it lists a place inside one
+        (died in Manhattan, asked "died in New York City"); where it lists a place containing one (died
+        in New York City, asked "died in Manhattan": Herbert Ross, a second answer readers found), the
+        share of that container's holders listed further down that are in the asked place (all ten
+        listed below New York City died in Manhattan)."""
+        if not 0 < len(places) <= CREDITED_SOURCES or self.profiles(last.relation, last.direction).transitive:
+            return 0.0
+        back = INVERSE if last.direction == FORWARD else FORWARD
+        values = self.kg.step_nodes(np.array([node], dtype=np.int32), last.relation, back)
+        if not len(values):
+            return 0.0
+        if np.isin(self.containment.containers(values), places).any():
+            return 1.0
+        chance = 0.0
+        for place in places.tolist():
+            here = np.array([place], dtype=np.int32)
+            wider = np.intersect1d(values, self.containment.containers(here))
+            if not len(wider):
+                continue
+            asked = len(
+                self.kg.step_nodes(np.union1d(here, self.containment.contents(here)), last.relation, last.direction)
+            )
+            for container in wider.tolist():
+                below = self.containment.contents(np.array([container], dtype=np.int32))
+                listed_below = len(self.kg.step_nodes(below, last.relation, last.direction))
+                if listed_below:
+                    chance = max(chance, min(1.0, asked / listed_below))
+        return chance
 
     def answers(self, constraints: list[Constraint], graph_answers: int = 1) -> float:
         """Estimated answers in the world of a question whose constraints the graph answers with
