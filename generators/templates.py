@@ -93,11 +93,13 @@ class TemplateVerbalizer:
     def set_noun(self, nodes, step: Step | None = None) -> str | None:
         """The noun shared by the entities of a described set (node numbers), else the noun of the side
         of the relation `step` reached them over ("a place", where a sample of cities and regions
-        agrees on none), else None ("something")."""
+        agrees on none; where the relation declares no noun, the one its holders share), else None
+        ("something")."""
         ids = [self.kg.node_ids[node] for node in nodes[:SAMPLE].tolist()]
         noun = self.types.common_noun(ids) if ids else None
         if noun is None and step is not None:
-            side = self.types.side_noun(step.relation, INVERSE if step.direction == FORWARD else FORWARD)
+            way = INVERSE if step.direction == FORWARD else FORWARD
+            side = self.types.side_noun(step.relation, way) or self.types.held_noun(step.relation, way)
             noun = BROADER.get(side, side) or None
         return noun
 

@@ -74,6 +74,8 @@ FUNCTIONAL_SHARE = 0.97
 """A relation (in one direction) is functional when at least this share of its holders has one value."""
 FUNCTIONAL_HOLDERS = 20
 """... and at least this many entities hold it (fewer say nothing)."""
+HELD_SAMPLE = 200
+"""Entities on a relation's side `held_noun` reads (their nouns agree or they do not)."""
 DESCRIPTION_VOTE = 1.5
 _LEAD_WORDS = 14
 
@@ -84,6 +86,7 @@ class EntityTypes:
         self.min_share = min_share
         self.noun = lru_cache(maxsize=200_000)(self._noun)
         self.conflicted = lru_cache(maxsize=200_000)(self._conflicted)
+        self.held_noun = lru_cache(maxsize=4_096)(self._held_noun)
         self.typed = any(relation.head_type or relation.tail_type for relation in kg.relations.values())
         """Whether the graph says what its relations' sides are; if not, the relations' words say it."""
 
@@ -104,6 +107,21 @@ class EntityTypes:
         if agentive:
             return WORK if direction == FORWARD else PERSON
         return ""
+
+    def _held_noun(self, relation_id: str, direction: str) -> str:
+        """Where a relation declares no noun for a side (FB15k-237's "has the capital" of an
+        administrative area), the broad noun the graph's entities on that side share ("place": states,
+        provinces and a few countries), read from up to HELD_SAMPLE of them; else ""."""
+        number = self.kg.relation_index.get(relation_id)
+        if number is None or self.side_noun(relation_id, direction):
+            return ""
+        index = self.kg.out_index if direction == FORWARD else self.kg.in_index
+        holders = [
+            self.kg.node_ids[node]
+            for node in np.unique(np.searchsorted(index.run_ptr, np.flatnonzero(index.run_rel == number), "right") - 1)
+        ]
+        noun = self.common_noun(holders[:HELD_SAMPLE]) if holders else None
+        return BROADER.get(noun, noun) if noun else ""
 
     def votes(self, entity_id: str) -> Counter:
         votes: Counter[str] = Counter()
