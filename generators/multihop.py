@@ -15,6 +15,7 @@ from synth.generators.kg_walk import RandomWalker, Walk, WalkConfig
 from synth.generators.reverse import ConstructConfig, ReverseConstructor
 from synth.generators.templates import TemplateVerbalizer
 from synth.hashing import content_hash
+from synth.kg.city_parts import city_part_ids
 from synth.kg.display import namesakes_of
 from synth.kg.graph import KnowledgeGraph
 from synth.kg.multiplicity import WorldConfig, WorldModel, deciding_part
@@ -107,7 +108,9 @@ class MultihopGenerator(Generator):
         self.verbalizer = TemplateVerbalizer(kg)
         self.country_parts = country_part_ids(kg, self.verbalizer.types)
         """Countries inside another (England in the United Kingdom): never an answer."""
-        for part in self.country_parts:
+        self.city_parts = city_part_ids(kg, self.verbalizer.types)
+        """Places inside a better-known city (Hammersmith in London): never an answer either."""
+        for part in self.country_parts | self.city_parts:
             self.walker.avoid_ending(part)
         names = Counter(entity.name for entity in kg.entities.values())
         self.shared_names = {name for name, count in names.items() if count > 1}
@@ -201,6 +204,13 @@ class MultihopGenerator(Generator):
                 "walk",
                 "country_part_answer",
                 f"{self.kg.name(answer)} lies in a country the graph lists: a place clue that fits it fits that too",
+            )
+        if answer in self.city_parts:
+            return Rejection(
+                "walk",
+                "city_part_answer",
+                f"{self.kg.name(answer)} lies in a better-known city: a place clue that fits it fits the city a reader "
+                "names",
             )
         if self.walker.no_end[self.walker.kg.node_index[answer]]:  # the longest policy ends where it can
             return Rejection("walk", "given_up_answer", f"{self.kg.name(answer)} was given up on or reached its cap")

@@ -10,6 +10,7 @@ from synth.generators.reverse import ConstructConfig
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.snapshot import load_snapshot
 from synth.kg.types import EntityTypes
+from synth.kg.city_parts import city_part_ids
 from synth.kg.unstated import country_part_ids
 from synth.pipelines.multihop import unstated_edges, wrong_edges
 from synth.run.generate import generate
@@ -202,7 +203,7 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
         (cleaned.node_ids[heads[edge]], cleaned.relation_ids[relations[edge]], cleaned.node_ids[tails[edge]])
         for edge in np.flatnonzero(unstated_edges(cleaned, world))
     }
-    parts = country_part_ids(kg, EntityTypes(kg))
+    parts = country_part_ids(kg, EntityTypes(kg)) | city_part_ids(kg, EntityTypes(kg))
     settings = Settings(home=tmp_path)
     budget = ["max_attempts_per_item=6000"] if hops == "[5,6]" else []  # honest long chains are rare
     result = generate(
@@ -228,7 +229,7 @@ def test_world_bounded_steps_are_small_and_no_cue_is_a_hub_rederived_from_the_ra
                 assert not kept.hub(*fact, world.hub_share, world.hub_min), f"hub cue {fact} in: {item.question}"
         answers = set.intersection(*(kept.follow(c.anchor, c.steps) for c in item.constraints))
         assert answers == {item.answer_entity_id}, item.question
-        assert item.answer_entity_id not in parts, item.question  # England: the United Kingdom fits too
+        assert item.answer_entity_id not in parts, item.question  # England, Hammersmith: the UK, London fit too
         stated = [*item.path, *(Hop.model_validate(edge) for edge in item.metadata["cue_edges"])]
         assert not {(edge.head, edge.relation, edge.tail) for edge in stated} & unstated, item.question
         # a relation no reader can rule anyone out of is never the step into the answer nor a cue on it
