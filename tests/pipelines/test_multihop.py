@@ -7,10 +7,10 @@ from synth.contract.matching import mentions
 from synth.generators.kg_walk import WalkConfig
 from synth.generators.multihop import MultihopGenerator
 from synth.generators.reverse import ConstructConfig
+from synth.kg.city_parts import city_part_ids
 from synth.kg.multiplicity import WorldConfig, WorldModel
 from synth.kg.snapshot import load_snapshot
 from synth.kg.types import EntityTypes
-from synth.kg.city_parts import city_part_ids
 from synth.kg.unstated import country_part_ids
 from synth.pipelines.multihop import unstated_edges, wrong_edges
 from synth.run.generate import generate
