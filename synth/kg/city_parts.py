@@ -12,8 +12,8 @@ relation from people to places), so a state or a region people are rarely listed
 
 import numpy as np
 
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.kg.relation_profile import CONTAINMENT_WORDS
+from synth.kg.containment import rising_containment
+from synth.kg.graph import FORWARD, KnowledgeGraph
 from synth.kg.types import PERSON_KINDS, EntityTypes
 
 PEOPLES_PLACE_MIN = 20
@@ -52,23 +52,10 @@ def _one_level_up(kg: KnowledgeGraph) -> set[tuple[int, int]]:
     """(part, container) pairs one containment step apart, over every relation whose words say so."""
     heads, relations, tails = kg.edges()
     pairs: set[tuple[int, int]] = set()
-    for relation_id, relation in kg.relations.items():
-        number = kg.relation_index.get(relation_id)
-        words = relation.forward.lower()
-        if number is None or relation.literal or "partially" in words or not CONTAINMENT_WORDS.search(words):
+    for relation_id, rising in rising_containment(kg):
+        if "partially" in kg.relations[relation_id].forward.lower():
             continue
-        mask = relations == number
-        forward, inverse = _values_per_holder(heads[mask]), _values_per_holder(tails[mask])
-        if forward is None or inverse is None:
-            continue
-        rising = FORWARD if forward <= inverse else INVERSE  # a place has few containers
+        mask = relations == kg.relation_index[relation_id]
         parts, containers = (heads[mask], tails[mask]) if rising == FORWARD else (tails[mask], heads[mask])
         pairs.update(zip(parts.tolist(), containers.tolist()))
     return pairs
-
-
-def _values_per_holder(holders: np.ndarray) -> float | None:
-    """Facts per distinct holder: a place holds few containers, a container many places."""
-    if not len(holders):
-        return None
-    return len(holders) / len(np.unique(holders))

@@ -13,9 +13,32 @@ import numpy as np
 
 from synth.kg.alike import alike_steps
 from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph, concat_ranges, kept_step
+from synth.kg.relation_profile import CONTAINMENT_WORDS
 
 CLOSURE_LEVELS = 4
 """Levels of a containment followed for its closure (a town, a county, a state, a country, a continent)."""
+
+
+def rising_containment(kg: KnowledgeGraph) -> list[tuple[str, str]]:
+    """(relation id, direction going up) of every relation whose words say containment ("contains",
+    "is located in", "is administratively part of"), read by its words alone, not by its profile: up is
+    the direction with fewer values per holder (a place has few containers, a container many places)."""
+    found = []
+    for relation_id, relation in kg.relations.items():
+        number = kg.relation_index.get(relation_id)
+        if number is None or relation.literal or not CONTAINMENT_WORDS.search(relation.forward.lower()):
+            continue
+        forward, inverse = (_values_per_holder(kg.index(direction), number) for direction in (FORWARD, INVERSE))
+        if forward is not None and inverse is not None:
+            found.append((relation_id, FORWARD if forward <= inverse else INVERSE))
+    return found
+
+
+def _values_per_holder(index, relation: int) -> float | None:
+    runs = index.run_rel == relation
+    if not runs.any():
+        return None
+    return float(np.diff(index.run_start)[runs].mean())
 
 
 class Containment:
@@ -48,16 +71,17 @@ class Containment:
     def containers(self, nodes: np.ndarray) -> np.ndarray:
         """Every place that contains one of `nodes`, at every level (Manhattan: New York City, New York,
         the United States)."""
-        if not len(nodes):
-            return nodes
-        pointers, members = self.closures[0]
-        return np.unique(members[concat_ranges(pointers[nodes], pointers[nodes + 1])])
+        return self._closed(nodes, 0)
 
     def contents(self, nodes: np.ndarray) -> np.ndarray:
         """Every place one of `nodes` contains, at every level (New York City: Manhattan, Brooklyn, ...)."""
+        return self._closed(nodes, 1)
+
+    def _closed(self, nodes: np.ndarray, way: int) -> np.ndarray:
+        """The members of `nodes`' closures going up (0) or down (1)."""
         if not len(nodes):
             return nodes
-        pointers, members = self.closures[1]
+        pointers, members = self.closures[way]
         return np.unique(members[concat_ranges(pointers[nodes], pointers[nodes + 1])])
 
     def literal(self, relation: str, direction: str, transitive: bool) -> bool:

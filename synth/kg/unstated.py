@@ -25,9 +25,9 @@ reader would write. Three classes, each read from the graph itself:
 
 import numpy as np
 
+from synth.kg.containment import rising_containment
 from synth.kg.described_countries import Demonyms
-from synth.kg.graph import FORWARD, INVERSE, KnowledgeGraph
-from synth.kg.relation_profile import CONTAINMENT_WORDS
+from synth.kg.graph import KnowledgeGraph
 from synth.kg.types import PERSON_KINDS, EntityTypes
 
 
@@ -91,23 +91,8 @@ def country_parts(kg: KnowledgeGraph, countries: np.ndarray) -> set[int]:
     contain it (Netherlands and Kingdom of the Netherlands list each other only one way up)."""
     members = set(countries.tolist())
     up: dict[int, set[int]] = {}
-    index = {direction: kg.index(direction) for direction in (FORWARD, INVERSE)}
-    for relation_id, relation in kg.relations.items():
-        number = kg.relation_index.get(relation_id)
-        if number is None or relation.literal or not CONTAINMENT_WORDS.search(relation.forward.lower()):
-            continue
-        forward, inverse = (_values_per_holder(index[direction], number) for direction in (FORWARD, INVERSE))
-        if forward is None or inverse is None:
-            continue
-        rising = FORWARD if forward <= inverse else INVERSE  # a place has few containers
+    for relation_id, rising in rising_containment(kg):
         for node in members:
             reached = kg.step_nodes(np.array([node], dtype=np.int64), relation_id, rising).tolist()
             up.setdefault(node, set()).update(other for other in reached if other in members and other != node)
     return {node for node, containers in up.items() if any(node not in up.get(other, ()) for other in containers)}
-
-
-def _values_per_holder(index, relation: int) -> float | None:
-    runs = index.run_rel == relation
-    if not runs.any():
-        return None
-    return float(np.diff(index.run_start)[runs].mean())
